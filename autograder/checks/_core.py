@@ -1,0 +1,248 @@
+"""The shape of a check: cases that ask for calls, judges that read decoded outcomes, points per group.
+
+A check is split in two halves so that three callers can share it:
+
+* :func:`plan` lists the calls a check needs (plain data, see :class:`autograder.channel.Call`);
+* somebody performs them on the student side (the student's kernel, the self-study notebook, or
+  the batch grader's sandbox) and hands back encoded outcomes;
+* :func:`judge` turns the decoded outcomes into a :class:`CheckResult` in the trusted process.
+
+:func:`run_check` and :func:`grade` glue both halves together in one process (hidden test cells,
+self-study), still through the channel's bytes so that the judge sees the same plain data either way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Iterable, Mapping, Sequence
+
+from autograder.channel import Call, Raised, Returned, Unreadable, decode_outcome, perform_call
+
+Outcome = Returned | Raised | Unreadable
+
+#: Seconds a single student call may take when a check runs inside the student's own kernel.
+IN_PROCESS_TIMEOUT = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """How one case went. ``message`` is shown to the student; it names a misconception when one fits
+    and never reveals hidden inputs or expected values."""
+
+    passed: bool
+    message: str = ""
+    misconception: str | None = None
+
+
+PASS = Verdict(True)
+
+
+class Reject(Exception):
+    """Raised inside a judge (usually by a helper of :mod:`autograder.checks._judge`) to fail a case."""
+
+    def __init__(self, message: str, misconception: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.misconception = misconception
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One hidden test cell: ``points`` for the cases of this group, graded as the fraction passed."""
+
+    name: str
+    points: float
+    title: str
+
+    @property
+    def grade_id(self) -> str:
+        return f"test_{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One thing to verify: the calls to make and a judge for their outcomes (same order)."""
+
+    name: str
+    group: str
+    calls: tuple
+    judge: Callable[[tuple], Verdict]
+    weight: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseResult:
+    name: str
+    group: str
+    passed: bool
+    message: str
+    misconception: str | None
+    weight: float
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupResult:
+    name: str
+    title: str
+    points_earned: float
+    points_available: float
+    cases: tuple
+
+    @property
+    def grade_id(self) -> str:
+        return f"test_{self.name}"
+
+    def feedback(self) -> str:
+        lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
+        for case in self.cases:
+            mark = "PASS" if case.passed else "FAIL"
+            text = f"  [{mark}] {case.name}"
+            if not case.passed and case.message:
+                text += f": {case.message}"
+            lines.append(text)
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    stem: str
+    groups: tuple
+
+    @property
+    def points_earned(self) -> float:
+        return _round(sum(group.points_earned for group in self.groups))
+
+    @property
+    def points_available(self) -> float:
+        return _round(sum(group.points_available for group in self.groups))
+
+    @property
+    def cases(self) -> tuple:
+        return tuple(case for group in self.groups for case in group.cases)
+
+    @property
+    def misconceptions(self) -> tuple:
+        seen: list = []
+        for case in self.cases:
+            if case.misconception and case.misconception not in seen:
+                seen.append(case.misconception)
+        return tuple(seen)
+
+    def feedback(self) -> str:
+        head = f"{self.stem}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"
+        return "\n".join([head] + [group.feedback() for group in self.groups])
+
+
+def _round(value: float) -> float:
+    return round(value + 0.0, 4)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+class ExerciseCheck:
+    """All the autograded checks of one notebook.
+
+    Parameters
+    ----------
+    stem : str
+        The notebook's file stem, e.g. ``"15_stable_log_softmax"``.
+    groups : sequence of Group
+        One per hidden test cell, in notebook order.
+    build_cases : callable
+        Returns the cases (deterministic: seeded randomness only). Called lazily, once.
+    """
+
+    def __init__(self, stem: str, groups: Sequence[Group], build_cases: Callable[[], Iterable[Case]]):
+        self.stem = stem
+        self.groups = tuple(groups)
+        self._build_cases = build_cases
+        self._cases: tuple | None = None
+
+    def group(self, name: str) -> Group:
+        for group in self.groups:
+            if group.name == name:
+                return group
+        raise KeyError(f"{self.stem} has no group {name!r}; groups: {[g.name for g in self.groups]}")
+
+    def cases(self, groups: Iterable[str] | None = None) -> tuple:
+        if self._cases is None:
+            cases = tuple(self._build_cases())
+            names = [case.name for case in cases]
+            known = {group.name for group in self.groups}
+            duplicated = sorted({name for name in names if names.count(name) > 1})
+            if duplicated:
+                raise RuntimeError(f"{self.stem}: duplicate case names {duplicated}")
+            stray = sorted({case.group for case in cases} - known)
+            if stray:
+                raise RuntimeError(f"{self.stem}: cases in unknown groups {stray}")
+            empty = sorted(known - {case.group for case in cases})
+            if empty:
+                raise RuntimeError(f"{self.stem}: groups without cases {empty}")
+            self._cases = cases
+        if groups is None:
+            return self._cases
+        wanted = set(groups)
+        for name in wanted:
+            self.group(name)
+        return tuple(case for case in self._cases if case.group in wanted)
+
+    @property
+    def points(self) -> float:
+        return _round(sum(group.points for group in self.groups))
+
+
+def _safe_judge(case: Case, outcomes: tuple) -> Verdict:
+    if len(outcomes) != len(case.calls):
+        return Verdict(False, "the answer could not be run for this case")
+    not_implemented = next((o for o in outcomes if isinstance(o, Raised) and o.is_a("NotImplementedError")), None)
+    if not_implemented is not None:
+        return Verdict(False, "not implemented yet: replace the `raise NotImplementedError` stub with your code")
+    try:
+        verdict = case.judge(outcomes)
+    except Reject as rejection:
+        return Verdict(False, rejection.message, rejection.misconception)
+    except Exception as error:  # a judge must never crash grading; an unexpected shape of answer fails the case
+        return Verdict(False, f"the returned value has an unexpected form ({type(error).__name__})")
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"judge of {case.name!r} returned {type(verdict).__name__}, not Verdict")
+    return verdict
+
+
+def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
+                groups: Iterable[str] | None = None) -> CheckResult:
+    """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail."""
+    wanted = [g.name for g in check.groups] if groups is None else list(groups)
+    results = []
+    for name in wanted:
+        group = check.group(name)
+        case_results = []
+        for case in check.cases([name]):
+            got = tuple(outcomes.get(case.name, ()))
+            verdict = _safe_judge(case, got) if got else Verdict(False, "the answer could not be run for this case")
+            case_results.append(CaseResult(case.name, case.group, bool(verdict.passed), verdict.message,
+                                           verdict.misconception, float(case.weight)))
+        total = sum(case.weight for case in case_results)
+        passed = sum(case.weight for case in case_results if case.passed)
+        earned = group.points * passed / total if total else 0.0
+        # Partial credit is floored to the hundredth so that rounding never gives more than was earned.
+        earned = math.floor(earned * 100 + 1e-9) / 100 if passed < total else float(group.points)
+        results.append(GroupResult(group.name, group.title, _round(earned), float(group.points), tuple(case_results)))
+    return CheckResult(check.stem, tuple(results))
+
+
+def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = IN_PROCESS_TIMEOUT) -> dict:
+    """Run every call of ``cases`` against ``namespace`` in this process, through the channel's bytes."""
+    # Each call's arguments are rebuilt from their encoding, so a function that mutates its inputs
+    # cannot change what the judge or a later case sees.
+    return {case.name: tuple(decode_outcome(perform_call(Call.from_json(call.to_json()), namespace, timeout=timeout))
+                             for call in case.calls)
+            for case in cases}
+
+
+__all__ = [
+    "Call", "Case", "CaseResult", "CheckResult", "ExerciseCheck", "Group", "GroupResult", "Outcome",
+    "PASS", "Raised", "Reject", "Returned", "Unreadable", "Verdict", "judge_cases", "perform_cases",
+]

@@ -1,0 +1,173 @@
+"""Helpers that judges use to read decoded outcomes defensively and compare them.
+
+Everything here works on the plain data rebuilt by :mod:`autograder.channel` (never on a student's
+live object), and the NumPy functions used for comparing are bound when this module is imported,
+in the trusted process. A helper that finds the answer unusable raises :class:`Reject` with a message
+for the student; the check framework turns it into a failed case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from autograder.channel import ObjectData, Raised, Returned, SetData, Unreadable
+from autograder.checks._core import PASS, Reject, Verdict
+
+_array = np.array
+_isfinite = np.isfinite
+_isnan = np.isnan
+_abs = np.abs
+_all = np.all
+_any = np.any
+_equal = np.array_equal
+_maximum = np.maximum
+_ndarray = np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Misconception:
+    """A classic mistake, recognised by its output; ``sentence`` teaches without revealing data."""
+
+    key: str
+    sentence: str
+
+    def reject(self) -> Reject:
+        return Reject(self.sentence, self.key)
+
+
+def value_of(outcome: Any, what: str = "your function") -> Any:
+    """The returned value, or :class:`Reject` with what went wrong instead."""
+    if isinstance(outcome, Returned):
+        return outcome.value
+    if isinstance(outcome, Raised):
+        message = f": {outcome.message}" if outcome.message else ""
+        raise Reject(f"{what} raised {outcome.type_name}{message}")
+    if isinstance(outcome, Unreadable):
+        raise Reject(f"{what}: {outcome.reason}")
+    raise Reject(f"{what}: no result")
+
+
+def _numeric_leaves_ok(value: Any, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, _ndarray):
+        return value.dtype.kind in "biuf"
+    if isinstance(value, (list, tuple)) and not isinstance(value, SetData):
+        return all(_numeric_leaves_ok(item, depth + 1) for item in value)
+    return False
+
+
+def float_array(value: Any, what: str = "the result", *, shape: Sequence[int] | None = None,
+                finite: bool = True, allow_nan: bool = False) -> np.ndarray:
+    """Convert a returned value to a float64 array after checking its type; reject anything else.
+
+    Accepts arrays of any real dtype, nested lists/tuples of numbers and scalars. ``finite`` rejects
+    NaN and infinities (``allow_nan`` keeps NaN but still rejects infinities when ``finite``).
+    """
+    if isinstance(value, ObjectData):
+        raise Reject(f"{what} should be an array of numbers, not a {value.type_name} object")
+    if not _numeric_leaves_ok(value):
+        raise Reject(f"{what} should be an array of numbers, not {_kind(value)}")
+    try:
+        array = _array(value, dtype=np.float64)
+    except (ValueError, TypeError):
+        raise Reject(f"{what} should be a rectangular array of numbers") from None
+    if shape is not None and tuple(array.shape) != tuple(shape):
+        raise Reject(f"{what} has shape {tuple(array.shape)}, expected {tuple(shape)}")
+    if _any(_isnan(array)) and not allow_nan:
+        raise Reject(f"{what} contains NaN")
+    if finite and _any(~_isfinite(array) & ~_isnan(array)):
+        raise Reject(f"{what} contains an infinite value")
+    return array
+
+
+def bool_array(value: Any, what: str = "the mask", *, shape: Sequence[int] | None = None) -> np.ndarray:
+    """A boolean array: accepts bool arrays or 0/1 numbers (the seed compares with ``np.array_equal``)."""
+    array = float_array(value, what, shape=shape)
+    if not _all((array == 0) | (array == 1)):
+        raise Reject(f"{what} should contain only True/False (or 0/1)")
+    return array.astype(bool)
+
+
+def scalar(value: Any, what: str = "the value", *, finite: bool = True) -> float:
+    """A single real number (a 0-d or one-element array is accepted too)."""
+    array = float_array(value, what, finite=finite)
+    if array.size != 1:
+        raise Reject(f"{what} should be a single number, got {array.size} values")
+    return float(array.reshape(()))
+
+
+def field(value: Any, name: str, what: str = "the result") -> Any:
+    """A field of a returned object (dataclass, namedtuple, plain object) or mapping."""
+    if isinstance(value, ObjectData):
+        if name not in value.fields:
+            raise Reject(f"{what} has no field {name!r}")
+        return value.fields[name]
+    if isinstance(value, dict):
+        if name not in value:
+            raise Reject(f"{what} has no key {name!r}")
+        return value[name]
+    raise Reject(f"{what} should be an object with a {name!r} field, not {_kind(value)}")
+
+
+def close(actual: np.ndarray, expected: Any, *, rtol: float = 1e-10, atol: float = 1e-12) -> bool:
+    """Same shape, same non-finite entries, finite entries within ``atol + rtol * |expected|``."""
+    expected = _array(expected, dtype=np.float64)
+    actual = _array(actual, dtype=np.float64)
+    if actual.shape != expected.shape:
+        return False
+    finite_a, finite_e = _isfinite(actual), _isfinite(expected)
+    if not _equal(finite_a, finite_e):
+        return False
+    if not _equal(actual[~finite_e], expected[~finite_e], equal_nan=True):
+        return False
+    diff = _abs(actual[finite_e] - expected[finite_e])
+    return bool(_all(diff <= atol + rtol * _abs(expected[finite_e])))
+
+
+def expect_close(actual: np.ndarray, expected: Any, what: str = "the result", *, rtol: float = 1e-10,
+                 atol: float = 1e-12, wrong: Iterable[tuple] = ()) -> Verdict:
+    """PASS when close; otherwise the first misconception whose output matches, else a plain failure.
+
+    ``wrong`` holds ``(output_of_the_mistake, Misconception)`` pairs computed in the trusted process.
+    """
+    if close(actual, expected, rtol=rtol, atol=atol):
+        return PASS
+    for wrong_output, misconception in wrong:
+        try:
+            if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
+                return Verdict(False, misconception.sentence, misconception.key)
+        except (ValueError, TypeError):
+            continue
+    return Verdict(False, f"{what} is not correct for this input")
+
+
+def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeError"), problem: str,
+                 argument: str | None = None) -> Verdict:
+    """PASS when the call raised one of ``names``; ``problem`` describes the bad input in words."""
+    if isinstance(outcome, Raised):
+        if outcome.is_a(*names):
+            return PASS
+        return Verdict(False, f"{problem}: expected {' or '.join(names)}, got {outcome.type_name}")
+    if isinstance(outcome, Unreadable):
+        return Verdict(False, f"{problem}: {outcome.reason}")
+    hint = f" (check `{argument}`)" if argument else ""
+    return Verdict(False, f"{problem} was accepted silently{hint}: raise {' or '.join(names)} instead",
+                   "silent-bad-input")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, ObjectData):
+        return f"a {value.type_name} object"
+    if isinstance(value, SetData):
+        return "a set"
+    return f"a {type(value).__name__}"
+
+
+__all__ = ["Misconception", "Reject", "bool_array", "close", "expect_close", "expect_error", "field",
+           "float_array", "scalar", "value_of"]
