@@ -1,0 +1,184 @@
+"""Packaging stays consistent: pyproject.toml, environment.yml, import boundaries, doctests.
+
+environment.yml is a conda-forge environment, so its names are conda-forge's: a pip extra
+such as ``dask[distributed]`` is two conda packages (``dask`` and ``distributed``) and
+``psycopg2-binary`` (a pip-only wheel name) is ``psycopg2``. The comparison maps pyproject's
+requirements to conda names and then demands the same packages with the same version
+specifiers on both sides.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# pip requirement (normalised name, extras) -> conda-forge package names.
+PIP_TO_CONDA = {
+    ("dask", frozenset({"distributed"})): ("dask", "distributed"),
+    ("psycopg2-binary", frozenset()): ("psycopg2",),
+}
+# environment.yml entries that are tooling, not project dependencies.
+CONDA_TOOLING = {"python", "pip"}
+CONDA_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+)\s*(?P<spec>(?:[<>=!~].*)?)$")
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@pytest.fixture(scope="module")
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def environment() -> dict:
+    return yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+
+
+def pyproject_as_conda(pyproject: dict) -> dict[str, str]:
+    requirements = list(pyproject["project"]["dependencies"])
+    for extra in pyproject["project"].get("optional-dependencies", {}).values():
+        requirements.extend(extra)
+    out: dict[str, str] = {}
+    for line in requirements:
+        requirement = Requirement(line)
+        key = (normalise(requirement.name), frozenset(requirement.extras))
+        names = PIP_TO_CONDA.get(key)
+        if names is None:
+            assert not requirement.extras, f"no conda mapping for {line!r}: add one to PIP_TO_CONDA"
+            names = (normalise(requirement.name),)
+        for name in names:
+            out[name] = str(SpecifierSet(str(requirement.specifier)))
+    return out
+
+
+def conda_entries(environment: dict) -> list[str]:
+    return [entry for entry in environment["dependencies"] if isinstance(entry, str)]
+
+
+def environment_packages(environment: dict) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for entry in conda_entries(environment):
+        match = CONDA_SPEC.match(entry.strip())
+        assert match, f"environment.yml entry {entry!r} is not a conda match spec"
+        name = normalise(match["name"])
+        if name in CONDA_TOOLING:
+            continue
+        assert name not in out, f"{name} listed twice in environment.yml"
+        out[name] = str(SpecifierSet(match["spec"].replace(" ", "")))
+    return out
+
+
+def test_environment_uses_conda_names(environment):
+    for entry in conda_entries(environment):
+        assert "[" not in entry, f"{entry!r}: conda has no extras; list the packages separately"
+        name = CONDA_SPEC.match(entry.strip())["name"]
+        assert normalise(name) not in {pip for pip, _ in PIP_TO_CONDA}, (
+            f"{entry!r} is a pip name; conda-forge calls it "
+            f"{[c for (p, _), c in PIP_TO_CONDA.items() if p == normalise(name)][0]}"
+        )
+
+
+def test_environment_and_pyproject_list_the_same_packages(pyproject, environment):
+    from_pyproject = pyproject_as_conda(pyproject)
+    from_environment = environment_packages(environment)
+    assert sorted(from_environment) == sorted(from_pyproject)
+    for name, spec in from_pyproject.items():
+        assert from_environment[name] == spec, f"{name}: pyproject {spec!r} vs environment.yml {from_environment[name]!r}"
+
+
+def test_environment_installs_the_project_and_pins_python(environment):
+    assert "conda-forge" in environment.get("channels", [])
+    assert "python=3.11" in [entry.replace(" ", "") for entry in conda_entries(environment)]
+    pip_sections = [entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict) and "pip" in entry]
+    assert any("-e ." in section or "." in section for section in pip_sections)
+
+
+def test_pyproject_has_pep621_metadata(pyproject):
+    project = pyproject["project"]
+    for field in ("name", "description", "readme", "requires-python", "license", "dependencies"):
+        assert field in project, field
+    assert "version" in project or "version" in project.get("dynamic", [])
+    python = SpecifierSet(project["requires-python"])
+    assert "3.11.9" in python and "3.11.0" in python
+    assert "3.10.14" not in python and "3.12.0" not in python
+    assert (ROOT / project["readme"]).is_file(), f"readme {project['readme']} is missing"
+    assert pyproject["build-system"]["build-backend"]
+
+
+def test_pyproject_test_extra_has_the_oracles(pyproject):
+    test = {normalise(Requirement(line).name) for line in pyproject["project"]["optional-dependencies"]["test"]}
+    assert {"pytest", "hypothesis", "mpmath", "scipy"} <= test
+
+
+def test_console_script_points_at_an_existing_main(pyproject):
+    target = pyproject["project"]["scripts"]["autograder"]
+    module, _, function = target.partition(":")
+    assert module == "autograder.cli" and function == "main"
+    source = ROOT / Path(*module.split(".")).with_suffix(".py")
+    assert source.is_file(), f"{source.relative_to(ROOT)} does not exist"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    assert any(isinstance(node, ast.FunctionDef) and node.name == function for node in tree.body)
+
+
+def imported_modules(tree: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Call):
+            # importlib.import_module("autograder...") and __import__("autograder...")
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in {"import_module", "__import__"} and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    names.append(first.value)
+    return names
+
+
+def test_imported_modules_finds_every_form():
+    tree = ast.parse(
+        "import autograder\nfrom autograder.checks import grade\n"
+        "import importlib\nimportlib.import_module('autograder.cli')\n__import__('autograder')\n"
+    )
+    assert imported_modules(tree) == ["autograder", "autograder.checks", "importlib", "autograder.cli", "autograder"]
+
+
+def test_course_never_imports_autograder():
+    sources = sorted((ROOT / "course").rglob("*.py"))
+    assert sources, "course/ has no Python files"
+    offenders = []
+    for path in sources:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for name in imported_modules(tree):
+            if name == "autograder" or name.startswith("autograder."):
+                offenders.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not offenders, offenders
+
+
+def test_pytest_collects_doctests_from_course(pyproject):
+    options = pyproject["tool"]["pytest"]["ini_options"]
+    assert "--doctest-modules" in options["addopts"].split()
+    assert "course" in options["testpaths"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "course"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    doctest_items = [line for line in result.stdout.splitlines() if line.startswith("course/reference/") and "::" in line]
+    assert doctest_items, "no doctest collected from course/reference"

@@ -1,0 +1,461 @@
+"""Fuzzing every public function of ``course.reference`` with arbitrary input.
+
+Contract under test: whatever the input (NaN, inf, huge, tiny, empty, 0-d, ragged lists,
+strings, objects, bools, complex numbers), a function either raises ``ValueError`` /
+``TypeError`` or returns a value that satisfies its invariants:
+
+* probabilities are finite, in [0, 1] and sum to 1 within 1e-12;
+* log-probabilities are <= 0 and never NaN;
+* k2, k3 and every KL are >= 0 and never NaN;
+* supports shrink monotonically as top-k's k or top-p's threshold decreases.
+
+Any other exception (IndexError, ZeroDivisionError, OverflowError, AttributeError, ...) or a
+broken invariant fails the test. Each test runs ~100-150 examples with no deadline so the
+file stays well under a minute on a shared two-core machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from course.reference import (
+    EOS_IS_TERMINAL,
+    SamplingConfig,
+    behaviour_distribution,
+    behaviour_logprob,
+    causal_response_logprobs,
+    exact_kl_from_logits,
+    importance_support,
+    importance_weight_mean,
+    kl_chain_rule,
+    kl_divergence,
+    kl_estimators_at_ratio,
+    kl_sample_values,
+    map_stop_reason,
+    masked_sequence_metrics,
+    sequence_ratio_error,
+    softmax,
+    stable_log_softmax,
+    temperature_distribution,
+    top_k_distribution,
+    top_p_distribution,
+    truncation_log_correction,
+    validate_rollout_batch,
+)
+
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+SUM_TOL = 1e-12
+
+# ---- strategies ---------------------------------------------------------------------------
+
+any_float = st.floats(allow_nan=True, allow_infinity=True)
+wild_floats = st.one_of(
+    any_float,
+    st.sampled_from([0.0, -0.0, 1e-308, 5e-324, 1e308, -1e308, 1e15, -1e15, 709.8, -745.2]),
+)
+shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
+object_elements = st.one_of(st.none(), st.floats(), st.integers(-5, 5), st.text(max_size=2))
+
+
+def arrays_of(dtype):
+    if dtype == "object":
+        return hnp.arrays(object, shapes, elements=object_elements)
+    if dtype == "U":
+        return hnp.arrays("<U3", shapes)
+    if dtype == "complex":
+        return hnp.arrays(np.complex128, shapes)
+    if dtype == "float64":
+        return hnp.arrays(np.float64, shapes, elements=wild_floats)
+    return hnp.arrays(dtype, shapes)
+
+
+# Arrays of every kind, plus Python scalars, lists and other junk.
+anything = st.one_of(
+    st.sampled_from(["float64", "float32", "int64", "int8", "uint8", "bool", "complex", "U", "object"]).flatmap(arrays_of),
+    hnp.arrays(np.float64, shapes, elements=st.floats(-60.0, 60.0)),
+    wild_floats,
+    st.integers(-(2**70), 2**70),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.lists(wild_floats, max_size=5),
+    st.lists(st.lists(st.floats(-5, 5), max_size=3), max_size=3),
+)
+
+# Mostly-valid logits with occasional junk: returns are then frequent enough to check.
+logits_1d = st.one_of(
+    hnp.arrays(np.float64, st.integers(1, 6), elements=st.floats(-1e3, 1e3)),
+    hnp.arrays(np.float64, st.integers(1, 6), elements=wild_floats),
+    anything,
+)
+scalar_param = st.one_of(
+    st.floats(-2.0, 2.0), wild_floats, st.integers(-3, 8), st.booleans(), st.none(), st.text(max_size=2),
+    hnp.arrays(np.float64, st.integers(0, 2), elements=st.floats(0, 1)),
+)
+def probabilities_of_size(n):
+    weights = hnp.arrays(np.float64, n, elements=st.one_of(st.just(0.0), st.floats(1e-6, 1.0)))
+    return weights.map(lambda a: a / a.sum() if a.sum() > 0 else np.full(a.size, 1.0 / a.size))
+
+
+small_probabilities = st.integers(1, 5).flatmap(probabilities_of_size)
+distribution_like = st.one_of(small_probabilities, anything)
+
+
+def attempt(fn, *args, **kwargs):
+    """Return (True, value) or (False, None) when fn rejects the input as the contract allows."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return True, fn(*args, **kwargs)
+        except (ValueError, TypeError):
+            return False, None
+
+
+def assert_distribution(probabilities, axis=-1):
+    probabilities = np.asarray(probabilities)
+    assert probabilities.dtype == np.float64
+    assert np.all(np.isfinite(probabilities))
+    assert np.all(probabilities >= 0.0) and np.all(probabilities <= 1.0)
+    assert np.all(np.abs(probabilities.sum(axis=axis) - 1.0) <= SUM_TOL)
+
+
+def assert_log_probabilities(values):
+    values = np.asarray(values, dtype=np.float64)
+    assert not np.any(np.isnan(values))
+    assert np.all(values <= 0.0)
+
+
+def support_set(probabilities):
+    return set(np.flatnonzero(np.asarray(probabilities) > 0).tolist())
+
+
+# ---- softmax ------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(logits=anything, axis=st.one_of(st.integers(-4, 4), st.none(), st.floats(-1, 1), st.booleans()))
+def test_fuzz_log_softmax_and_softmax(logits, axis):
+    ok, result = attempt(stable_log_softmax, logits, axis=axis)
+    if ok:
+        assert result.shape == np.shape(logits)
+        assert np.all(np.isfinite(result))
+        assert_log_probabilities(result)
+        assert np.all(np.abs(np.exp(result).sum(axis=axis) - 1.0) <= SUM_TOL)
+    ok2, probabilities = attempt(softmax, logits, axis=axis)
+    assert ok2 == ok
+    if ok2:
+        assert probabilities.shape == np.shape(logits)
+        assert_distribution(probabilities, axis=axis)
+
+
+# ---- causal -------------------------------------------------------------------------------
+
+
+@st.composite
+def causal_inputs(draw):
+    if draw(st.booleans()):
+        return draw(anything), draw(anything), draw(anything)
+    b, length, vocab = draw(st.integers(0, 3)), draw(st.integers(0, 4)), draw(st.integers(0, 5))
+    raw = draw(hnp.arrays(np.float64, (b, length, vocab), elements=st.one_of(st.floats(-1e4, 1e4), wild_floats)))
+    with np.errstate(over="ignore"):
+        logits = raw.astype(draw(st.sampled_from([np.float64, np.float32])))
+    ids = draw(hnp.arrays(np.int64, (b, length), elements=st.integers(-1, vocab)))
+    ids = ids.astype(draw(st.sampled_from([np.int64, np.int32, np.uint8, np.float64, bool])))
+    mask = draw(hnp.arrays(np.int64, (b, length), elements=st.integers(0, 1)))
+    mask = mask.astype(draw(st.sampled_from([np.int64, bool, np.float64])))
+    return logits, ids, mask
+
+
+@FUZZ
+@given(inputs=causal_inputs())
+def test_fuzz_causal_response_logprobs(inputs):
+    logits, ids, mask = inputs
+    ok, result = attempt(causal_response_logprobs, logits, ids, mask)
+    if ok:
+        selected, shifted = result
+        b, length = np.shape(ids)
+        assert selected.shape == shifted.shape == (b, length - 1)
+        assert selected.dtype == np.float64 and shifted.dtype == bool
+        assert np.all(np.isfinite(selected))
+        assert_log_probabilities(selected)
+
+
+# ---- metrics ------------------------------------------------------------------------------
+
+
+@st.composite
+def metric_inputs(draw):
+    if draw(st.booleans()):
+        return draw(anything), draw(anything)
+    shape = draw(st.tuples(st.integers(0, 3), st.integers(0, 4)))
+    logprobs = draw(hnp.arrays(np.float64, shape, elements=st.one_of(st.floats(-800.0, 0.0), wild_floats)))
+    mask = draw(hnp.arrays(draw(st.sampled_from([np.int64, bool])), shape, elements=st.integers(0, 1)))
+    return logprobs, mask
+
+
+@FUZZ
+@given(inputs=metric_inputs())
+def test_fuzz_masked_sequence_metrics(inputs):
+    logprobs, mask = inputs
+    ok, metrics = attempt(masked_sequence_metrics, logprobs, mask)
+    if ok:
+        count = np.asarray(metrics.token_count)
+        assert np.all(count >= 1)
+        mean_nll = np.asarray(metrics.mean_nll, dtype=np.float64)
+        perplexity = np.asarray(metrics.perplexity, dtype=np.float64)
+        assert not np.any(np.isnan(mean_nll)) and not np.any(np.isnan(perplexity))
+        np.testing.assert_allclose(np.asarray(metrics.sum_logprob), -mean_nll * count, rtol=1e-12, atol=1e-300)
+        with np.errstate(over="ignore"):
+            np.testing.assert_allclose(perplexity, np.exp(mean_nll), rtol=1e-12)
+        if np.all(np.asarray(logprobs, dtype=np.float64)[np.asarray(mask, dtype=bool)] <= 0):
+            assert np.all(mean_nll >= 0.0) and np.all(perplexity >= 1.0)
+
+
+# ---- KL -----------------------------------------------------------------------------------
+
+
+@st.composite
+def logit_pairs(draw):
+    if draw(st.booleans()):
+        return draw(anything), draw(anything)
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=5))
+    elements = st.one_of(st.floats(-1e3, 1e3), wild_floats)
+    return draw(hnp.arrays(np.float64, shape, elements=elements)), draw(hnp.arrays(np.float64, shape, elements=elements))
+
+
+@FUZZ
+@given(pair=logit_pairs())
+def test_fuzz_exact_kl_from_logits(pair):
+    ok, result = attempt(exact_kl_from_logits, *pair)
+    if ok:
+        result = np.asarray(result, dtype=np.float64)
+        assert result.shape == np.shape(pair[0])[:-1]
+        assert np.all(np.isfinite(result)) and np.all(result >= 0.0)
+
+
+@FUZZ
+@given(p=distribution_like, q=distribution_like)
+def test_fuzz_kl_divergence(p, q):
+    ok, result = attempt(kl_divergence, p, q)
+    if ok:
+        result = np.asarray(result, dtype=np.float64)
+        assert not np.any(np.isnan(result)) and np.all(result >= 0.0)
+
+
+@st.composite
+def log_prob_pairs(draw):
+    if draw(st.booleans()):
+        return draw(anything), draw(anything)
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=5))
+    elements = st.one_of(st.floats(-800.0, 0.0), wild_floats)
+    return draw(hnp.arrays(np.float64, shape, elements=elements)), draw(hnp.arrays(np.float64, shape, elements=elements))
+
+
+def assert_k_values(values):
+    assert set(values) == {"k1", "k2", "k3"}
+    k1, k2, k3 = (np.asarray(values[k], dtype=np.float64) for k in ("k1", "k2", "k3"))
+    assert not (np.any(np.isnan(k1)) or np.any(np.isnan(k2)) or np.any(np.isnan(k3)))
+    assert np.all(k2 >= 0.0) and np.all(k3 >= 0.0)
+    # k2 = (log r)^2 / 2 with log r = -k1.
+    np.testing.assert_allclose(k2, 0.5 * k1 * k1, rtol=1e-12)
+
+
+@FUZZ
+@given(pair=log_prob_pairs())
+def test_fuzz_kl_sample_values(pair):
+    ok, values = attempt(kl_sample_values, *pair)
+    if ok:
+        assert_k_values(values)
+
+
+@FUZZ
+@given(r=st.one_of(st.floats(0.0, 1e6), wild_floats, anything))
+def test_fuzz_kl_estimators_at_ratio(r):
+    ok, values = attempt(kl_estimators_at_ratio, r)
+    if ok:
+        assert_k_values(values)
+
+
+@st.composite
+def chain_inputs(draw):
+    if draw(st.booleans()):
+        return tuple(draw(anything) for _ in range(4))
+    n1, n2 = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    first = probabilities_of_size(n1)
+    row = probabilities_of_size(n2)
+    cond = st.lists(row, min_size=n1, max_size=n1).map(np.array)
+    return draw(first), draw(first), draw(cond), draw(cond)
+
+
+@FUZZ
+@given(inputs=chain_inputs())
+def test_fuzz_kl_chain_rule(inputs):
+    ok, result = attempt(kl_chain_rule, *inputs)
+    if ok:
+        parts = [result.root, result.expected_conditional, result.total, result.joint]
+        values = np.array([float(x) for x in parts])
+        assert not np.any(np.isnan(values)) and np.all(values >= 0.0)
+        conditional = np.asarray(result.conditional, dtype=np.float64)
+        assert not np.any(np.isnan(conditional)) and np.all(conditional >= 0.0)
+        if np.all(np.isfinite(values)):
+            assert result.total == result.root + result.expected_conditional or math.isclose(
+                result.total, result.root + result.expected_conditional, rel_tol=1e-12, abs_tol=1e-15)
+            assert math.isclose(result.joint, result.total, rel_tol=1e-9, abs_tol=1e-12)
+
+
+# ---- sampling -----------------------------------------------------------------------------
+
+
+@FUZZ
+@given(logits=logits_1d, temperature=scalar_param)
+def test_fuzz_temperature_distribution(logits, temperature):
+    ok, result = attempt(temperature_distribution, logits, temperature)
+    if ok:
+        assert result.shape == np.shape(logits)
+        assert_distribution(result)
+
+
+@FUZZ
+@given(logits=logits_1d, k=scalar_param)
+def test_fuzz_top_k_distribution_and_monotone_support(logits, k):
+    ok, result = attempt(top_k_distribution, logits, k)
+    if ok:
+        assert_distribution(result)
+        assert len(support_set(result)) <= int(k)
+        bigger_ok, bigger = attempt(top_k_distribution, logits, int(k) + 1)
+        if bigger_ok:
+            assert support_set(result) <= support_set(bigger)
+
+
+@FUZZ
+@given(logits=logits_1d, top_p=scalar_param, low=st.floats(0.01, 1.0), keep=st.one_of(st.integers(-1, 6), scalar_param))
+def test_fuzz_top_p_distribution_and_monotone_support(logits, top_p, low, keep):
+    ok, result = attempt(top_p_distribution, logits, top_p, min_tokens_to_keep=keep)
+    if ok:
+        assert_distribution(result)
+        assert len(support_set(result)) >= int(keep)
+        # Lowering the threshold can only shrink the nucleus.
+        smaller_ok, smaller = attempt(top_p_distribution, logits, min(low, float(top_p)), min_tokens_to_keep=keep)
+        assert smaller_ok
+        assert support_set(smaller) <= support_set(result)
+
+
+config_fields = st.fixed_dictionaries({
+    "temperature": st.one_of(st.floats(0.05, 5.0), scalar_param),
+    "banned_token_ids": st.one_of(st.lists(st.integers(-1, 6), max_size=3).map(tuple), anything),
+    "top_k": st.one_of(st.none(), st.integers(-1, 7), scalar_param),
+    "top_p": st.one_of(st.floats(0.01, 1.0), scalar_param),
+    "min_tokens_to_keep": st.one_of(st.integers(0, 4), scalar_param),
+})
+
+
+@FUZZ
+@given(logits=logits_1d, fields=config_fields, token=st.one_of(st.integers(-1, 7), scalar_param))
+def test_fuzz_behaviour_distribution_and_logprob(logits, fields, token):
+    # A config may reject bad fields when built or when used.
+    ok, config = attempt(SamplingConfig, **fields)
+    if not ok:
+        return
+    ok, distribution = attempt(behaviour_distribution, logits, config)
+    if ok:
+        assert_distribution(distribution)
+        record = json.loads(json.dumps(config.as_record()))
+        assert "order" in record
+    ok_lp, logprob = attempt(behaviour_logprob, logits, token, config)
+    if ok_lp:
+        assert ok, "behaviour_logprob accepted what behaviour_distribution rejected"
+        assert not math.isnan(logprob.behaviour_logprob) and logprob.behaviour_logprob <= 0.0
+        assert logprob.base_logprob <= 0.0 and logprob.tempered_logprob <= 0.0
+        assert 0.0 < logprob.support_mass <= 1.0 + SUM_TOL
+        inside = distribution[int(token)] > 0
+        assert math.isfinite(logprob.behaviour_logprob) == bool(inside)
+
+
+@FUZZ
+@given(mass=st.one_of(st.floats(0.0, 1.0), wild_floats, anything), positions=st.one_of(st.integers(-2, 3000), scalar_param))
+def test_fuzz_truncation_helpers(mass, positions):
+    ok, correction = attempt(truncation_log_correction, mass)
+    if ok:
+        assert math.isfinite(correction) and correction >= 0.0
+    ok2, factor = attempt(sequence_ratio_error, mass, positions)
+    if ok2:
+        assert ok
+        # Z ** -n >= 1 and may overflow to inf for long sequences, never NaN.
+        assert not math.isnan(factor) and factor >= 1.0
+
+
+# ---- stopping, support, rollout --------------------------------------------------------------
+
+
+@FUZZ
+@given(reason=st.one_of(st.sampled_from(["eos", "length", "stop", "abort", ""]), st.text(max_size=6), anything))
+def test_fuzz_stop_reasons(reason):
+    ok, flags = attempt(map_stop_reason, reason)
+    if ok:
+        assert flags.stop_reason == reason
+        assert type(flags.terminated) is bool and type(flags.truncated) is bool
+        assert flags == EOS_IS_TERMINAL.map(reason)
+
+
+@FUZZ
+@given(behaviour=distribution_like, target=distribution_like)
+def test_fuzz_importance_support_and_weight_mean(behaviour, target):
+    ok, report = attempt(importance_support, behaviour, target)
+    if ok:
+        violating = [int(a) for a in report.violating_actions]
+        assert bool(report.ratios_defined) == (len(violating) == 0)
+        assert 0.0 <= report.covered_target_mass <= 1.0 + SUM_TOL
+    ok2, mean = attempt(importance_weight_mean, target, behaviour)
+    if ok2:
+        assert 0.0 <= mean <= 1.0 + SUM_TOL
+        if ok:
+            assert math.isclose(mean, report.covered_target_mass, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def fuzzed_batch(draw):
+    b, t = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+    lengths = draw(st.lists(st.integers(0, t), min_size=b, max_size=b))
+    mask = np.array([[1] * n + [0] * (t - n) for n in lengths], dtype=np.int64).reshape(b, t)
+    logprobs = np.where(mask.astype(bool), -0.5, np.nan)
+    batch = {
+        "response_ids": draw(hnp.arrays(np.int64, (b, t), elements=st.integers(0, 50))),
+        "response_mask": mask,
+        "old_logprobs": logprobs.copy(),
+        "ref_logprobs": logprobs.copy(),
+        "sequence_rewards": draw(hnp.arrays(np.float64, b, elements=st.floats(-2, 2))),
+        "terminated": draw(hnp.arrays(bool, b)),
+        "truncated": draw(hnp.arrays(bool, b)),
+        "stop_reason": np.array(draw(st.lists(st.sampled_from(["eos", "length", ""]), min_size=b, max_size=b)), dtype=object),
+    }
+    # Break one field in an arbitrary way.
+    if draw(st.booleans()):
+        field = draw(st.sampled_from(sorted(batch)))
+        batch[field] = draw(anything)
+    if draw(st.booleans()):
+        del batch[draw(st.sampled_from(sorted(batch)))]
+    return batch
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_validate_rollout_batch(data):
+    batch = fuzzed_batch(data.draw)
+    ok, summary = attempt(validate_rollout_batch, batch)
+    if ok:
+        mask = np.asarray(batch["response_mask"])
+        assert summary.batch_size == mask.shape[0]
+        assert summary.active_tokens == int(np.asarray(mask, dtype=bool).sum())
+        assert summary.batch_size == 0 or summary.active_tokens >= summary.batch_size
+        assert 0 <= summary.terminated_sequences <= summary.batch_size
+        assert 0 <= summary.truncated_sequences <= summary.batch_size
