@@ -1,0 +1,88 @@
+"""Judging float arrays returned by the log-probability exercises (15-17).
+
+The general helpers of :mod:`autograder.checks._judge` reject NaN and infinities before any
+comparison. The exercises on log-probabilities need one more step: an output that overflowed is
+the signature of a classic mistake (no max shift, a product of probabilities), so non-finite
+values are first matched against the mistakes' outputs and only then reported as such.
+
+They also accept a ``float32`` answer to a ``float32`` input at float32 precision: keeping the
+input's dtype, as SciPy and PyTorch do, is a correct choice; only a float64 input demands the
+float64 tolerance that the seed asks for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from autograder.checks._core import PASS, Verdict
+from autograder.checks._judge import Misconception, close, float_array
+
+#: The seed's accuracy (1e-12), with room for another valid summation order.
+RTOL, ATOL = 1e-10, 1e-12
+
+#: A float32 computation of a float32 input: a few float32 ulps (eps = 1.2e-7) of values of order 10.
+F32_RTOL, F32_ATOL = 1e-5, 1e-5
+
+_isfinite = np.isfinite
+_isnan = np.isnan
+_any = np.any
+_float32 = np.dtype(np.float32)
+
+
+def is_float32(value: Any) -> bool:
+    """True when the decoded value is a float32 array (the channel keeps array dtypes exactly)."""
+    return isinstance(value, np.ndarray) and value.dtype == _float32
+
+
+def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple] = (),
+                 overflow: Misconception | None = None, float32_input: bool = False,
+                 rtol: float = RTOL, atol: float = ATOL) -> Verdict:
+    """PASS when ``value`` matches ``expected``; otherwise name the mistake it matches, if any.
+
+    Parameters
+    ----------
+    value : decoded return value
+        Checked for type (numbers only) before any conversion.
+    expected : array_like
+        The reference's output, computed in the trusted process.
+    what : str
+        How the feedback calls this value ("the log-probabilities").
+    wrong : iterable of (array_like, Misconception)
+        Outputs of classic mistakes on the same input; matched with a looser tolerance.
+    overflow : Misconception, optional
+        Named when the answer holds NaN or infinities where the expected values are finite
+        and no listed mistake matched (the usual symptom of exponentiating unshifted values).
+    float32_input : bool
+        The case's input was float32: a float32 answer is accepted at float32 precision.
+    """
+    expected = np.asarray(expected, dtype=np.float64)
+    actual = float_array(value, what, finite=False, allow_nan=True)
+    if close(actual, expected, rtol=rtol, atol=atol):
+        return PASS
+    if float32_input and is_float32(value) and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
+        return PASS
+    for wrong_output, misconception in wrong:
+        if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
+            return Verdict(False, misconception.sentence, misconception.key)
+    if actual.shape != expected.shape:
+        return Verdict(False, f"{what} has shape {actual.shape}, expected {expected.shape}")
+    surprising = ~_isfinite(actual) & _isfinite(expected)
+    if _any(surprising):
+        if overflow is not None:
+            return Verdict(False, overflow.sentence, overflow.key)
+        kind = "NaN" if _any(_isnan(actual[surprising])) else "an infinite value"
+        return Verdict(False, f"{what} contains {kind}")
+    return Verdict(False, f"{what} is not correct for this input")
+
+
+def first_failure(verdicts: Sequence[Verdict]) -> Verdict:
+    """The first failed verdict (in the order the parts were judged), else PASS."""
+    for verdict in verdicts:
+        if not verdict.passed:
+            return verdict
+    return PASS
+
+
+__all__ = ["ATOL", "F32_ATOL", "F32_RTOL", "RTOL", "first_failure", "is_float32", "judge_floats"]
