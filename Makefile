@@ -1,0 +1,36 @@
+# Every target sets itself up: a missing .venv is created with the machine's python3 and the
+# project is installed into it (again whenever pyproject.toml changes).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# Parallel test workers: the machine's cores (the suite is sized for 2).
+JOBS   ?= auto
+
+.PHONY: test demo lab release selfstudy bench clean-state
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+## make test: the whole test suite (unit, doctests, notebooks, nbgrader pipeline, grader, browser)
+test: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup
+
+## make demo: build the release, grade a simulated class in a scratch copy, print the grade table
+demo: $(STAMP)
+	$(PY) -m autograder.demo
+
+## make lab: JupyterLab on the student notebooks (and the self-study flavour, once built)
+lab: $(STAMP)
+	$(PY) -m jupyter lab --notebook-dir=. release/module6
+
+## make release: regenerate release/module6 from source/module6 with nbgrader
+release: $(STAMP)
+	$(PY) -m autograder.release
+
+## make bench: speed and memory benchmarks (by hand, never part of the tests)
+bench: $(STAMP)
+	$(PY) benchmarks/bench_causal_logprobs.py
