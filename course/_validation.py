@@ -71,11 +71,11 @@ def as_int_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarra
 
 
 def as_bool_mask(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
-    """A boolean mask from bools or integer 0/1 data; floats and other integers are rejected."""
+    """A boolean mask from bools or 0/1 numbers (trainers often store masks as ints or floats)."""
     array = _to_array(value, name)
     if array.dtype != bool:
-        if array.dtype.kind not in "iu":
-            raise TypeError(f"{name} must be a boolean (or 0/1 integer) mask, got {_describe(array)}")
+        if array.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a boolean (or 0/1) mask, got {_describe(array)}")
         if not np.all((array == 0) | (array == 1)):
             raise ValueError(f"{name} must contain only 0/1 (or False/True)")
         array = array.astype(bool)

@@ -103,6 +103,8 @@ def validate_rollout_batch(batch):
         if array.shape != ids.shape:
             raise ValueError(f"{_field(batch, key)} must have the shape of response_ids {ids.shape}, got {array.shape}")
     batch_size, max_tokens = ids.shape
+    if ids.size and ids.min() < 0:
+        raise ValueError("batch['response_ids'] must be non-negative token ids")
     if batch_size == 0 or max_tokens == 0:
         raise ValueError(f"batch['response_ids'] must be a non-empty [B, T] array, got shape {ids.shape}")
 

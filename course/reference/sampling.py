@@ -195,10 +195,8 @@ class SamplingConfig:
 
 
 def _config(config) -> SamplingConfig:
-    if config is None:
-        return SamplingConfig()
     if not isinstance(config, SamplingConfig):
-        raise TypeError(f"config must be a SamplingConfig, got {type(config).__name__}")
+        raise TypeError(f"config must be a SamplingConfig (SamplingConfig() for no transforms), got {type(config).__name__}")
     return config
 
 
@@ -227,7 +225,7 @@ def _support(z: np.ndarray, config: SamplingConfig) -> tuple:
     return tempered, keep
 
 
-def behaviour_distribution(logits, config=None):
+def behaviour_distribution(logits, config):
     r"""The behaviour policy after the documented chain (temperature, bans, top-k, top-p).
 
     Returns :math:`\pi_\text{beh}(i) = \tilde p_i / Z_S` on the support S and 0 elsewhere, where
@@ -273,7 +271,7 @@ class BehaviourLogprob:
     config: dict
 
 
-def behaviour_logprob(logits, token_id, config=None):
+def behaviour_logprob(logits, token_id, config):
     r"""Behaviour-policy log-probability of ``token_id`` under ``config`` (``-inf`` if it cannot be sampled).
 
     .. math::
@@ -291,10 +289,14 @@ def behaviour_logprob(logits, token_id, config=None):
     token_id = as_int(token_id, "token_id", low=0, high=z.size - 1)
     config = _config(config)
     tempered, keep = _support(z, config)
-    # log Z_S from the log-sum-exp of the kept log-probabilities (accurate when Z_S is close to 1 too).
-    kept = tempered[keep]
-    top = kept.max()
-    log_mass = float(top + np.log(np.exp(kept - top).sum()))
+    # log Z_S, never above 0: from the small excluded mass with log1p when most mass is kept (the full
+    # support gives exactly 0), else from a log-sum-exp of the kept log-probabilities.
+    excluded = float(np.exp(tempered[~keep]).sum())
+    if excluded < 0.5:
+        log_mass = math.log1p(-excluded)
+    else:
+        kept = tempered[keep]
+        log_mass = min(0.0, float(kept.max() + np.log(np.exp(kept - kept.max()).sum())))
     behaviour = float(tempered[token_id] - log_mass) if keep[token_id] else -math.inf
     return BehaviourLogprob(token_id=token_id, base_logprob=float(stable_log_softmax(z)[token_id]),
                             tempered_logprob=float(tempered[token_id]), behaviour_logprob=behaviour,
