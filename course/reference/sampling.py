@@ -318,7 +318,8 @@ def truncation_log_correction(support_mass):
 
 def sequence_ratio_error(support_mass, positions):
     r"""Multiplicative error :math:`Z_S^{-n}` of an n-position probability ratio that uses base instead
-    of behaviour log-probabilities at every position (same support mass each time).
+    of behaviour log-probabilities at every position (same support mass each time); ``inf`` when the
+    factor exceeds the largest float64.
 
     Examples
     --------
@@ -327,4 +328,7 @@ def sequence_ratio_error(support_mass, positions):
     """
     mass = as_float(support_mass, "support_mass", low=0.0, high=1.0, low_open=True)
     positions = as_int(positions, "positions", low=0)
-    return math.exp(-positions * math.log(mass))
+    try:
+        return math.exp(-positions * math.log(mass))
+    except OverflowError:  # the true factor exceeds the largest float64
+        return math.inf

@@ -1,0 +1,64 @@
+"""A matplotlib figure shown as one ipywidgets ``Image`` that is redrawn in place.
+
+The figure is built without pyplot, so the inline backend never displays a
+copy of it at the end of a cell (no figure pile-up), and a redraw replaces
+the image's bytes instead of clearing an output area (no flicker).
+"""
+
+from __future__ import annotations
+
+import io
+
+import ipywidgets as widgets
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "sky": "#56B4E9",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+    "yellow": "#F0E442",
+    "black": "#000000",
+    "grey": "#999999",
+}
+
+STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+class FigureImage:
+    """A figure whose artists the views update, rendered to a PNG ``Image`` widget.
+
+    Parameters
+    ----------
+    width, height : float
+        Figure size in inches.
+    dpi : int
+        Pixels per inch of the PNG.
+    """
+
+    def __init__(self, width: float, height: float, dpi: int = 96):
+        self.figure = Figure(figsize=(width, height), dpi=dpi)
+        self.canvas = FigureCanvasAgg(self.figure)
+        pixels = int(round(width * dpi))
+        self.image = widgets.Image(
+            format="png", layout=widgets.Layout(width=f"{pixels}px", max_width="100%", height="auto")
+        )
+
+    def render(self) -> None:
+        """Draw the figure and replace the image's bytes."""
+        buffer = io.BytesIO()
+        self.canvas.print_png(buffer)
+        self.image.value = buffer.getvalue()
