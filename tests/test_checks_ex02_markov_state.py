@@ -1,0 +1,95 @@
+"""Exercise 02 (is the prefix a sufficient state?): correct answers earn full marks, mistakes are named."""
+
+from __future__ import annotations
+
+import pytest
+
+import concept_notebook_support as support
+
+STEM = "02_markov_state"
+NAMES = ("prefix_is_sufficient", "plain_text_transition_is_deterministic", "item_roles", "state_additions")
+
+CANONICAL = """
+prefix_is_sufficient = {"plain_text": True, "web_search": False}
+plain_text_transition_is_deterministic = True
+item_roles = {"sampled_token": "action", "search_call": "action",
+              "returned_document": "observation", "network_state": "hidden_state"}
+state_additions = {"returned_document", "network_state"}
+"""
+
+CORRECT = {
+    "canonical": CANONICAL,
+    "other spellings and containers": """
+prefix_is_sufficient = dict(web_search=False, plain_text=True)
+plain_text_transition_is_deterministic = 1
+item_roles = {"sampled_token": "Action", "search_call": " action ",
+              "returned_document": "OBSERVATION", "network_state": "hidden state"}
+state_additions = ["network_state", "returned_document", "network_state"]
+""",
+    "numpy booleans, tuples and frozensets": """
+prefix_is_sufficient = {"plain_text": np.bool_(True), "web_search": np.bool_(False)}
+plain_text_transition_is_deterministic = np.True_
+item_roles = {"sampled_token": "action", "search_call": "action",
+              "returned_document": "observation", "network_state": "hidden-state", "note": "extra key"}
+state_additions = frozenset(("returned_document", "network_state"))
+""",
+    "words for booleans, printing and warning": CANONICAL + """
+import warnings
+prefix_is_sufficient = {"plain_text": "yes", "web_search": "False"}
+print("my answers", item_roles)
+warnings.warn("a harmless warning")
+state_additions = ("returned_document", "network_state")
+""",
+}
+
+WRONG = [
+    ("plain prefix insufficient", CANONICAL + 'prefix_is_sufficient = {"plain_text": False, "web_search": False}',
+     "prefix-insufficient-plain"),
+    ("tool prefix sufficient", CANONICAL + 'prefix_is_sufficient = {"plain_text": True, "web_search": True}',
+     "prefix-sufficient-with-tools"),
+    ("plain transition random", CANONICAL + "plain_text_transition_is_deterministic = False",
+     "plain-transition-random"),
+    ("document as action", CANONICAL + 'item_roles["returned_document"] = "action"', "tool-output-as-action"),
+    ("call as observation", CANONICAL + 'item_roles["search_call"] = "observation"', "tool-call-as-observation"),
+    ("network state observed", CANONICAL + 'item_roles["network_state"] = "observation"',
+     "hidden-state-as-observation"),
+    ("adds the call", CANONICAL + 'state_additions = {"search_call", "returned_document", "network_state"}',
+     "already-in-prefix"),
+    ("only the document", CANONICAL + 'state_additions = {"returned_document"}', "missing-external-state"),
+    ("only the network", CANONICAL + 'state_additions = {"network_state"}', "missing-tool-output"),
+]
+
+
+def test_notebook_solution_gets_full_marks():
+    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    support.assert_stub_scores_zero(STEM)
+
+
+def test_notebook_cells_match_the_check():
+    support.assert_notebook_matches_check(STEM, 3)
+
+
+@pytest.mark.parametrize("label", sorted(CORRECT))
+@pytest.mark.filterwarnings("ignore:a harmless warning")
+def test_correct_answers_get_full_marks(label):
+    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
+
+
+@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
+def test_each_mistake_loses_points_and_is_named(label, source, key):
+    support.assert_misconception(STEM, support.namespace_from(source), key)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
+def test_hostile_values_earn_nothing_for_their_item(name, label):
+    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+
+
+def test_unknown_role_is_explained_without_revealing_the_answer():
+    result = support.grade(STEM, support.namespace_from(CANONICAL + 'item_roles["sampled_token"] = "policy"'))
+    message = next(case.message for case in result.cases if not case.passed)
+    assert "'action', 'observation', 'hidden_state'" in message and "not an option" in message
