@@ -133,7 +133,7 @@ def _error_case(name: str, logits, problem: str, argument: str = "logits", **kwa
 def build_cases():
     rng = np.random.default_rng(1515)
     cases = [
-        _case("the seed's two rows near +1000 and -1000 (axis=-1)", "public",
+        _case("the open check's rows near +1000 and -1000 (axis=-1)", "public",
               np.array([[1000.0, 1001.0, 999.0], [-1000.0, -999.0, -1001.0]]), -1),
     ]
 

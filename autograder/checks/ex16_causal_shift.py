@@ -179,7 +179,7 @@ def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *
 
 def build_cases():
     rng = np.random.default_rng(1616)
-    cases = _cases("the seed's uniform logits", "public", np.zeros((1, 3, 4)), np.array([[0, 1, 2]]),
+    cases = _cases("the open check's uniform logits", "public", np.zeros((1, 3, 4)), np.array([[0, 1, 2]]),
                    np.array([[0, 1, 1]]), split=True)
 
     for batch, length, vocabulary in [(1, 2, 2), (2, 5, 7), (3, 7, 50), (4, 3, 11), (1, 6, 3), (4, 7, 23)]:

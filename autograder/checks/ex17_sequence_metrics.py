@@ -172,7 +172,7 @@ def _batch(rng: np.random.Generator, batch: int, length: int):
 
 def build_cases():
     rng = np.random.default_rng(1717)
-    cases = _cases("the seed's response", "public", np.array([[-0.1, -0.2, -1.0]]), np.array([[0, 1, 1]]),
+    cases = _cases("the open check's response", "public", np.array([[-0.1, -0.2, -1.0]]), np.array([[0, 1, 1]]),
                    parts=(COUNTS, MEANS))
 
     for batch, length in [(2, 5), (4, 9), (3, 2), (1, 7)]:
