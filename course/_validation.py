@@ -33,10 +33,12 @@ def _to_array(value: Any, name: str) -> np.ndarray:
 
 
 def as_float_array(value: Any, name: str, *, ndim: int | None = None, min_ndim: int = 0,
-                   finite: bool = True, allow_empty: bool = False) -> np.ndarray:
+                   finite: bool = True, allow_empty: bool = False, logits: bool = False) -> np.ndarray:
     """A float64 array of real numbers (ints are fine; bools, strings, objects and complex are not).
 
     ``finite`` rejects NaN and infinities. Shape constraints: exactly ``ndim`` or at least ``min_ndim``.
+    ``logits`` also rejects values whose spread ``max - min`` overflows float64: differences of
+    logits are what softmax sees, and beyond that range they cannot be formed.
     """
     array = _to_array(value, name)
     if array.dtype == bool:
@@ -52,7 +54,17 @@ def as_float_array(value: Any, name: str, *, ndim: int | None = None, min_ndim: 
     array = array.astype(np.float64, copy=False)
     if finite and not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite (no NaN or infinity)")
+    if logits and array.size:
+        check_logit_spread(array, name)
     return array
+
+
+def check_logit_spread(array: np.ndarray, name: str) -> None:
+    """Raise when ``max - min`` of finite logits overflows float64 (about 1.8e308)."""
+    with np.errstate(over="ignore"):
+        spread = np.float64(array.max()) - np.float64(array.min())
+    if not np.isfinite(spread):
+        raise ValueError(f"{name} spans more than the float64 range (max - min overflows); rescale the logits")
 
 
 def as_int_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course._validation import _to_array, as_bool_mask, as_int_array
+from course._validation import _to_array, as_bool_mask, as_int_array, check_logit_spread
 
 # Rows of the vocabulary axis processed at once: ~2 MiB of float64 keeps the working set in cache
 # and the extra memory a small, fixed amount, whatever the size of the logits.
@@ -92,6 +92,7 @@ def causal_response_logprobs(model_logits, input_ids, response_token_mask):
         index = np.arange(block.shape[0])
         if not np.isfinite(block).all():
             raise ValueError("model_logits must be finite (no NaN or infinity)")
+        check_logit_spread(block, "model_logits")
         top = np.argmax(block, axis=1)
         maximum = block[index, top].astype(np.float64)
         shifted = np.subtract(block, maximum[:, None], dtype=np.float64)

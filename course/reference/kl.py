@@ -74,8 +74,8 @@ def exact_kl_from_logits(p_logits, q_logits):
     >>> float(exact_kl_from_logits(np.log([0.6, 0.4]), np.log([0.5, 0.5]))).__round__(7)
     0.0201355
     """
-    p = as_float_array(p_logits, "p_logits", min_ndim=1)
-    q = as_float_array(q_logits, "q_logits", min_ndim=1)
+    p = as_float_array(p_logits, "p_logits", min_ndim=1, logits=True)
+    q = as_float_array(q_logits, "q_logits", min_ndim=1, logits=True)
     same_shape(p, q, "p_logits", "q_logits")
     log_p = stable_log_softmax(p)
     return _kl_terms(log_p, _log_ratio_from_logits(p, q, log_p)).sum(axis=-1)

@@ -33,7 +33,7 @@ CHAIN_ORDER = ("temperature", "banned_tokens", "top_k", "top_p")
 
 
 def _logits_1d(logits) -> np.ndarray:
-    return as_float_array(logits, "logits", ndim=1)
+    return as_float_array(logits, "logits", ndim=1, logits=True)
 
 
 def _ranked(probabilities: np.ndarray) -> np.ndarray:

@@ -58,7 +58,7 @@ def stable_log_softmax(logits, axis=-1):
     >>> stable_log_softmax([1000.0, 1001.0, 999.0]).round(6)
     array([-1.407606, -0.407606, -2.407606])
     """
-    z = as_float_array(logits, "logits", min_ndim=1)
+    z = as_float_array(logits, "logits", min_ndim=1, logits=True)
     axis = normalize_axis(axis, z.ndim)
     shifted, log_normalizer = _log_normalizer_parts(z, axis)
     return shifted - log_normalizer
@@ -73,7 +73,7 @@ def softmax(logits, axis=-1):
     >>> softmax([0.0, 0.0, np.log(2.0)]).round(6)
     array([0.25, 0.25, 0.5 ])
     """
-    z = as_float_array(logits, "logits", min_ndim=1)
+    z = as_float_array(logits, "logits", min_ndim=1, logits=True)
     axis = normalize_axis(axis, z.ndim)
     terms = np.exp(z - z.max(axis=axis, keepdims=True))
     return terms / terms.sum(axis=axis, keepdims=True)
