@@ -1,0 +1,69 @@
+"""nbgrader configuration of the Module 6 course directory (this file's directory is the course root).
+
+nbgrader reads this file from the current directory. If it raises, nbgrader only logs an error and
+carries on with its defaults (empty course id, default stubs, feedback that shows hidden tests), so
+``tests/test_nbgrader_config.py`` loads it and checks that every value below is really in effect.
+"""
+
+import os
+import sys
+
+c = get_config()  # noqa: F821 -- injected by traitlets when it runs this file
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+# The feedback preprocessor lives in ``autograder``; a scratch copy of the course (demo, tests)
+# must find the package even when it is run from a directory that is not on sys.path.
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from autograder.feedback_redaction import RedactHiddenTests  # noqa: E402
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
+
+COURSE_ID = "llm-policy-module6"
+ASSIGNMENT = "module6"
+
+c.CourseDirectory.course_id = COURSE_ID
+c.CourseDirectory.root = ROOT
+
+# Setting ``ignore`` replaces nbgrader's defaults, so they are repeated first. The rest keeps
+# instructor-only material (rubrics, answer keys, self-study notebooks, grading state) out of
+# anything nbgrader copies from source/ into release/ or into a student's autograded folder.
+c.CourseDirectory.ignore = [
+    # nbgrader 0.9.6 defaults
+    ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+    # instructor-only material
+    "rubrics", "rubric*", "*rubric*", "keys", "*_key.*", "*.key.*", "answer_key*", "solutions", "*solution*",
+    "selfstudy", "self_study", "*selfstudy*", "instructor*", "INSTRUCTOR*",
+    # grading state and editor/OS debris
+    "gradebook.db*", "*.db", "*.sqlite", "*.orig", "*.rej", "*.bak", "*~", ".DS_Store", ".git*",
+]
+
+# A released solution region becomes this stub; the message says what to do with it (the checks
+# recognise NotImplementedError as "not attempted yet").
+c.ClearSolutions.code_stub = {
+    "python": "# YOUR CODE HERE\n"
+              'raise NotImplementedError("Replace this line with your code, then run the check cell below.")',
+}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE: replace this line with your answer (a few sentences)."
+c.ClearSolutions.enforce_metadata = True
+
+# The assignment is created in the gradebook by ``nbgrader generate_assignment module6``;
+# students are created the first time they are autograded.
+c.GenerateAssignment.create_assignment = True
+c.Autograde.create_student = True
+
+# Kernel execution (autograde, validate). A hidden test cell runs several student calls, each bounded
+# at 10 s by the checks, so a cell gets a minute; a runaway cell is interrupted and scored as an error.
+c.Execute.timeout = 60
+c.Execute.startup_timeout = 120
+c.Execute.interrupt_on_timeout = True
+c.Execute.raise_on_iopub_timeout = True
+
+# The JupyterLab "Validate" button also reports public check cells and answer cells that raise: a
+# released hidden test cell holds only its docstring and would otherwise "pass" on an untouched stub.
+c.Validator.validate_all = True
+
+# Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
+# before the grades are attached and the page is rendered.
+c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]

@@ -1,0 +1,136 @@
+"""nbgrader_config.py really configures nbgrader: it loads without error and its values are in effect.
+
+nbgrader logs a failing config file and carries on with defaults, so "nbgrader ran" proves nothing:
+these tests ask nbgrader's own app, in a fresh process, what it ended up with.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.feedback_redaction import HIDDEN_MESSAGE, PLACEHOLDER, RedactHiddenTests
+from autograder.scratch_course import COURSE_ID, REPO_ROOT
+
+# Runs in a child process (cwd = a course directory) so that nbgrader's singletons and sys.path
+# start clean; it prints what nbgrader's classes resolved from the config.
+PROBE = textwrap.dedent("""
+    import json
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.preprocessors import ClearSolutions, Execute
+    from nbgrader.validator import Validator
+
+    app = NbGraderApp(raise_config_file_errors=True)
+    app.initialize([])
+    cd = app.coursedir
+    stub = ClearSolutions(parent=app)
+    execute = Execute(parent=app)
+    feedback = GenerateFeedback(coursedir=cd, parent=app)
+    print(json.dumps({
+        "course_id": cd.course_id, "root": cd.root, "ignore": list(cd.ignore),
+        "code_stub": stub.code_stub, "text_stub": stub.text_stub,
+        "timeout": execute.timeout, "startup_timeout": execute.startup_timeout,
+        "interrupt_on_timeout": execute.interrupt_on_timeout,
+        "validate_all": Validator(parent=app).validate_all,
+        "feedback_preprocessors": [p.__module__ + "." + p.__name__ for p in feedback.preprocessors],
+    }))
+""")
+
+
+def probe(course: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=course, text=True, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_config_file_loads_without_error():
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
+    assert config.CourseDirectory.course_id == COURSE_ID
+    assert Path(config.CourseDirectory.root) == REPO_ROOT
+
+
+@pytest.mark.parametrize("where", ["repository", "copy"])
+def test_values_are_in_effect(where, tmp_path):
+    if where == "repository":
+        course = REPO_ROOT
+    else:
+        # A scratch copy holds only the config and its folders: root must follow the file, and the
+        # feedback preprocessor must still import.
+        course = tmp_path / "course"
+        course.mkdir()
+        shutil.copyfile(REPO_ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
+    got = probe(course)
+    assert got["course_id"] == COURSE_ID
+    assert Path(got["root"]) == course
+    assert {".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"} <= set(got["ignore"])
+    assert {"rubrics", "keys", "selfstudy"} <= set(got["ignore"])
+    stub = got["code_stub"]["python"]
+    assert "raise NotImplementedError(" in stub and "Replace this line with your code" in stub
+    assert got["text_stub"] != "YOUR ANSWER HERE" and got["text_stub"].startswith("YOUR ANSWER HERE")
+    assert got["timeout"] == 60 and got["startup_timeout"] >= 60 and got["interrupt_on_timeout"] is True
+    assert got["validate_all"] is True
+    assert got["feedback_preprocessors"][0] == "autograder.feedback_redaction.RedactHiddenTests"
+    assert "nbgrader.preprocessors.getgrades.GetGrades" in got["feedback_preprocessors"]
+
+
+def test_ignore_keeps_instructor_material_out(tmp_path):
+    """The ignore globs, applied as nbgrader applies them, drop instructor files and keep data files."""
+    from nbgrader.utils import find_all_files
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
+    names = ["rubrics/ex01.md", "keys/ex01.py", "ex01_key.json", "grading_rubric.md", "selfstudy/a.ipynb",
+             "answer_key.txt", "solutions/a.py", "instructor_notes.md", "__pycache__/x.pyc", "gradebook.db",
+             "data/tokens.csv", "figure.png"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    kept = {Path(p).relative_to(tmp_path).as_posix()
+            for p in find_all_files(str(tmp_path), list(config.CourseDirectory.ignore) + ["*.ipynb"])}
+    assert kept == {"data/tokens.csv", "figure.png"}
+
+
+def _test_cell(source, outputs=()):
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell(source, id="test-x")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": "test_x",
+                                 "points": 1, "schema_version": 3}
+    cell.outputs = [nbformat.NotebookNode(o) for o in outputs]
+    return cell
+
+
+def test_redaction_cuts_hidden_regions_and_tracebacks():
+    cell = _test_cell('"""doc"""\n### BEGIN HIDDEN TESTS\nsecret_call(42)\n### END HIDDEN TESTS\nvisible()',
+                      [{"output_type": "error", "ename": "AssertionError", "evalue": "expected 42",
+                        "traceback": ["secret_call(42)"]},
+                       {"output_type": "stream", "name": "stdout", "text": "feedback line\n"}])
+    cell, _ = RedactHiddenTests().preprocess_cell(cell, {}, 0)
+    assert cell.source == f'"""doc"""\n{PLACEHOLDER}\nvisible()'
+    error = cell.outputs[0]
+    assert "42" not in json.dumps(error) and error["ename"] == "AssertionError" and HIDDEN_MESSAGE in error["traceback"][0]
+    assert cell.outputs[1]["text"] == "feedback line\n"  # printed check feedback is meant for the student
+
+
+def test_redaction_leaves_student_cells_alone():
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("# BEGIN HIDDEN TESTS is just text I typed\nx = 1", id="answer-x")
+    cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "grade_id": "x",
+                                 "schema_version": 3}
+    before = cell.source
+    cell, _ = RedactHiddenTests().preprocess_cell(cell, {}, 0)
+    assert cell.source == before
+
+
+def test_unterminated_hidden_region_hides_the_rest():
+    cell = _test_cell("### BEGIN HIDDEN TESTS\nsecret()\nmore_secret()")
+    cell, _ = RedactHiddenTests().preprocess_cell(cell, {}, 0)
+    assert "secret" not in cell.source
