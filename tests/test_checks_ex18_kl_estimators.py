@@ -1,0 +1,334 @@
+"""The hidden checks of exercise 18 against a corpus of correct, mistaken and hostile answers."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.checks import CHECKS, run_check
+
+STEM = "18_kl_estimators"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
+
+# Pieces shared by several answers (each answer is a complete cell's worth of code).
+LOG_SOFTMAX = """
+import numpy as np
+
+def _log_softmax(z):
+    z = np.asarray(z, dtype=np.float64)
+    if not np.all(np.isfinite(z)):
+        raise ValueError("logits must be finite")
+    shifted = z - z.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+"""
+
+EXACT_KL = LOG_SOFTMAX + """
+def exact_kl_from_logits(p_logits, q_logits):
+    p_logits = np.asarray(p_logits, dtype=np.float64)
+    q_logits = np.asarray(q_logits, dtype=np.float64)
+    if p_logits.shape != q_logits.shape:
+        raise ValueError("p_logits and q_logits must have the same shape")
+    log_p, log_q = _log_softmax(p_logits), _log_softmax(q_logits)
+    return np.sum(np.exp(log_p) * (log_p - log_q), axis=-1)
+"""
+
+SAMPLES_HEAD = """
+def _inputs(log_q, log_p):
+    log_q = np.asarray(log_q, dtype=np.float64)
+    log_p = np.asarray(log_p, dtype=np.float64)
+    if log_q.shape != log_p.shape:
+        raise ValueError("log_q and log_p must have the same shape")
+    if not (np.all(np.isfinite(log_q)) and np.all(np.isfinite(log_p))):
+        raise ValueError("log_q and log_p must be finite")
+    return log_q, log_p
+"""
+
+
+def samples(k1: str, k2: str, k3: str) -> str:
+    """kl_sample_values with the three given expressions of ``lr = log_p - log_q`` and ``r``."""
+    return SAMPLES_HEAD + f"""
+def kl_sample_values(log_q, log_p):
+    log_q, log_p = _inputs(log_q, log_p)
+    lr = log_p - log_q
+    r = np.exp(lr)
+    return {{"k1": {k1}, "k2": {k2}, "k3": {k3}}}
+"""
+
+
+SEED_STYLE = EXACT_KL + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr")
+
+CORRECT = {
+    "seed_style": SEED_STYLE,
+    "careful_numerics": LOG_SOFTMAX + """
+def exact_kl_from_logits(p_logits, q_logits):
+    p_logits = np.asarray(p_logits, dtype=np.float64)
+    q_logits = np.asarray(q_logits, dtype=np.float64)
+    if p_logits.shape != q_logits.shape:
+        raise ValueError("shapes differ")
+    log_p, log_q = _log_softmax(p_logits), _log_softmax(q_logits)
+    d = log_q - log_p
+    # sum of non-negative terms p * (e^d - 1 - d), exact for nearby policies
+    return np.sum(np.exp(log_p) * (np.expm1(d) - d), axis=-1)
+""" + samples("-lr", "lr * lr / 2", "np.expm1(lr) - lr"),
+    "loops": """
+import math
+import numpy as np
+
+def _row_kl(p_row, q_row):
+    mp, mq = max(p_row), max(q_row)
+    lzp = mp + math.log(sum(math.exp(v - mp) for v in p_row))
+    lzq = mq + math.log(sum(math.exp(v - mq) for v in q_row))
+    total = 0.0
+    for a, b in zip(p_row, q_row):
+        lp, lq = a - lzp, b - lzq
+        total += math.exp(lp) * (lp - lq)
+    return total
+
+def exact_kl_from_logits(p_logits, q_logits):
+    p = np.asarray(p_logits, dtype=float)
+    q = np.asarray(q_logits, dtype=float)
+    if p.shape != q.shape or not np.isfinite(p).all() or not np.isfinite(q).all():
+        raise ValueError("bad logits")
+    flat_p = p.reshape(-1, p.shape[-1])
+    flat_q = q.reshape(-1, q.shape[-1])
+    out = [_row_kl(list(a), list(b)) for a, b in zip(flat_p, flat_q)]
+    return np.array(out).reshape(p.shape[:-1])
+
+def kl_sample_values(log_q, log_p):
+    q = np.asarray(log_q, dtype=float)
+    p = np.asarray(log_p, dtype=float)
+    if q.shape != p.shape or not np.isfinite(q).all() or not np.isfinite(p).all():
+        raise ValueError("bad samples")
+    k1, k2, k3 = [], [], []
+    for a, b in zip(q.ravel(), p.ravel()):
+        lr = float(b - a)
+        k1.append(-lr)
+        k2.append(lr * lr / 2)
+        k3.append(math.exp(lr) - 1 - lr)
+    return {"k1": np.reshape(k1, q.shape), "k2": np.reshape(k2, q.shape), "k3": np.reshape(k3, q.shape)}
+""",
+    "returns_lists": EXACT_KL.replace("return np.sum(", "return (lambda a: a.tolist())(np.sum(") + ")" + samples(
+        "(-lr).tolist()", "(0.5 * lr**2).tolist()", "(r - 1.0 - lr).tolist()"),
+    "prints_and_warns": SEED_STYLE.replace(
+        "    lr = log_p - log_q\n",
+        "    lr = log_p - log_q\n    print('log-ratios:', lr)\n"
+        "    import warnings; warnings.warn('k1 is negative for some samples')\n"),
+    "extra_keyword_arguments": EXACT_KL.replace("(p_logits, q_logits):", "(p_logits, q_logits, axis=-1):")
+    + samples("-lr", "0.5 * lr**2", "np.maximum(r - 1.0 - lr, 0.0)").replace(
+        "(log_q, log_p):\n    log_q, log_p", "(log_q, log_p, clip=None):\n    log_q, log_p"),
+    "scipy_based": """
+import numpy as np
+from scipy.special import log_softmax, rel_entr
+
+def exact_kl_from_logits(p_logits, q_logits):
+    p_logits = np.asarray(p_logits, dtype=np.float64)
+    q_logits = np.asarray(q_logits, dtype=np.float64)
+    if p_logits.shape != q_logits.shape or not np.all(np.isfinite(p_logits)) or not np.all(np.isfinite(q_logits)):
+        raise ValueError("bad logits")
+    return rel_entr(np.exp(log_softmax(p_logits, axis=-1)), np.exp(log_softmax(q_logits, axis=-1))).sum(axis=-1)
+""" + SAMPLES_HEAD + """
+def kl_sample_values(log_q, log_p):
+    log_q, log_p = _inputs(log_q, log_p)
+    out = {}
+    out["k3"] = np.exp(log_p - log_q) - 1 - (log_p - log_q)
+    out["k2"] = np.square(log_q - log_p) / 2
+    out["k1"] = log_q - log_p
+    return out
+""",
+}
+
+# One wrong answer per misconception: (source, misconception key that the feedback must name).
+WRONG = {
+    "kl_direction": (EXACT_KL.replace("np.exp(log_p) * (log_p - log_q)", "np.exp(log_q) * (log_q - log_p)")
+                     + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "kl-direction"),
+    "kl_raw_logits_as_log_probs": (EXACT_KL.replace("(log_p - log_q)", "(p_logits - q_logits)")
+                                   + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "kl-unnormalised"),
+    "kl_exp_without_normaliser": (EXACT_KL.replace("np.exp(log_p) *", "np.exp(p_logits) *")
+                                  + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "kl-unnormalised"),
+    "kl_no_max_shift": ("""
+import numpy as np
+
+def exact_kl_from_logits(p_logits, q_logits):
+    p_logits = np.asarray(p_logits, dtype=np.float64)
+    q_logits = np.asarray(q_logits, dtype=np.float64)
+    if p_logits.shape != q_logits.shape:
+        raise ValueError("shapes differ")
+    p = np.exp(p_logits) / np.exp(p_logits).sum(axis=-1, keepdims=True)
+    q = np.exp(q_logits) / np.exp(q_logits).sum(axis=-1, keepdims=True)
+    return np.sum(p * (np.log(p) - np.log(q)), axis=-1)
+""" + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "kl-overflow"),
+    "k1_sign": (SEED_STYLE.replace('"k1": -lr', '"k1": lr'), "k1-sign"),
+    "ratio_inverted": (EXACT_KL + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr").replace(
+        "lr = log_p - log_q", "lr = log_q - log_p"), "ratio-inverted"),
+    "k2_without_half": (EXACT_KL + samples("-lr", "lr**2", "r - 1.0 - lr"), "k2-missing-half"),
+    "k3_missing_minus_one": (EXACT_KL + samples("-lr", "0.5 * lr**2", "r - lr"), "k3-missing-minus-one"),
+    "k3_ratio_inverted_only": (EXACT_KL + samples("-lr", "0.5 * lr**2", "1.0 / r - 1.0 + lr"), "ratio-inverted"),
+    "no_input_checks": ("""
+import numpy as np
+
+def exact_kl_from_logits(p_logits, q_logits):
+    def lsm(z):
+        z = np.asarray(z, dtype=np.float64)
+        s = z - z.max(axis=-1, keepdims=True)
+        return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+    log_p, log_q = lsm(p_logits), lsm(q_logits)
+    if log_p.shape != log_q.shape:
+        n = min(log_p.shape[-1], log_q.shape[-1])
+        log_p, log_q = log_p[..., :n], log_q[..., :n]
+    return np.sum(np.exp(log_p) * (log_p - log_q), axis=-1)
+
+def kl_sample_values(log_q, log_p):
+    log_q = np.asarray(log_q, dtype=np.float64)
+    log_p = np.asarray(log_p, dtype=np.float64)
+    n = min(log_q.size, log_p.size)
+    lr = log_p[:n] - log_q[:n]
+    return {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.exp(lr) - 1 - lr}
+""", "silent-bad-input"),
+    "float32_results": (EXACT_KL.replace("return np.sum(", "return np.float32(1) * np.sum(").replace(
+        "axis=-1)\n", "axis=-1).astype(np.float32)\n", 1) + samples(
+        "(-lr).astype(np.float32)", "(0.5 * lr**2).astype(np.float32)", "(r - 1.0 - lr).astype(np.float32)"),
+        "float32-output"),
+}
+
+# Hostile return values: none may earn the points of the groups they attack.
+ADVERSARIAL = {
+    "always_equal_object": ("""
+import numpy as np
+class Anything:
+    shape = (2,)
+    def __eq__(self, other): return True
+    def __array__(self, dtype=None, copy=None): return np.zeros(2)
+def exact_kl_from_logits(p_logits, q_logits): return Anything()
+def kl_sample_values(log_q, log_p): return {"k1": Anything(), "k2": Anything(), "k3": Anything()}
+""", ("exact_kl", "sample_values")),
+    "ndarray_subclass_lying_eq": ("""
+import numpy as np
+class Liar(np.ndarray):
+    def __eq__(self, other): return np.ones(self.shape, dtype=bool)
+    def __sub__(self, other): return np.zeros(self.shape)
+def exact_kl_from_logits(p_logits, q_logits):
+    return np.ones(np.shape(p_logits)[:-1]).view(Liar)
+def kl_sample_values(log_q, log_p):
+    z = np.ones(np.shape(log_q)).view(Liar)
+    return {"k1": z, "k2": z, "k3": z}
+""", ("exact_kl", "sample_values")),
+    "nan_everywhere": ("""
+import numpy as np
+def exact_kl_from_logits(p_logits, q_logits): return np.full(np.shape(p_logits)[:-1], np.nan)
+def kl_sample_values(log_q, log_p):
+    n = np.full(np.shape(log_q), np.nan)
+    return {"k1": n, "k2": n, "k3": n}
+""", ("exact_kl", "sample_values")),
+    "generators": ("""
+import numpy as np
+def exact_kl_from_logits(p_logits, q_logits): return (0.0 for _ in range(3))
+def kl_sample_values(log_q, log_p): return {"k1": iter([0.0]), "k2": (x for x in [0.0]), "k3": map(float, [0])}
+""", ("public", "exact_kl", "sample_values")),
+    "wrong_shapes_keepdims": (EXACT_KL.replace("axis=-1)\n", "axis=-1, keepdims=True)\n", 1)
+                              + samples("-lr[None]", "0.5 * lr[None]**2", "(r - 1.0 - lr)[None]"),
+                              ("public", "exact_kl", "sample_values")),
+    "huge_arrays": ("""
+import numpy as np
+def exact_kl_from_logits(p_logits, q_logits): return np.zeros(10_000_000)
+def kl_sample_values(log_q, log_p):
+    big = np.zeros(10_000_000)
+    return {"k1": big, "k2": big, "k3": big}
+""", ("public", "exact_kl", "sample_values")),
+    "raises_everything": ("""
+def exact_kl_from_logits(p_logits, q_logits): raise RuntimeError("boom")
+def kl_sample_values(log_q, log_p): raise SystemExit(3)
+""", ("public", "exact_kl", "sample_values", "validation")),
+    "dict_subclass_and_set": ("""
+import numpy as np
+class Sneaky(dict):
+    def __getitem__(self, key): return np.zeros(1)
+    def __eq__(self, other): return True
+def exact_kl_from_logits(p_logits, q_logits): return {0.0, 1.0}
+def kl_sample_values(log_q, log_p): return Sneaky(k1=None, k2=None, k3=None)
+""", ("exact_kl", "sample_values")),
+}
+
+
+def namespace_of(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
+    return namespace
+
+
+def group_points(result) -> dict:
+    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
+
+
+def test_groups_total_ten_points():
+    check = CHECKS[STEM]
+    assert check.points == 10
+    assert [group.name for group in check.groups] == ["public", "exact_kl", "sample_values", "validation"]
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_answers_get_full_marks(name):
+    result = run_check(STEM, namespace_of(CORRECT[name]))
+    assert result.points_earned == result.points_available == 10, result.feedback()
+    assert result.misconceptions == ()
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_each_misconception_loses_points_and_is_named(name):
+    source, key = WRONG[name]
+    result = run_check(STEM, namespace_of(source))
+    assert result.points_earned < result.points_available, result.feedback()
+    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
+    source, attacked = ADVERSARIAL[name]
+    result = run_check(STEM, namespace_of(source))
+    points = group_points(result)
+    for group in attacked:
+        assert points[group][0] == 0, (group, result.feedback())
+
+
+def test_feedback_never_reveals_hidden_inputs():
+    result = run_check(STEM, namespace_of(WRONG["k2_without_half"][0]))
+    text = result.feedback()
+    # No numbers with many digits (hidden inputs or expected values) appear in the feedback.
+    assert not re.search(r"\d\.\d{4,}", text), text
+
+
+# ----------------------------------------------------------------------------- the notebook itself
+
+
+def notebook_code(stub: bool) -> str:
+    """Setup and answer cells of the source notebook; with ``stub`` the solutions become nbgrader stubs."""
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
+            continue
+        if cell.id.startswith("check"):
+            if stub:
+                continue
+        source = cell.source
+        if stub and meta.get("solution"):
+            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
+                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
+                            source, flags=re.S)
+        parts.append(source)
+    return "\n\n".join(parts)
+
+
+def test_notebook_solution_gets_full_marks():
+    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
+    assert result.points_earned == 10, result.feedback()
+
+
+def test_notebook_stub_gets_zero_with_not_implemented_feedback():
+    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
+    assert result.points_earned == 0, result.feedback()
+    assert "not implemented" in result.feedback()

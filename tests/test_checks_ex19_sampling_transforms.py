@@ -1,0 +1,310 @@
+"""The hidden checks of exercise 19 against a corpus of correct, mistaken and hostile answers."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.checks import CHECKS, run_check
+
+STEM = "19_sampling_transforms"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
+
+# A complete, correct answer written in small replaceable pieces; the wrong answers edit one piece.
+COMMON = """
+import numpy as np
+
+def _check_logits(logits):
+    z = np.asarray(logits, dtype=np.float64)
+    if z.ndim != 1 or z.size == 0 or not np.all(np.isfinite(z)):
+        raise ValueError("logits must be a non-empty finite 1-D array")
+    return z
+
+def _softmax(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+def _order(p):
+    return np.argsort(-p, kind="stable")
+
+def _renormalise(p, ids):
+    out = np.zeros_like(p)
+    out[ids] = p[ids]
+    return out / out.sum()
+"""
+
+TEMPERATURE = """
+def temperature_distribution(logits, temperature):
+    z = _check_logits(logits)
+    if not np.isfinite(temperature) or temperature <= 0:
+        raise ValueError("temperature must be positive")
+    return _softmax(z / temperature)
+"""
+
+TOP_K = """
+def top_k_distribution(logits, k):
+    p = _softmax(_check_logits(logits))
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p.size:
+        raise ValueError("k must be an integer in [1, V]")
+    return _renormalise(p, _order(p)[:k])
+"""
+
+TOP_P = """
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1):
+    p = _softmax(_check_logits(logits))
+    if not (0.0 < top_p <= 1.0):
+        raise ValueError("top_p must lie in (0, 1]")
+    if isinstance(min_tokens_to_keep, bool) or not 1 <= min_tokens_to_keep <= p.size:
+        raise ValueError("min_tokens_to_keep must be in [1, V]")
+    order = _order(p)
+    if top_p >= 1.0:
+        count = p.size
+    else:
+        prefix = np.cumsum(p[order])
+        # a float running sum can land an ulp short of a decimal threshold
+        count = int(np.searchsorted(prefix, top_p - 1e-12, side="left")) + 1
+    count = max(min(count, p.size), min_tokens_to_keep)
+    return _renormalise(p, order[:count])
+"""
+
+REFERENCE_STYLE = COMMON + TEMPERATURE + TOP_K + TOP_P
+
+CORRECT = {
+    "vectorised": REFERENCE_STYLE,
+    "loops": """
+import math
+import numpy as np
+
+def _probs(logits, t=1.0):
+    z = [float(v) for v in np.asarray(logits, dtype=float).ravel()]
+    if np.ndim(logits) != 1 or not z or not all(math.isfinite(v) for v in z):
+        raise ValueError("bad logits")
+    m = max(z)
+    e = [math.exp((v - m) / t) for v in z]
+    s = sum(e)
+    return [v / s for v in e]
+
+def temperature_distribution(logits, temperature):
+    if not temperature > 0 or math.isinf(temperature):
+        raise ValueError("temperature must be positive")
+    return np.array(_probs(logits, temperature))
+
+def _ranked(p):
+    return sorted(range(len(p)), key=lambda i: (-p[i], i))
+
+def _kept(p, ids):
+    mass = math.fsum(p[i] for i in ids)
+    return np.array([p[i] / mass if i in ids else 0.0 for i in range(len(p))])
+
+def top_k_distribution(logits, k):
+    p = _probs(logits)
+    if type(k) is not int or not 1 <= k <= len(p):
+        raise TypeError("k must be an int between 1 and V")
+    return _kept(p, set(_ranked(p)[:k]))
+
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1):
+    p = _probs(logits)
+    if not 0 < top_p <= 1:
+        raise ValueError("top_p must be in (0, 1]")
+    ids, mass = [], 0.0
+    for i in _ranked(p):
+        if len(ids) >= min_tokens_to_keep and (mass >= top_p - 1e-9) and top_p < 1:
+            break
+        ids.append(i)
+        mass += p[i]
+    return _kept(p, set(ids))
+""",
+    "hf_style_rule_with_stable_sort": COMMON + TEMPERATURE + TOP_K + """
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1):
+    # Transformers' formulation (drop the tail whose mass is at most 1 - top_p), but with a stable
+    # order in which the smaller id wins ties, and the whole support at top_p = 1.
+    p = _softmax(_check_logits(logits))
+    if not (0.0 < top_p <= 1.0):
+        raise ValueError("top_p must lie in (0, 1]")
+    order = _order(p)
+    tail_first = order[::-1]
+    tail_mass = np.cumsum(p[tail_first])
+    drop = tail_mass <= (1.0 - top_p) * (1 + 1e-12) + 1e-15 if top_p < 1.0 else np.zeros(p.size, bool)
+    drop[-min_tokens_to_keep:] = False
+    return _renormalise(p, tail_first[~drop])
+""",
+    "returns_lists": REFERENCE_STYLE.replace("    return out / out.sum()", "    return (out / out.sum()).tolist()"),
+    "prints_and_warns": REFERENCE_STYLE.replace(
+        "    order = _order(p)\n    if top_p",
+        "    order = _order(p)\n    print('sorted ids', order)\n"
+        "    import warnings; warnings.warn('truncating the distribution')\n    if top_p"),
+    "extra_keyword_arguments": REFERENCE_STYLE.replace(
+        "def temperature_distribution(logits, temperature):",
+        "def temperature_distribution(logits, temperature, axis=-1):").replace(
+        "def top_k_distribution(logits, k):", "def top_k_distribution(logits, k, *, renormalise=True):"),
+    "log_space_renormalisation": COMMON + TEMPERATURE + TOP_K.replace(
+        "return _renormalise(p, _order(p)[:k])",
+        "z = np.log(p)\n    keep = _order(p)[:k]\n    out = np.full(p.size, -np.inf)\n    out[keep] = z[keep]\n"
+        "    out = out - np.logaddexp.reduce(out[keep])\n    return np.exp(out)") + TOP_P,
+}
+
+WRONG = {
+    "temperature_multiplied": (REFERENCE_STYLE.replace("_softmax(z / temperature)", "_softmax(z * temperature)"),
+                               "temperature-multiplied"),
+    "temperature_not_rejected": (REFERENCE_STYLE.replace(
+        "    if not np.isfinite(temperature) or temperature <= 0:\n        raise ValueError(\"temperature must be positive\")\n",
+        "    temperature = abs(temperature) + 1e-3\n"), "silent-bad-input"),
+    "no_renormalisation": (REFERENCE_STYLE.replace("    return out / out.sum()", "    return out"), "no-renormalise"),
+    "ties_to_larger_id": (REFERENCE_STYLE.replace('np.argsort(-p, kind="stable")', 'np.argsort(p, kind="stable")[::-1]'),
+                          "ties-larger-id"),
+    "top_k_value_threshold": (REFERENCE_STYLE.replace(
+        "return _renormalise(p, _order(p)[:k])", "return _renormalise(p, p >= p[_order(p)[k - 1]])"),
+        "top-k-ties-extra"),
+    "top_k_bad_k_accepted": (REFERENCE_STYLE.replace(
+        "    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p.size:\n"
+        "        raise ValueError(\"k must be an integer in [1, V]\")\n",
+        "    k = max(1, min(int(k), p.size))\n"), "silent-bad-input"),
+    "top_p_drops_threshold_token": (REFERENCE_STYLE.replace(
+        'np.searchsorted(prefix, top_p - 1e-12, side="left")) + 1', 'np.searchsorted(prefix, top_p - 1e-12, side="left"))'),
+        "top-p-drops-threshold-token"),
+    "top_p_strict_comparison": (REFERENCE_STYLE.replace(
+        'np.searchsorted(prefix, top_p - 1e-12, side="left")', 'np.searchsorted(prefix, top_p, side="right")'),
+        "top-p-keeps-extra"),
+    "top_p_no_rounding_tolerance": (REFERENCE_STYLE.replace("top_p - 1e-12", "top_p"), "top-p-keeps-extra"),
+    "top_p_one_not_special": (REFERENCE_STYLE.replace("if top_p >= 1.0:", "if False:"), "top-p-one-drops-support"),
+    "min_tokens_ignored": (REFERENCE_STYLE.replace(
+        "count = max(min(count, p.size), min_tokens_to_keep)", "count = min(count, p.size)"), "min-tokens-ignored"),
+    "top_p_range_not_checked": (REFERENCE_STYLE.replace(
+        "    if not (0.0 < top_p <= 1.0):\n        raise ValueError(\"top_p must lie in (0, 1]\")\n", ""),
+        "silent-bad-input"),
+    "float32_results": (REFERENCE_STYLE.replace("    return out / out.sum()", "    return (out / out.sum()).astype(np.float32)")
+                        .replace("return _softmax(z / temperature)", "return _softmax(z / temperature).astype(np.float32)"),
+                        "float32-output"),
+}
+
+ADVERSARIAL = {
+    "always_equal_object": ("""
+import numpy as np
+class Anything:
+    def __eq__(self, other): return True
+    def __array__(self, dtype=None, copy=None): return np.ones(4) / 4
+def temperature_distribution(logits, temperature): return Anything()
+def top_k_distribution(logits, k): return Anything()
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): return Anything()
+""", ("public", "temperature", "top_k", "top_p")),
+    "ndarray_subclass": ("""
+import numpy as np
+class Liar(np.ndarray):
+    def __eq__(self, other): return np.ones(self.shape, dtype=bool)
+    def sum(self, *a, **k): return 1.0
+def _fake(logits):
+    return np.zeros(np.shape(logits)).view(Liar)
+def temperature_distribution(logits, temperature): return _fake(logits)
+def top_k_distribution(logits, k): return _fake(logits)
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): return _fake(logits)
+""", ("public", "temperature", "top_k", "top_p")),
+    "nan_everywhere": ("""
+import numpy as np
+def temperature_distribution(logits, temperature): return np.full(np.shape(logits), np.nan)
+def top_k_distribution(logits, k): return np.full(np.shape(logits), np.nan)
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): return np.full(np.shape(logits), np.nan)
+""", ("public", "temperature", "top_k", "top_p")),
+    "generators_and_wrong_shapes": ("""
+import numpy as np
+def temperature_distribution(logits, temperature): return (x for x in [1.0])
+def top_k_distribution(logits, k): return np.ones((1, len(logits))) / len(logits)
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): return {"p": 1.0}
+""", ("public", "temperature", "top_k", "top_p")),
+    "huge_and_raising": ("""
+import numpy as np
+def temperature_distribution(logits, temperature): return np.zeros(10_000_000)
+def top_k_distribution(logits, k): raise KeyboardInterrupt
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): raise RuntimeError("no")
+""", ("public", "temperature", "top_k", "top_p")),
+}
+
+
+def namespace_of(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
+    return namespace
+
+
+def group_points(result) -> dict:
+    return {group.name: group.points_earned for group in result.groups}
+
+
+def test_groups_total_ten_points():
+    check = CHECKS[STEM]
+    assert check.points == 10
+    assert [group.name for group in check.groups] == ["public", "temperature", "top_k", "top_p", "validation"]
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_answers_get_full_marks(name):
+    result = run_check(STEM, namespace_of(CORRECT[name]))
+    assert result.points_earned == 10, result.feedback()
+    assert result.misconceptions == ()
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_each_misconception_loses_points_and_is_named(name):
+    source, key = WRONG[name]
+    result = run_check(STEM, namespace_of(source))
+    assert result.points_earned < 10, result.feedback()
+    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
+    source, attacked = ADVERSARIAL[name]
+    result = run_check(STEM, namespace_of(source))
+    points = group_points(result)
+    for group in attacked:
+        assert points[group] == 0, (group, result.feedback())
+
+
+def test_the_seeds_solution_loses_only_the_taught_boundary_cases():
+    # The seed's own top-p compares a float running sum with 0.80 without a tolerance, so on
+    # logits log(0.5, 0.3, 0.15, 0.05) it keeps three tokens; the notebook teaches two.
+    seed = REFERENCE_STYLE.replace("top_p - 1e-12", "top_p").replace("if top_p >= 1.0:", "if False:")
+    result = run_check(STEM, namespace_of(seed))
+    failed = [case.name for case in result.cases if not case.passed]
+    assert failed == ["top-p: the seed's nucleus at 0.80 keeps two tokens",
+                      "top-p: top_p = 1 keeps even a token of probability 1e-20"], result.feedback()
+
+
+def test_feedback_never_reveals_hidden_inputs():
+    result = run_check(STEM, namespace_of(WRONG["ties_to_larger_id"][0]))
+    assert not re.search(r"\d\.\d{4,}", result.feedback()), result.feedback()
+
+
+# ----------------------------------------------------------------------------- the notebook itself
+
+
+def notebook_code(stub: bool) -> str:
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
+            continue
+        if stub and cell.id.startswith("check"):
+            continue
+        source = cell.source
+        if stub and meta.get("solution"):
+            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
+                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
+                            source, flags=re.S)
+        parts.append(source)
+    return "\n\n".join(parts)
+
+
+def test_notebook_solution_gets_full_marks():
+    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
+    assert result.points_earned == 10, result.feedback()
+
+
+def test_notebook_stub_gets_zero_with_not_implemented_feedback():
+    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
+    assert result.points_earned == 0, result.feedback()
+    assert "not implemented" in result.feedback()

@@ -1,0 +1,337 @@
+"""The hidden checks of exercise 20 against a corpus of correct, mistaken and hostile validators."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.checks import CHECKS, run_check
+
+STEM = "20_rollout_validation"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
+
+SUMMARY = """
+from dataclasses import dataclass
+from typing import Any, Mapping
+import numpy as np
+
+@dataclass(frozen=True)
+class RolloutBatchSummary:
+    batch_size: int
+    max_response_tokens: int
+    active_tokens: int
+    terminated_sequences: int
+    truncated_sequences: int
+    mean_response_length: float
+"""
+
+# A correct validator, one rule per block, so that each wrong answer can remove or alter one block.
+BLOCKS = {
+    "fields": """
+    required = ("response_ids", "response_mask", "old_logprobs", "ref_logprobs",
+                "sequence_rewards", "terminated", "truncated", "stop_reason")
+    missing = [name for name in required if name not in batch]
+    if missing:
+        raise ValueError(f"batch is missing {missing}")
+""",
+    "arrays": """
+    ids = np.asarray(batch["response_ids"])
+    mask = np.asarray(batch["response_mask"]).astype(bool)
+    old = np.asarray(batch["old_logprobs"], dtype=np.float64)
+    ref = np.asarray(batch["ref_logprobs"], dtype=np.float64)
+    rewards = np.asarray(batch["sequence_rewards"], dtype=np.float64)
+    terminated = np.asarray(batch["terminated"], dtype=bool)
+    truncated = np.asarray(batch["truncated"], dtype=bool)
+    reasons = np.asarray(batch["stop_reason"], dtype=object)
+""",
+    "shapes": """
+    if ids.ndim != 2 or not (ids.shape == mask.shape == old.shape == ref.shape):
+        raise ValueError("token-level arrays must share one [B, T] shape")
+    B, T = ids.shape
+    for name, array in (("sequence_rewards", rewards), ("terminated", terminated),
+                        ("truncated", truncated), ("stop_reason", reasons)):
+        if array.shape != (B,):
+            raise ValueError(f"{name} must have shape ({B},)")
+""",
+    "empty": """
+    lengths = mask.sum(axis=1)
+    if np.any(lengths == 0):
+        raise ValueError("every response needs an active token")
+""",
+    "contiguous": """
+    if not np.array_equal(mask, np.arange(T)[None, :] < lengths[:, None]):
+        raise ValueError("response_mask must be ones then zeros in every row")
+""",
+    "active_finite": """
+    if not (np.all(np.isfinite(old[mask])) and np.all(np.isfinite(ref[mask]))):
+        raise ValueError("log-probabilities must be finite on active tokens")
+""",
+    "padding_nan": """
+    if not (np.all(np.isnan(old[~mask])) and np.all(np.isnan(ref[~mask]))):
+        raise ValueError("log-probabilities must be NaN on padding")
+""",
+    "rewards": """
+    if not np.all(np.isfinite(rewards)):
+        raise ValueError("sequence_rewards must be finite")
+""",
+    "reasons": """
+    for reason in reasons.tolist():
+        if not isinstance(reason, str) or reason == "":
+            raise ValueError("every stop_reason must be a non-empty string")
+""",
+    "result": """
+    return RolloutBatchSummary(
+        batch_size=int(B), max_response_tokens=int(T), active_tokens=int(mask.sum()),
+        terminated_sequences=int(terminated.sum()), truncated_sequences=int(truncated.sum()),
+        mean_response_length=float(lengths.mean()),
+    )
+""",
+}
+
+
+def validator(**changes: str) -> str:
+    """The correct validator with some blocks replaced (``""`` removes a block)."""
+    body = "".join(changes.get(name, block) for name, block in BLOCKS.items())
+    return SUMMARY + "\ndef validate_rollout_batch(batch):" + body
+
+
+CORRECT = {
+    "blockwise": validator(),
+    "type_errors_for_types": validator(reasons="""
+    for reason in reasons.tolist():
+        if not isinstance(reason, str):
+            raise TypeError("stop_reason entries must be strings")
+        if not reason.strip():
+            raise ValueError("stop_reason must not be empty")
+"""),
+    "loops": SUMMARY + """
+import math
+
+def validate_rollout_batch(batch, *, strict=True):
+    for name in ("response_ids", "response_mask", "old_logprobs", "ref_logprobs",
+                 "sequence_rewards", "terminated", "truncated", "stop_reason"):
+        if name not in batch:
+            raise ValueError("missing field " + name)
+    ids = [list(row) for row in np.asarray(batch["response_ids"]).tolist()] if np.ndim(batch["response_ids"]) == 2 else None
+    if ids is None:
+        raise ValueError("response_ids must be 2-D")
+    B, T = len(ids), len(ids[0])
+    rows = {}
+    for name in ("response_mask", "old_logprobs", "ref_logprobs"):
+        array = np.asarray(batch[name], dtype=float)
+        if array.shape != (B, T):
+            raise ValueError(name + " is misaligned")
+        rows[name] = array.tolist()
+    lengths = []
+    for b in range(B):
+        mask = [bool(v) for v in rows["response_mask"][b]]
+        n = sum(mask)
+        if n == 0 or mask != [True] * n + [False] * (T - n):
+            raise ValueError("bad mask in row %d" % b)
+        for t in range(T):
+            for name in ("old_logprobs", "ref_logprobs"):
+                v = rows[name][b][t]
+                if mask[t] and not math.isfinite(v):
+                    raise ValueError(name + " not finite on an active token")
+                if not mask[t] and not math.isnan(v):
+                    raise ValueError(name + " must be NaN on padding")
+        lengths.append(n)
+    per_seq = {}
+    for name in ("sequence_rewards", "terminated", "truncated", "stop_reason"):
+        values = list(np.asarray(batch[name], dtype=object).tolist()) if np.ndim(batch[name]) == 1 else None
+        if values is None or len(values) != B:
+            raise ValueError(name + " must have one entry per response")
+        per_seq[name] = values
+    if not all(math.isfinite(float(r)) for r in per_seq["sequence_rewards"]):
+        raise ValueError("rewards must be finite")
+    if not all(type(s) is str and s for s in per_seq["stop_reason"]):
+        raise ValueError("stop reasons must be non-empty strings")
+    return RolloutBatchSummary(B, T, sum(lengths), sum(map(bool, per_seq["terminated"])),
+                               sum(map(bool, per_seq["truncated"])), sum(lengths) / B)
+""",
+    "prints_and_warns": validator(result="""
+    print(f"batch of {B} responses, {int(mask.sum())} active tokens")
+    import warnings; warnings.warn("some responses are both terminated and truncated")
+""" + BLOCKS["result"]),
+    "numpy_scalars_in_the_summary": validator(result="""
+    return RolloutBatchSummary(np.int64(B), np.int32(T), mask.sum(), terminated.sum(), np.sum(truncated),
+                               lengths.mean())
+"""),
+}
+
+# (source, misconception key, a case that must fail)
+WRONG = {
+    "flags_exclusive": (validator(reasons=BLOCKS["reasons"] + """
+    if np.any(terminated & truncated):
+        raise ValueError("a response cannot be both terminated and truncated")
+"""), "flags-exclusive", "a response both terminated and truncated is structurally valid"),
+    "padding_counted": (validator(result=BLOCKS["result"].replace("active_tokens=int(mask.sum())",
+                                                                  "active_tokens=int(mask.size)")),
+                        "padding-counted", "a valid batch of 4"),
+    "finite_padding_accepted": (validator(padding_nan=""), "silent-bad-input", "a finite old log-probability on padding"),
+    "gaps_accepted": (validator(contiguous=""), "silent-bad-input", "a mask with a gap (1, 0, 1, 0)"),
+    "empty_response_accepted": (validator(empty="    lengths = mask.sum(axis=1)\n"), "silent-bad-input",
+                                "a response with an empty mask"),
+    "missing_fields_as_keyerror": (validator(fields=""), "missing-field-keyerror", "the field 'stop_reason' is missing"),
+    "empty_stop_reason_accepted": (validator(reasons="""
+    if not all(isinstance(r, str) for r in reasons.tolist()):
+        raise ValueError("stop reasons must be strings")
+"""), "silent-bad-input", "an empty stop_reason"),
+    "nan_rewards_accepted": (validator(rewards="""
+    if np.any(np.isinf(rewards)):
+        raise ValueError("infinite reward")
+"""), "silent-bad-input", "a NaN reward"),
+    "sequence_shapes_unchecked": (validator(shapes="""
+    if ids.ndim != 2 or not (ids.shape == mask.shape == old.shape == ref.shape):
+        raise ValueError("token-level arrays must share one [B, T] shape")
+    B, T = ids.shape
+"""), "silent-bad-input", "sequence_rewards has B + 1 entries"),
+    "active_nan_accepted": (validator(active_finite=""), "silent-bad-input",
+                            "NaN log-probability on an active token (old)"),
+}
+
+ADVERSARIAL = {
+    "always_equal_object": ("""
+class Anything:
+    def __eq__(self, other): return True
+    def __getattr__(self, name): return 2
+def validate_rollout_batch(batch): return Anything()
+""", ("public", "summary")),
+    "properties_that_raise": (SUMMARY + """
+@dataclass(frozen=True)
+class Tricky(RolloutBatchSummary):
+    def __getattribute__(self, name):
+        if name == "active_tokens":
+            raise RuntimeError("reading this field fails")
+        return object.__getattribute__(self, name)
+def validate_rollout_batch(batch): return Tricky(2, 2, 3, 1, 1, 1.5)
+""", ("public", "summary")),
+    "nan_summary": (SUMMARY + """
+def validate_rollout_batch(batch):
+    n = float("nan")
+    return RolloutBatchSummary(n, n, n, n, n, n)
+""", ("public", "summary")),
+    "generator": ("""
+def validate_rollout_batch(batch):
+    yield 1
+""", ("public", "summary", "structure", "values")),
+    "always_raises": ("""
+def validate_rollout_batch(batch):
+    raise ValueError("everything is invalid")
+""", ("public", "summary")),
+    "never_raises_constant_summary": (SUMMARY + """
+def validate_rollout_batch(batch):
+    return RolloutBatchSummary(2, 2, 3, 1, 1, 1.5)
+""", ("structure", "values")),
+    "exits": ("""
+def validate_rollout_batch(batch):
+    raise SystemExit(0)
+""", ("public", "summary", "structure", "values")),
+}
+
+
+def namespace_of(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
+    return namespace
+
+
+def test_groups_total_ten_points():
+    check = CHECKS[STEM]
+    assert check.points == 10
+    assert [group.name for group in check.groups] == ["public", "summary", "structure", "values"]
+
+
+def test_batch_sizes_one_to_five_are_covered():
+    sizes = set()
+    for case in CHECKS[STEM].cases(["summary"]):
+        batch = case.calls[0].args[0]
+        sizes.add(len(batch["sequence_rewards"]))
+    assert {1, 2, 3, 4, 5} <= sizes
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_validators_get_full_marks(name):
+    result = run_check(STEM, namespace_of(CORRECT[name]))
+    assert result.points_earned == 10, result.feedback()
+    assert result.misconceptions == ()
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_each_mistake_loses_points_and_is_named(name):
+    source, key, case_name = WRONG[name]
+    result = run_check(STEM, namespace_of(source))
+    assert result.points_earned < 10, result.feedback()
+    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+    failed = {case.name for case in result.cases if not case.passed}
+    assert case_name in failed, (case_name, sorted(failed))
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_hostile_validators_earn_nothing_in_the_groups_they_attack(name):
+    source, attacked = ADVERSARIAL[name]
+    result = run_check(STEM, namespace_of(source))
+    points = {group.name: group.points_earned for group in result.groups}
+    for group in attacked:
+        assert points[group] == 0, (group, result.feedback())
+
+
+RULE_CASES = {
+    "empty": ["a response with an empty mask"],
+    "contiguous": ["a mask that is not a prefix (1, 1, 0, 1)", "a mask with a gap (1, 0, 1, 0)"],
+    "active_finite": ["-inf log-probability on an active token (ref)", "NaN log-probability on an active token (old)"],
+    "padding_nan": ["a finite old log-probability on padding", "a finite ref log-probability on padding"],
+    "rewards": ["a NaN reward", "an infinite reward"],
+    "reasons": ["a stop_reason that is not a string", "an empty stop_reason"],
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULE_CASES))
+def test_each_rule_is_broken_alone(rule):
+    # A validator that skips exactly one rule fails exactly that rule's cases: each invalid batch
+    # breaks one rule and no other.
+    changes = {rule: "    lengths = mask.sum(axis=1)\n" if rule == "empty" else ""}
+    result = run_check(STEM, namespace_of(validator(**changes)))
+    failed = sorted(case.name for case in result.cases if not case.passed)
+    assert failed == sorted(RULE_CASES[rule]), failed
+
+
+def test_feedback_never_reveals_hidden_inputs():
+    result = run_check(STEM, namespace_of(WRONG["padding_counted"][0]))
+    assert not re.search(r"\d\.\d{3,}", result.feedback()), result.feedback()
+
+
+# ----------------------------------------------------------------------------- the notebook itself
+
+
+def notebook_code(stub: bool) -> str:
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
+            continue
+        if stub and cell.id.startswith("check"):
+            continue
+        source = cell.source
+        if stub and meta.get("solution"):
+            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
+                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
+                            source, flags=re.S)
+        parts.append(source)
+    return "\n\n".join(parts)
+
+
+def test_notebook_solution_gets_full_marks():
+    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
+    assert result.points_earned == 10, result.feedback()
+
+
+def test_notebook_stub_gets_zero_with_not_implemented_feedback():
+    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
+    assert result.points_earned == 0, result.feedback()
+    assert "not implemented" in result.feedback()
