@@ -1,0 +1,109 @@
+"""Exercise 01 (stop reasons): correct answers earn full marks, each classic mistake is named."""
+
+from __future__ import annotations
+
+import pytest
+
+import concept_notebook_support as support
+
+STEM = "01_stop_reasons"
+NAMES = ("stop_flags", "possible_reasons_at_47", "possible_reasons_at_64", "validator_should_reject_both_flags",
+         "fixed_budget_flags")
+
+CANONICAL = """
+stop_flags = {
+    "response_1": {"stop_reason": "eos", "terminated": True, "truncated": False},
+    "response_2": {"stop_reason": "length", "terminated": False, "truncated": True},
+}
+possible_reasons_at_47 = {"eos", "stop_string", "timeout", "abort"}
+possible_reasons_at_64 = {"eos", "length", "stop_string", "timeout", "abort"}
+validator_should_reject_both_flags = False
+fixed_budget_flags = {"terminated": True, "truncated": False}
+"""
+
+CORRECT = {
+    "canonical": CANONICAL,
+    "built from the reference's vocabulary with dataclass-like dicts": """
+from dataclasses import asdict, dataclass
+
+@dataclass
+class Flags:
+    stop_reason: str
+    terminated: bool
+    truncated: bool
+
+stop_flags = {"response_1": asdict(Flags("EOS", True, False)), "response_2": asdict(Flags(" length ", False, True))}
+possible_reasons_at_47 = ["abort", "timeout", "stop-string", "eos"]
+possible_reasons_at_64 = ("EOS", "Length", "stop string", "timeout", "abort", "eos")
+validator_should_reject_both_flags = np.False_
+fixed_budget_flags = {"truncated": 0, "terminated": 1}
+""",
+    "extra fields and printing": CANONICAL + """
+stop_flags["response_1"]["tokens"] = 47
+stop_flags["response_2"]["tokens"] = 64
+print(stop_flags)
+possible_reasons_at_64 = frozenset(possible_reasons_at_64)
+validator_should_reject_both_flags = "no"
+""",
+}
+
+WRONG = [
+    ("budget treated as the task's end",
+     CANONICAL + 'stop_flags["response_2"].update(terminated=True, truncated=False)', "budget-as-terminal"),
+    ("budget sets both flags", CANONICAL + 'stop_flags["response_2"].update(terminated=True)', "budget-as-terminal"),
+    ("eos treated as a cut", CANONICAL + 'stop_flags["response_1"].update(terminated=False, truncated=True)',
+     "eos-as-truncation"),
+    ("47 tokens means eos", CANONICAL + 'possible_reasons_at_47 = {"eos"}', "length-reveals-cause"),
+    ("64 tokens means the budget", CANONICAL + 'possible_reasons_at_64 = {"length"}', "length-reveals-cause"),
+    ("64 tokens cannot be eos", CANONICAL + 'possible_reasons_at_64 = {"length", "stop_string", "timeout", "abort"}',
+     "length-reveals-cause"),
+    ("budget at 47 tokens", CANONICAL + 'possible_reasons_at_47 = {"eos", "length", "stop_string", "timeout", "abort"}',
+     "budget-below-limit"),
+    ("both flags forbidden", CANONICAL + "validator_should_reject_both_flags = True", "forbid-both-flags"),
+    ("flags read off the reason name", CANONICAL + 'fixed_budget_flags = {"terminated": False, "truncated": True}',
+     "flags-from-reason-name"),
+]
+
+
+def test_key_follows_the_reference_contract():
+    from autograder.keys import ex01_stop_reasons as key
+    from course.reference import EOS_IS_TERMINAL
+
+    assert key.STOP_FLAGS["response_1"] == EOS_IS_TERMINAL.map("eos")
+    assert (key.STOP_FLAGS["response_2"].terminated, key.STOP_FLAGS["response_2"].truncated) == (False, True)
+    assert (key.FIXED_BUDGET_FLAGS.terminated, key.FIXED_BUDGET_FLAGS.truncated) == (True, False)
+
+
+def test_notebook_solution_gets_full_marks():
+    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    support.assert_stub_scores_zero(STEM)
+
+
+def test_notebook_cells_match_the_check():
+    support.assert_notebook_matches_check(STEM, 3)
+
+
+@pytest.mark.parametrize("label", sorted(CORRECT))
+def test_correct_answers_get_full_marks(label):
+    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
+
+
+@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
+def test_each_mistake_loses_points_and_is_named(label, source, key):
+    support.assert_misconception(STEM, support.namespace_from(source), key)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
+def test_hostile_values_earn_nothing_for_their_item(name, label):
+    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+
+
+def test_a_reason_outside_the_table_is_refused_by_name():
+    result = support.grade(STEM, support.namespace_from(
+        CANONICAL + 'stop_flags["response_2"]["stop_reason"] = "max_new_tokens"'))
+    failed = [case for case in result.cases if not case.passed]
+    assert len(failed) == 1 and "'max_new_tokens' is not an option" in failed[0].message
