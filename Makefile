@@ -23,9 +23,13 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m autograder.demo
 
-## make lab: JupyterLab on the student notebooks (and the self-study flavour, once built)
-lab: $(STAMP)
-	$(PY) -m jupyter lab --notebook-dir=. release/module6
+## make lab: JupyterLab with both flavours: release/module6 (graded) and selfstudy/module6 (self-study)
+lab: $(STAMP) selfstudy
+	$(PY) -m jupyter lab --notebook-dir=.
+
+## make selfstudy: build the self-study notebooks (local checks, hints, gated worked solutions)
+selfstudy: $(STAMP)
+	$(PY) -m autograder.selfstudy.build
 
 ## make release: regenerate release/module6 from source/module6 with nbgrader
 release: $(STAMP)

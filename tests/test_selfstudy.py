@@ -1,0 +1,118 @@
+"""Self-study mode: full local checks, progress, gated reveal, and no leak into release/."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import selfstudy
+from autograder.checks import CHECKS
+from autograder.selfstudy import Reveal, build
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = ROOT / "release" / "module6"
+STEMS = sorted(CHECKS)
+
+
+@pytest.fixture
+def progress(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / ".selfstudy-progress.json"
+
+
+def test_every_exercise_has_hints_a_worked_solution_and_an_idea():
+    assert len(STEMS) == 20
+    for stem in STEMS:
+        material = selfstudy.load_solution(stem)
+        assert material["hints"], f"{stem}: no hints"
+        assert len(material["solution"]) > 200, f"{stem}: the worked solution is too thin"
+        assert material["remember"].strip(), f"{stem}: no idea to remember"
+
+
+def test_reveal_asks_for_confirmation_before_a_first_attempt(progress):
+    state = Reveal("15_stable_log_softmax", progress_path=progress)
+    assert state.request_solution() == "confirm"
+    assert not state.solution_shown
+    assert state.request_solution() == "shown"
+    assert state.solution_shown
+
+
+def test_reveal_opens_at_once_after_a_check_ran(progress):
+    selfstudy.record_attempt("15_stable_log_softmax", 3.0, 9.0, path=progress)
+    state = Reveal("15_stable_log_softmax", progress_path=progress)
+    assert state.request_solution() == "shown"
+    other = Reveal("16_causal_shift", progress_path=progress)
+    assert other.request_solution() == "confirm", "an attempt at one exercise must not open another"
+
+
+def test_hints_come_one_at_a_time_then_stop(progress):
+    state = Reveal("15_stable_log_softmax", progress_path=progress)
+    hints = [state.next_hint() for _ in range(len(state.material["hints"]))]
+    assert hints == state.material["hints"]
+    assert state.next_hint() is None
+
+
+def test_check_runs_hidden_cases_prints_feedback_and_records_the_attempt(progress, capsys):
+    def stable_log_softmax(logits, axis=-1):
+        raise NotImplementedError
+
+    earned = selfstudy.check("15_stable_log_softmax", "numerics", {"stable_log_softmax": stable_log_softmax})
+    out = capsys.readouterr().out
+    assert earned == 0.0
+    assert "not implemented" in out
+    assert selfstudy.has_attempted("15_stable_log_softmax", progress)
+    assert json.loads(progress.read_text())["15_stable_log_softmax"]["attempts"] == 1
+
+
+def test_check_gives_full_points_to_the_reference(progress, capsys):
+    from course.reference import stable_log_softmax
+
+    earned = selfstudy.check("15_stable_log_softmax", None, {"stable_log_softmax": stable_log_softmax})
+    assert earned == CHECKS["15_stable_log_softmax"].points
+    assert "FAIL" not in capsys.readouterr().out
+
+
+def test_reveal_widget_confirms_then_shows_the_solution(progress):
+    panel = selfstudy.reveal("15_stable_log_softmax")
+    state = panel._reveal_state
+    buttons = panel.children[0].children
+    solution_button = buttons[1]
+    solution_button.click()
+    assert "click again" in panel.children[1].value and not state.solution_shown
+    solution_button.click()
+    assert state.solution_shown and solution_button.disabled
+
+
+def test_build_turns_hidden_tests_into_local_checks(tmp_path):
+    written = build.build(tmp_path / "selfstudy")
+    assert [p.name for p in written] == sorted(p.name for p in RELEASE.glob("*.ipynb"))
+    for path in written:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        assert not any("nbgrader" in cell.metadata for cell in nb.cells), f"{path.name}: nbgrader metadata left"
+        release = nbformat.read(RELEASE / path.name, as_version=4)
+        groups = [c.metadata["nbgrader"]["grade_id"].removeprefix("test_") for c in release.cells
+                  if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+        calls = re.findall(r'check\("([^"]+)", "([^"]+)", globals\(\)\)', "\n".join(c.source for c in nb.cells))
+        assert calls == [(path.stem, group) for group in groups]
+        assert {g.name for g in CHECKS[path.stem].groups} == set(groups)
+        assert nb.cells[-1].source.endswith(f'reveal("{path.stem}")')
+
+
+def _paragraphs(text: str) -> list:
+    """Substantive lines of the self-study material (long enough to be a real leak if found)."""
+    lines = [re.sub(r"\s+", " ", line).strip() for line in text.splitlines()]
+    return [line for line in lines if len(line) >= 40 and not line.startswith("#")]
+
+
+def test_no_self_study_material_reaches_the_release():
+    released = "\n".join(re.sub(r"\s+", " ", p.read_text(encoding="utf-8"))
+                         for p in RELEASE.rglob("*") if p.is_file())
+    released = released.replace("\\n", " ")
+    for path in sorted(selfstudy.SOLUTIONS.glob("*.md")):
+        for line in _paragraphs(path.read_text(encoding="utf-8")):
+            assert line not in released, f"{path.name} leaks into release/: {line[:60]!r}"
