@@ -1,0 +1,387 @@
+"""The hidden checks of exercise 16 against a corpus of correct, mistaken and hostile answers."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.checks import CHECKS, run_check
+from course import reference
+
+STEM = "16_causal_shift"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
+
+# Input checks shared by the answers below (each answer is a complete cell's worth of code).
+CHECKED = """
+import numpy as np
+
+def _checked(model_logits, input_ids, response_token_mask):
+    logits = np.asarray(model_logits, dtype=np.float64)
+    ids = np.asarray(input_ids)
+    mask = np.asarray(response_token_mask)
+    if logits.ndim != 3:
+        raise ValueError("model_logits must be [B, L, V]")
+    if ids.dtype == bool or not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError("input_ids must be integers")
+    if ids.shape != logits.shape[:2] or mask.shape != ids.shape:
+        raise ValueError("input_ids and response_token_mask must be [B, L]")
+    if logits.shape[1] < 2:
+        raise ValueError("L must be at least 2")
+    if ids.min() < 0 or ids.max() >= logits.shape[2]:
+        raise ValueError("input_ids outside the vocabulary")
+    if not np.isfinite(logits).all():
+        raise ValueError("model_logits must be finite")
+    return logits, ids, mask
+
+def _log_softmax(z, axis=-1):
+    shifted = z - z.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+"""
+
+
+def answer(body: str, signature: str = "model_logits, input_ids, response_token_mask") -> str:
+    """A complete answer: the shared helpers, then ``body`` as the function's body."""
+    return (CHECKED + f"\ndef causal_response_logprobs({signature}):\n"
+            + textwrap.indent(textwrap.dedent(body), "    "))
+
+
+CORRECT = {
+    "take_along_axis": answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected, mask[:, 1:].astype(bool)
+    """),
+    "fancy_indexing_gather_first": answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        B, L, V = logits.shape
+        rows = np.arange(B)[:, None]
+        cols = np.arange(L - 1)[None, :]
+        # pick the target's logit first, then subtract the log-normaliser of its row
+        target_logit = logits[rows, cols, ids[:, 1:]]
+        m = logits[:, :-1].max(axis=-1)
+        lse = m + np.log(np.exp(logits[:, :-1] - m[..., None]).sum(axis=-1))
+        return target_logit - lse, mask[:, 1:] == 1
+    """),
+    "python_loops": answer("""
+        import math
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        B, L, V = logits.shape
+        selected = np.zeros((B, L - 1))
+        shifted = np.zeros((B, L - 1), dtype=bool)
+        for b in range(B):
+            for t in range(L - 1):
+                row = [float(v) for v in logits[b, t]]
+                m = max(row)
+                total = math.fsum(math.exp(v - m) for v in row)
+                selected[b, t] = row[int(ids[b, t + 1])] - m - math.log(total)
+                shifted[b, t] = bool(mask[b, t + 1])
+        return selected, shifted
+    """),
+    "returns_lists_and_int_mask": answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return [selected.tolist(), mask[:, 1:].astype(int).tolist()]
+    """),
+    "keeps_float32": answer("""
+        dtype = np.float32 if getattr(model_logits, "dtype", None) == np.float32 else np.float64
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :].astype(dtype))
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected, mask[:, 1:].astype(bool)
+    """),
+    "prints_warns_and_extra_keyword": answer("""
+        import warnings
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        if verbose:
+            print("batch", logits.shape)
+        warnings.warn("computing log-probabilities", RuntimeWarning)
+        log_p = _log_softmax(logits[:, :-1, :])
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected, mask[:, 1:].astype(bool)
+    """, signature="model_logits, input_ids, response_token_mask, verbose=True"),
+    "namedtuple_result": answer("""
+        from collections import namedtuple
+        Result = namedtuple("Result", "selected shifted_mask")
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        return Result(np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool))
+    """),
+}
+
+WRONG = {
+    "same_position_full_length": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        selected = np.take_along_axis(_log_softmax(logits), ids[..., None], axis=-1)[..., 0]
+        return selected, mask[:, 1:].astype(bool)
+    """), "same-position"),
+    "same_position_drop_first": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, 1:, :])
+        return np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "same-position"),
+    "same_position_drop_last": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        return np.take_along_axis(log_p, ids[:, :-1, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "same-position"),
+    "shift_backwards": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, 1:, :])
+        return np.take_along_axis(log_p, ids[:, :-1, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "shift-backwards"),
+    "mask_shifted_wrong_way": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        return np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, :-1].astype(bool)
+    """), "mask-wrong-shift"),
+    "mask_not_shifted": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        return np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask.astype(bool)
+    """), "mask-not-shifted"),
+    "gathers_raw_logits": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        return np.take_along_axis(logits[:, :-1], ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "gathered-logits"),
+    "gathers_probabilities": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        p = np.exp(_log_softmax(logits[:, :-1, :]))
+        return np.take_along_axis(p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "gathered-probabilities"),
+    "normalises_over_positions": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :], axis=1)
+        return np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "normalised-wrong-axis"),
+    "zeroes_masked_positions": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        shifted = mask[:, 1:].astype(bool)
+        return np.where(shifted, selected, 0.0), shifted
+    """), "masked-selected"),
+    "no_max_shift": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        z = logits[:, :-1, :]
+        log_p = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        return np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+    """), "no-max-shift"),
+    "casts_float_ids_silently": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    logits = np.asarray(model_logits, dtype=np.float64)
+    ids = np.asarray(input_ids).astype(np.int64)
+    mask = np.asarray(response_token_mask)
+    if logits.ndim != 3 or ids.shape != logits.shape[:2] or mask.shape != ids.shape or logits.shape[1] < 2:
+        raise ValueError("bad shapes")
+    if ids.min() < 0 or ids.max() >= logits.shape[2] or not np.isfinite(logits).all():
+        raise ValueError("bad values")
+    z = logits[:, :-1, :]
+    shifted = z - z.max(axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0], mask[:, 1:].astype(bool)
+""", "silent-bad-input"),
+    "no_input_checks": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    z = np.asarray(model_logits, dtype=np.float64)[:, :-1, :]
+    shifted = z - z.max(axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    ids = np.asarray(input_ids)
+    selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+    return selected, np.asarray(response_token_mask)[:, 1:].astype(bool)
+""", "silent-bad-input"),
+}
+
+# Hostile answers and what they attack: whole groups, or (for a hostile half of the pair) every split
+# case that judges that half.
+ADVERSARIAL = {
+    "object_with_lying_eq": ("""
+import numpy as np
+class Anything:
+    def __eq__(self, other): return True
+    def __array__(self, dtype=None, copy=None): return np.zeros((1, 2))
+def causal_response_logprobs(model_logits, input_ids, response_token_mask): return Anything(), Anything()
+""", ("public", "alignment", "inputs")),
+    "ndarray_subclass_lying_eq": ("""
+import numpy as np
+class Liar(np.ndarray):
+    def __eq__(self, other): return np.ones(self.shape, dtype=bool)
+    def __sub__(self, other): return np.zeros(self.shape)
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    B, L = np.shape(input_ids)
+    return np.full((B, L - 1), -0.5).view(Liar), np.zeros((B, L - 1), dtype=bool).view(Liar)
+""", ("public", "alignment", "inputs")),
+    "nan_everywhere": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    B, L = np.shape(input_ids)
+    return np.full((B, L - 1), np.nan), np.asarray(response_token_mask)[:, 1:].astype(bool)
+""", ("inputs", "selected log-probabilities")),
+    "generator_pair": ("""
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    return (x for x in range(2))
+""", ("public", "alignment", "inputs", "validation")),
+    "one_array_instead_of_a_pair": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    B, L = np.shape(input_ids)
+    return np.full((B, L - 1), -np.log(4.0))
+""", ("public", "alignment", "inputs")),
+    "three_items": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    B, L = np.shape(input_ids)
+    return np.full((B, L - 1), -np.log(4.0)), np.ones((B, L - 1), dtype=bool), None
+""", ("public", "alignment", "inputs")),
+    "huge_arrays": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    return np.zeros(10_000_000), np.zeros(10_000_000, dtype=bool)
+""", ("public", "alignment", "inputs", "validation")),
+    "raises_everything": ("""
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    raise KeyboardInterrupt
+""", ("public", "alignment", "inputs", "validation")),
+    "mask_of_twos": ("""
+import numpy as np
+def causal_response_logprobs(model_logits, input_ids, response_token_mask):
+    z = np.asarray(model_logits, dtype=np.float64)[:, :-1, :]
+    shifted = z - z.max(axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    selected = np.take_along_axis(log_p, np.asarray(input_ids)[:, 1:, None], axis=-1)[..., 0]
+    return selected, np.full(selected.shape, 2)
+""", ("inputs", "shifted mask")),
+}
+
+
+def namespace_of(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
+    return namespace
+
+
+def group_points(result) -> dict:
+    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
+
+
+def test_groups_and_points():
+    check = CHECKS[STEM]
+    assert [group.name for group in check.groups] == ["public", "alignment", "inputs", "validation"]
+    assert check.points == 9  # plus the 1-point explanation in the notebook
+
+
+def test_notebook_totals_ten_points():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    points = [cell.metadata["nbgrader"]["points"] for cell in notebook.cells
+              if cell.metadata.get("nbgrader", {}).get("grade")]
+    assert sum(points) == 10
+    graded_ids = {cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
+                  if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"}
+    assert graded_ids == {group.grade_id for group in CHECKS[STEM].groups}
+
+
+def test_the_reference_gets_full_marks():
+    result = run_check(STEM, {"causal_response_logprobs": reference.causal_response_logprobs})
+    assert result.points_earned == result.points_available, result.feedback()
+
+
+def test_validation_cases_are_rejected_by_the_reference_too():
+    for case in CHECKS[STEM].cases(["validation"]):
+        (call,) = case.calls
+        with pytest.raises((ValueError, TypeError)):
+            reference.causal_response_logprobs(*call.args, **call.kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_answers_get_full_marks(name):
+    result = run_check(STEM, namespace_of(CORRECT[name]))
+    assert result.points_earned == result.points_available, result.feedback()
+    assert result.misconceptions == ()
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_each_misconception_loses_points_and_is_named(name):
+    source, key = WRONG[name]
+    result = run_check(STEM, namespace_of(source))
+    assert result.points_earned < result.points_available, result.feedback()
+    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+
+
+def test_the_public_check_alone_cannot_see_the_same_position_mistake_but_the_hidden_ones_do():
+    result = run_check(STEM, namespace_of(WRONG["same_position_drop_first"][0]))
+    points = group_points(result)
+    assert points["public"] == (2, 2)
+    assert points["alignment"][0] <= 1.5, result.feedback()
+
+
+def test_a_wrongly_shifted_mask_keeps_the_points_for_selected():
+    result = run_check(STEM, namespace_of(WRONG["mask_shifted_wrong_way"][0]), ["alignment"])
+    assert result.points_earned == pytest.approx(1.5), result.feedback()
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
+    source, attacked = ADVERSARIAL[name]
+    result = run_check(STEM, namespace_of(source))
+    points = group_points(result)
+    for target in attacked:
+        if target in points:
+            assert points[target][0] == 0, (target, result.feedback())
+        else:
+            judged = [case for case in result.cases if case.name.endswith(target)]
+            assert judged and not any(case.passed for case in judged), (target, result.feedback())
+
+
+def test_feedback_never_reveals_hidden_inputs():
+    for name in ("same_position_full_length", "gathers_raw_logits", "mask_shifted_wrong_way"):
+        text = run_check(STEM, namespace_of(WRONG[name][0])).feedback()
+        assert not re.search(r"\d\.\d{4,}", text), text
+
+
+# ----------------------------------------------------------------------------- the notebook itself
+
+
+def notebook_code(stub: bool) -> str:
+    """Setup and answer cells of the source notebook; with ``stub`` the solutions become nbgrader stubs."""
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
+            continue
+        if cell.id.startswith("check") and stub:
+            continue
+        source = cell.source
+        if stub and meta.get("solution"):
+            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
+                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
+                            source, flags=re.S)
+        parts.append(source)
+    return "\n\n".join(parts)
+
+
+def test_notebook_solution_gets_full_marks():
+    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
+    assert result.points_earned == result.points_available == 9, result.feedback()
+
+
+def test_notebook_stub_gets_zero_with_not_implemented_feedback():
+    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
+    assert result.points_earned == 0, result.feedback()
+    assert "not implemented" in result.feedback()
+
+
+def test_notebook_is_stored_without_outputs_and_public_cells_import_no_grader():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, cell.id
+            if not cell.metadata.get("nbgrader", {}).get("grade"):
+                assert "autograder" not in cell.source and "course.reference" not in cell.source, cell.id
