@@ -1,0 +1,101 @@
+"""Exercise 03 (the one-token error): correct answers earn full marks, each alignment mistake is named."""
+
+from __future__ import annotations
+
+import pytest
+
+import concept_notebook_support as support
+
+STEM = "03_one_token_error"
+NAMES = ("targets", "slice_choice", "gather_shapes", "unshifted_raises_error")
+
+CANONICAL = """
+targets = [7, 42, 9, 13, 2, None]
+slice_choice = "A"
+gather_shapes = {"unshifted": (2, 6, 1), "shifted": (2, 5, 1)}
+unshifted_raises_error = False
+"""
+
+CORRECT = {
+    "canonical": CANONICAL,
+    "computed with numpy": """
+row = np.array([101, 7, 42, 9, 13, 2])
+targets = [int(t) for t in row[1:]] + [None]
+slice_choice = " a "
+logits = np.zeros((2, 6, 128))
+ids = np.tile(row, (2, 1))
+gather_shapes = {
+    "unshifted": np.take_along_axis(logits, ids[..., None], axis=-1).shape,
+    "shifted": list(np.take_along_axis(logits[:, :-1], ids[:, 1:, None], axis=-1).shape),
+}
+unshifted_raises_error = 0
+""",
+    "numpy integers, a tuple and an integer array": """
+targets = (np.int64(7), np.int32(42), 9.0, 13, 2, None)
+slice_choice = "A"
+gather_shapes = {"shifted": np.array([2, 5, 1]), "unshifted": (np.int64(2), 6, 1)}
+unshifted_raises_error = "false"
+print("done")
+""",
+}
+
+WRONG = [
+    ("same-position targets", CANONICAL + "targets = [101, 7, 42, 9, 13, 2]", "same-position-pairing"),
+    ("targets shifted backwards", CANONICAL + "targets = [None, 101, 7, 42, 9, 13]", "predicts-the-past"),
+    ("np.roll wraps around", CANONICAL + "targets = [7, 42, 9, 13, 2, 101]", "wrap-around"),
+    ("no entry for the last position", CANONICAL + "targets = [7, 42, 9, 13, 2]", "no-slot-for-last"),
+    ("unshifted slices", CANONICAL + 'slice_choice = "C"', "same-position-pairing"),
+    ("slices shifted backwards", CANONICAL + 'slice_choice = "B"', "predicts-the-past"),
+    ("both trimmed at the end", CANONICAL + 'slice_choice = "D"', "trimmed-same-position"),
+    ("shift keeps the length", CANONICAL + 'gather_shapes["shifted"] = (2, 6, 1)', "shift-keeps-length"),
+    ("expects an error", CANONICAL + "unshifted_raises_error = True", "expects-shape-error"),
+]
+
+
+def test_key_targets_come_from_the_reference_alignment():
+    from autograder.keys import ex03_one_token_error as key
+
+    assert key.TARGETS == tuple(key.ROW[1:]) + (None,)
+    assert key.GATHER_SHAPES == {"unshifted": (2, 6, 1), "shifted": (2, 5, 1)}
+
+
+def test_notebook_solution_gets_full_marks():
+    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    support.assert_stub_scores_zero(STEM)
+
+
+def test_notebook_cells_match_the_check():
+    support.assert_notebook_matches_check(STEM, 3)
+
+
+@pytest.mark.parametrize("label", sorted(CORRECT))
+def test_correct_answers_get_full_marks(label):
+    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
+
+
+@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
+def test_each_mistake_loses_points_and_is_named(label, source, key):
+    support.assert_misconception(STEM, support.namespace_from(source), key)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
+def test_hostile_values_earn_nothing_for_their_item(name, label):
+    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+
+
+@pytest.mark.parametrize("bad", ["[7, 42, 9, 13, 2, -1]", "[7, 42, 9, 13, 2, float('nan')]",
+                                 "[7, 42, 9, 13, 2, True]", "'7 42 9 13 2'", "{7, 42, 9, 13, 2}"])
+def test_malformed_targets_fail_with_a_message(bad):
+    result = support.grade(STEM, support.namespace_from(CANONICAL + f"targets = {bad}"))
+    case = next(case for case in result.cases if case.name == "target of every logits position")
+    assert not case.passed and case.message
+
+
+def test_a_shape_without_the_trailing_axis_gets_a_hint():
+    result = support.grade(STEM, support.namespace_from(CANONICAL + 'gather_shapes["unshifted"] = (2, 6)'))
+    case = next(case for case in result.cases if case.name == "shape of the unshifted gather")
+    assert not case.passed and "trailing axis" in case.message
