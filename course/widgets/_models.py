@@ -348,40 +348,52 @@ def truncation_preset_state(preset: str = "default", **overrides) -> TruncationS
 
 @dataclass(frozen=True)
 class KLPreset:
-    """Two distributions over named outcomes; samples come from ``q``."""
+    """Two distributions over named outcomes; samples come from ``q``.
+
+    ``p_text`` and ``q_text`` are what the explorer's text boxes show; fractions
+    such as ``2/3`` keep the values exact through :func:`parse_distribution`.
+    """
 
     label: str
-    p: tuple[float, ...]
-    q: tuple[float, ...]
+    p_text: str
+    q_text: str
     outcomes: tuple[str, ...]
     lesson: str
+
+    @property
+    def p(self) -> np.ndarray:
+        return parse_distribution(self.p_text, "p")
+
+    @property
+    def q(self) -> np.ndarray:
+        return parse_distribution(self.q_text, "q")
 
 
 KL_PRESETS: dict[str, KLPreset] = {
     # r = 2 on x=0 and r = 1/2 on x=1: the seed's k1, k2, k3 numbers are the two sample values.
     "k_estimators": KLPreset(
         "r = 2 or 1/2: q = (1/3, 2/3), p = (2/3, 1/3)",
-        (2 / 3, 1 / 3), (1 / 3, 2 / 3), ("x=0", "x=1"),
+        "2/3, 1/3", "1/3, 2/3", ("x=0", "x=1"),
         "Samples have r = 2 or r = 1/2, the seed's two cases: k1 changes sign, k2 and k3 do not.",
     ),
     "support_missing_mass": KLPreset(
         "Support 1: q = (1, 0), p = (0.8, 0.2)",
-        (0.8, 0.2), (1.0, 0.0), ("x=0", "x=1"),
+        "0.8, 0.2", "1, 0", ("x=0", "x=1"),
         "p has mass where q never samples: E_q[p/q] = 0.8, so k3's control variate is off by 0.2.",
     ),
     "support_infinite_log": KLPreset(
         "Support 2: q = (0.8, 0.2), p = (1, 0)",
-        (1.0, 0.0), (0.8, 0.2), ("x=0", "x=1"),
+        "1, 0", "0.8, 0.2", ("x=0", "x=1"),
         "q samples x=1 where p = 0: log r = -inf there and KL(q||p) is infinite.",
     ),
     "behaviour_target": KLPreset(
         "Support violation: q = mu = (0.7, 0.3, 0), p = pi = (0.6, 0.2, 0.2)",
-        (0.6, 0.2, 0.2), (0.7, 0.3, 0.0), ("a=1", "a=2", "a=3"),
+        "0.6, 0.2, 0.2", "0.7, 0.3, 0", ("a=1", "a=2", "a=3"),
         "The behaviour policy q never takes a=3, which the target p takes with probability 0.2.",
     ),
     "chain_root": KLPreset(
         "Chain-rule root: q = (0.5, 0.5), p = (0.6, 0.4)",
-        (0.6, 0.4), (0.5, 0.5), ("a=0", "a=1"),
+        "0.6, 0.4", "0.5, 0.5", ("a=0", "a=1"),
         "Close distributions: all three estimators are near the exact KL, with different spreads.",
     ),
 }
@@ -563,10 +575,10 @@ def kl_state(
     unseen = (p > 0) & ~drawn  # p has mass here, q never samples it
     if lost.any():
         where = ", ".join(f"{outcomes[i]} (q = {q[i]:g})" for i in np.flatnonzero(lost))
-        reasons["kl_qp"] = f"q samples {where} where p = 0: log r = -inf there (q << p fails)"
+        reasons["kl_qp"] = f"q samples {where} where p = 0: log r = -inf there (q \u226a p fails)"
     if unseen.any():
         where = ", ".join(f"{outcomes[i]} (p = {p[i]:g})" for i in np.flatnonzero(unseen))
-        reasons["kl_pq"] = f"p has mass on {where} where q = 0 (p << q fails)"
+        reasons["kl_pq"] = f"p has mass on {where} where q = 0 (p \u226a q fails)"
     weight_mean = float(ref.importance_weight_mean(p, q))
 
     ratio = np.full(size, math.nan)

@@ -35,10 +35,6 @@ COLUMNS = (
 CUSTOM = "custom"
 
 
-def _fmt_list(values) -> str:
-    return ", ".join(f"{v:.6g}" for v in values)
-
-
 class KLExplorer(Explorer):
     """Exact KL between p and q against the k1, k2, k3 estimates from draws of q.
 
@@ -56,9 +52,9 @@ class KLExplorer(Explorer):
         self.controls = {
             "preset": widgets.Dropdown(options=options, value=preset, description="preset",
                                        layout=widgets.Layout(width="560px")),
-            "p": widgets.Text(value=_fmt_list(start.p), description="p", continuous_update=False,
+            "p": widgets.Text(value=start.p_text, description="p", continuous_update=False,
                               layout=widgets.Layout(width="275px")),
-            "q": widgets.Text(value=_fmt_list(start.q), description="q (draws)",
+            "q": widgets.Text(value=start.q_text, description="q (draws)",
                               continuous_update=False, layout=widgets.Layout(width="275px")),
             "samples": widgets.SelectionSlider(
                 options=[(str(n), n) for n in SAMPLE_SIZES], value=samples,
@@ -117,8 +113,8 @@ class KLExplorer(Explorer):
         chosen = KL_PRESETS[change["new"]]
         self._suspend = True
         try:
-            self.controls["p"].value = _fmt_list(chosen.p)
-            self.controls["q"].value = _fmt_list(chosen.q)
+            self.controls["p"].value = chosen.p_text
+            self.controls["q"].value = chosen.q_text
         finally:
             self._suspend = False
         self.refresh()
@@ -132,7 +128,7 @@ class KLExplorer(Explorer):
             if preset != CUSTOM:
                 chosen = KL_PRESETS[preset]
                 if (self.controls["p"].value, self.controls["q"].value) != (
-                        _fmt_list(chosen.p), _fmt_list(chosen.q)):
+                        chosen.p_text, chosen.q_text):
                     self._suspend = True
                     try:
                         self.controls["preset"].value = CUSTOM

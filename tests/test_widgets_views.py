@@ -1,0 +1,342 @@
+"""The widget views without a browser: construction, programmatic control changes, labels, figures."""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import subprocess
+import sys
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (only to check that no pyplot figure appears)
+
+from course.widgets import (  # noqa: E402
+    ChainRuleExplorer,
+    KLExplorer,
+    TruncationExplorer,
+    chain_rule_explorer,
+    chain_rule_from_controls,
+    kl_explorer,
+    kl_preset_state,
+    kl_state,
+    truncation_explorer,
+    truncation_preset_state,
+)
+from course.widgets._format import format_number, parse_number  # noqa: E402
+
+NUM = re.compile(r'<span class="m6-num"[^>]*>([^<]*)</span>')
+REASON = re.compile(r'<span class="m6-reason"[^>]*>\(([^<]*)\)</span>')
+
+
+def shown(label: widgets.HTML) -> str:
+    match = NUM.search(label.value)
+    assert match, f"no number in {label.value!r}"
+    return match.group(1)
+
+
+def shown_number(label: widgets.HTML) -> float:
+    return parse_number(shown(label))
+
+
+def reason(label: widgets.HTML) -> str | None:
+    match = REASON.search(label.value)
+    return html.unescape(match.group(1)) if match else None
+
+
+def assert_honest(labels: dict) -> None:
+    """Every NaN or inf on screen has a non-empty reason next to it."""
+    for key, label in labels.items():
+        text = shown(label)
+        if text in ("NaN", "inf", "\u2212inf"):
+            assert reason(label), f"{key} shows {text} without a reason"
+
+
+def artist_count(figure) -> int:
+    return sum(len(ax.get_children()) for ax in figure.axes)
+
+
+# ------------------------------------------------------------------ truncation
+
+
+def test_notebook_presets_build_displayable_containers():
+    for explorer in (truncation_explorer(preset="nucleus"),
+                     truncation_explorer(preset="truncation_correction"),
+                     kl_explorer(preset="support"), kl_explorer(preset="k_estimators"),
+                     chain_rule_explorer()):
+        assert isinstance(explorer, widgets.VBox)
+        bundle = explorer._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle
+        assert bytes(explorer.plot.image.value[:4]) == b"\x89PNG"
+        assert explorer.error is None
+
+
+def test_truncation_labels_show_the_model_state():
+    w = truncation_explorer(preset="truncation_correction")
+    s = truncation_preset_state("truncation_correction")
+    assert shown(w.labels["support_mass"]) == format_number(s.support_mass) == "0.850000"
+    assert shown(w.labels["ratio_error"]) == "1.915686"
+    assert shown(w.labels["behaviour_logprob"]) == "\u22121.223775"
+    assert shown(w.labels["logprob_shift"]) == "0.162519"
+    assert shown(w.labels["log_correction"]) == "0.162519"
+    assert shown(w.labels["behaviour_prob"]) == "0.294118"
+    assert shown(w.labels["base_prob"]) == "0.250000"
+    assert shown(w.labels["support"]).startswith("Paris, Lyon, Nice (3 of 5)")
+    assert "n = 4" in w.labels["ratio_error"].value
+
+
+def test_moving_top_p_from_080_to_081_adds_the_third_token():
+    w = truncation_explorer(preset="nucleus")
+    before = w.plot.image.value
+    assert shown(w.labels["support_mass"]) == "0.800000"
+    w.controls["top_p"].value = 0.81
+    assert w.state.support.tolist() == [True, True, True, False]
+    assert shown(w.labels["support_mass"]) == "0.950000"
+    assert shown(w.labels["support"]).startswith("mat, sofa, floor (3 of 4)")
+    assert w.plot.image.value != before
+
+
+def test_every_truncation_control_reaches_the_model():
+    w = truncation_explorer(preset="default")
+    changes = {"temperature": 1.5, "top_k": 3, "top_p": 0.55, "min_tokens_to_keep": 2,
+               "positions": 9, "banned": (0,), "chosen": 2}
+    for key, value in changes.items():
+        w.controls[key].value = value
+        params = w.parameters()
+        expected = truncation_preset_state("default", **params)
+        assert w.state.support.tolist() == expected.support.tolist(), key
+        assert shown_number(w.labels["ratio_error"]) == pytest.approx(expected.ratio_error,
+                                                                       abs=5e-7), key
+        assert shown_number(w.labels["tempered_logprob"]) == pytest.approx(
+            expected.tempered_logprob, abs=5e-7), key
+    assert w.parameters() == {**changes, "top_k": 3, "banned": (0,)}
+    assert w.state.removed_by[0] == "banned"
+
+
+def test_slider_round_off_does_not_reach_the_model():
+    # The front end may send 0.8000000000000002 for the 0.80 step: the model must see 0.80.
+    w = truncation_explorer(preset="nucleus")
+    w.controls["top_p"].value = 0.8000000000000002
+    assert w.parameters()["top_p"] == 0.80
+    assert w.state.support.sum() == 2
+
+
+def test_chosen_token_outside_the_support_shows_minus_inf_with_reason():
+    w = truncation_explorer(preset="nucleus")
+    w.controls["chosen"].value = 3
+    assert shown(w.labels["behaviour_logprob"]) == "\u2212inf"
+    assert "moon" in reason(w.labels["behaviour_logprob"])
+    assert shown(w.labels["behaviour_prob"]) == "0.000000"
+    assert_honest(w.labels)
+
+
+def test_banning_everything_shows_nan_with_reason():
+    w = truncation_explorer(preset="nucleus")
+    w.controls["banned"].value = (0, 1, 2, 3)
+    assert w.state.error
+    assert shown(w.labels["support_mass"]) == "NaN"
+    assert_honest(w.labels)
+    assert "no behaviour distribution" in w.status.value
+    w.controls["banned"].value = ()
+    assert shown(w.labels["support_mass"]) == "0.800000"
+    assert w.status.value == ""
+
+
+def test_temperature_shows_the_tempered_bars_and_a_note():
+    w = truncation_explorer(preset="nucleus")
+    tempered = w._bars["tempered"]
+    assert not any(rect.get_visible() for rect in tempered)
+    w.controls["temperature"].value = 2.0
+    assert all(rect.get_visible() for rect in tempered)
+    assert "T = 2" in w.notes.value
+
+
+def test_caller_logits_get_default_token_names():
+    w = truncation_explorer([3.0, 1.0, 0.0], top_p=0.9)
+    assert w.tokens == ("t0", "t1", "t2")
+    assert w.controls["top_k"].max == 3
+    with pytest.raises(ValueError, match="tokens need logits"):
+        truncation_explorer(tokens=["a", "b"])
+    with pytest.raises(ValueError, match="preset"):
+        truncation_explorer(preset="beam")
+
+
+# ------------------------------------------------------------------ KL
+
+
+def test_kl_support_preset_offers_both_counterexamples():
+    w = kl_explorer(preset="support")
+    keys = [value for _, value in w.controls["preset"].options]
+    assert "support_missing_mass" in keys and "support_infinite_log" in keys
+    assert w.controls["preset"].value == "support_missing_mass"
+    assert shown(w.labels["kl_pq"]) == "inf" and "p \u226a q" in reason(w.labels["kl_pq"])
+    assert shown(w.labels["weight_mean"]) == "0.800000"
+    w.select("support_infinite_log")
+    assert w.controls["q"].value == "0.8, 0.2" and w.controls["p"].value == "1, 0"
+    assert shown(w.labels["kl_qp"]) == "inf" and "q \u226a p" in reason(w.labels["kl_qp"])
+    assert shown(w.labels["sample_mean.k3"]) == "inf"
+    assert "landed where p = 0" in w.reasons.value
+    assert_honest(w.labels)
+
+
+def test_kl_table_matches_the_model():
+    w = kl_explorer(preset="k_estimators")
+    s = kl_preset_state("k_estimators", samples=1000, seed=0)
+    for k in ("k1", "k2", "k3"):
+        assert shown_number(w.labels[f"sample_mean.{k}"]) == pytest.approx(s.sample_mean[k], abs=5e-7)
+        assert shown_number(w.labels[f"expected.{k}"]) == pytest.approx(s.expected[k], abs=5e-7)
+        assert shown_number(w.labels[f"negative_fraction.{k}"]) == pytest.approx(
+            s.negative_fraction[k], abs=5e-4)
+    assert shown_number(w.labels["negative_fraction.k1"]) > 0.2
+    assert shown_number(w.labels["sample_min.k3"]) > 0
+    assert shown(w.labels["bias.k2"]) == format_number(math.log(2) ** 2 / 2 - math.log(2) / 3)
+
+
+def test_kl_sample_slider_and_seed_change_the_estimates():
+    w = kl_explorer(preset="k_estimators")
+    w.controls["samples"].value = 20000
+    s = kl_preset_state("k_estimators", samples=20000, seed=0)
+    assert shown_number(w.labels["sample_mean.k1"]) == pytest.approx(s.sample_mean["k1"], abs=5e-7)
+    w.controls["seed"].value = 9
+    s9 = kl_preset_state("k_estimators", samples=20000, seed=9)
+    assert shown_number(w.labels["sample_mean.k1"]) == pytest.approx(s9.sample_mean["k1"], abs=5e-7)
+    assert s9.sample_mean["k1"] != s.sample_mean["k1"]
+
+
+def test_editing_p_and_q_switches_to_custom_and_bad_text_is_explained():
+    w = kl_explorer(preset="k_estimators")
+    w.controls["p"].value = "0.2, 0.3, 0.5"
+    # Lengths differ from q now: no numbers, a reason instead.
+    assert w.controls["preset"].value == "custom"
+    assert w.state is None
+    assert shown(w.labels["kl_qp"]) == "NaN" and "same length" in reason(w.labels["kl_qp"])
+    assert "Cannot compute" in w.status.value
+    w.controls["q"].value = "0.1 0.6 0.3"
+    expected = kl_state([0.2, 0.3, 0.5], [0.1, 0.6, 0.3], samples=1000, seed=0)
+    assert shown_number(w.labels["kl_qp"]) == pytest.approx(expected.kl_qp, abs=5e-7)
+    assert len(w.plot.figure.axes[1].patches) == 9  # three estimators at three outcomes
+    w.controls["q"].value = "0.5, 0.6, x"
+    assert "not a number" in w.status.value
+    assert_honest(w.labels)
+
+
+# ------------------------------------------------------------------ chain rule
+
+
+def test_chain_rule_labels_and_sliders():
+    w = chain_rule_explorer()
+    assert shown(w.labels["root"]) == "0.020136"
+    assert shown(w.labels["expected_conditional"]) == "0.187370"
+    assert shown(w.labels["total"]) == shown(w.labels["joint"]) == "0.207506"
+    assert shown(w.labels["agree"]) == "yes"
+    for key, value in (("p0", 0.3), ("q0", 0.7), ("p_given_0", 0.1), ("p_given_1", 0.9),
+                       ("q_given_0", 0.45), ("q_given_1", 0.05)):
+        w.controls[key].value = value
+        expected = chain_rule_from_controls(**w.parameters())
+        assert shown_number(w.labels["joint"]) == pytest.approx(expected.joint, abs=5e-7), key
+        assert shown_number(w.labels["total"]) == pytest.approx(expected.total, abs=5e-7), key
+        assert shown(w.labels["agree"]) == "yes"
+    assert w.parameters() == {"p0": 0.3, "q0": 0.7, "p_given": (0.1, 0.9), "q_given": (0.45, 0.05)}
+
+
+def test_chain_rule_at_zero_probability_shows_inf_with_reasons():
+    w = chain_rule_explorer()
+    w.controls["q0"].value = 0.0
+    assert shown(w.labels["root"]) == "inf"
+    assert shown(w.labels["joint"]) == "inf"
+    assert shown(w.labels["difference"]) == "NaN"
+    assert_honest(w.labels)
+
+
+# ------------------------------------------------------------------ in-place redraw
+
+
+@pytest.mark.parametrize("build, control, values", [
+    (lambda: truncation_explorer(preset="default"), "top_p", [0.3, 0.6, 0.95, 0.5, 1.0]),
+    (lambda: truncation_explorer(preset="default"), "temperature", [0.5, 2.0, 1.0, 3.0]),
+    (lambda: kl_explorer(preset="k_estimators"), "samples", [10, 100, 5000, 2]),
+    (lambda: kl_explorer(preset="support"), "preset", ["support_infinite_log", "chain_root"]),
+    (lambda: chain_rule_explorer(), "p0", [0.1, 0.5, 0.9]),
+])
+def test_redraws_update_the_same_figure_in_place(build, control, values):
+    figures_before = plt.get_fignums()
+    w = build()
+    figure = w.plot.figure
+    image = w.plot.image
+    w.controls[control].value = values[0]
+    artists = artist_count(figure)
+    axes = len(figure.axes)
+    for value in values[1:]:
+        w.controls[control].value = value
+    assert w.plot.figure is figure and w.plot.image is image
+    assert len(figure.axes) == axes
+    assert artist_count(figure) == artists
+    assert w.children[-2] is image or image in _descendants(w)
+    assert plt.get_fignums() == figures_before  # nothing for the inline backend to pile up
+
+
+def _descendants(widget):
+    out = []
+    for child in getattr(widget, "children", ()):
+        out.append(child)
+        out.extend(_descendants(child))
+    return out
+
+
+def test_value_labels_carry_their_own_css_classes():
+    for w, prefix in ((truncation_explorer(preset="nucleus"), "m6-trunc-"),
+                      (kl_explorer(), "m6-kl-"), (chain_rule_explorer(), "m6-chain-")):
+        classes = [c for label in w.labels.values() for c in label._dom_classes
+                   if c.startswith(prefix)]
+        assert len(classes) == len(set(classes)) == len(w.labels)
+        for control in w.controls.values():
+            assert any(c.startswith(prefix) for c in control._dom_classes)
+        assert prefix.rstrip("-") in w._dom_classes
+
+
+def test_axes_are_labelled():
+    for w in (truncation_explorer(), kl_explorer(), chain_rule_explorer()):
+        for ax in w.plot.figure.axes:
+            if not ax.axison:
+                continue  # the tree diagram has no axes, only labelled nodes
+            assert ax.get_ylabel(), ax
+            assert ax.get_xlabel() or ax.get_xticklabels(), ax
+
+
+def test_colours_are_okabe_ito():
+    from course.widgets._figure import OKABE_ITO
+
+    palette = {matplotlib.colors.to_hex(c) for c in OKABE_ITO.values()}
+    for w in (truncation_explorer(), kl_explorer()):
+        for ax in w.plot.figure.axes:
+            for patch in ax.patches:
+                if patch.get_facecolor()[3] > 0 and patch.get_height() > 0:
+                    colour = matplotlib.colors.to_hex(patch.get_facecolor(), keep_alpha=False)
+                    assert colour in palette | {"#e6e6e6"}, colour
+
+
+def test_widgets_import_neither_student_code_nor_the_grader():
+    code = ("import sys, course.widgets; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('autograder', 'nbgrader')]; "
+            "print(bad); sys.exit(1 if bad or 'matplotlib.pyplot' in sys.modules else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_explorer_types():
+    assert isinstance(truncation_explorer(), TruncationExplorer)
+    assert isinstance(kl_explorer(), KLExplorer)
+    assert isinstance(chain_rule_explorer(), ChainRuleExplorer)
+    with pytest.raises(ValueError, match="samples"):
+        kl_explorer(samples=3)
+    with pytest.raises(ValueError, match="preset"):
+        kl_explorer(preset="nope")
+    with pytest.raises(ValueError, match="cond_p"):
+        chain_rule_explorer(cond_p=[[0.5, 0.5]])
+    assert np.isfinite(truncation_explorer().state.support_mass)
