@@ -1,0 +1,359 @@
+"""The hidden checks of exercise 17 against a corpus of correct, mistaken and hostile answers."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.checks import CHECKS, run_check
+from course import reference
+
+STEM = "17_sequence_metrics"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
+
+# The result type the notebook gives, and input checks shared by the answers below.
+HEAD = """
+import math
+from dataclasses import dataclass
+import numpy as np
+
+@dataclass(frozen=True)
+class SequenceMetrics:
+    token_count: np.ndarray
+    sum_logprob: np.ndarray
+    mean_nll: np.ndarray
+    perplexity: np.ndarray
+
+def _checked(selected_logprobs, mask):
+    x = np.asarray(selected_logprobs, dtype=np.float64)
+    m = np.asarray(mask).astype(bool)
+    if x.ndim != 2 or x.shape != m.shape:
+        raise ValueError("selected_logprobs and mask must both be [B, T]")
+    if np.any(m.sum(axis=1) == 0):
+        raise ValueError("empty response")
+    if not np.all(np.isfinite(x[m])):
+        raise ValueError("active log-probabilities must be finite")
+    return x, m
+"""
+
+
+def answer(body: str, signature: str = "selected_logprobs, mask") -> str:
+    """A complete answer: the shared head, then ``body`` as the function's body."""
+    return HEAD + f"\ndef masked_sequence_metrics({signature}):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+def metrics(count: str = "n", total: str = "s", mean: str = "-s / n", ppl: str = "np.exp(-s / n)",
+            start: str = "s = np.where(m, x, 0.0).sum(axis=1)") -> str:
+    """An answer whose four fields are the given expressions of ``x``, ``m``, ``n`` and ``s``."""
+    return answer(f"""
+        x, m = _checked(selected_logprobs, mask)
+        n = m.sum(axis=1)
+        {start}
+        return SequenceMetrics(token_count={count}, sum_logprob={total}, mean_nll={mean}, perplexity={ppl})
+    """)
+
+
+CORRECT = {
+    "vectorised_where": metrics(),
+    "boolean_indexing_loop": answer("""
+        x, m = _checked(selected_logprobs, mask)
+        rows = [x[b][m[b]] for b in range(x.shape[0])]
+        n = np.array([len(r) for r in rows])
+        s = np.array([math.fsum(r) for r in rows])
+        return SequenceMetrics(n, s, -s / n, np.exp(-s / n))
+    """),
+    "python_loops_other_order": answer("""
+        x, m = _checked(selected_logprobs, mask)
+        counts, sums = [], []
+        for row, keep in zip(x.tolist(), m.tolist()):
+            total = 0.0
+            for value, on in reversed(list(zip(row, keep))):
+                if on:
+                    total += value
+            counts.append(sum(keep))
+            sums.append(total)
+        mean = [-t / c for t, c in zip(sums, counts)]
+        return SequenceMetrics(counts, sums, mean, [math.exp(v) for v in mean])
+    """),
+    "float_counts_and_nanmean": answer("""
+        x, m = _checked(selected_logprobs, mask)
+        n = m.sum(axis=1).astype(np.float64)
+        mean = -np.nanmean(np.where(m, x, np.nan), axis=1)
+        return SequenceMetrics(n, -mean * n, mean, np.exp(mean))
+    """),
+    "returns_dict": answer("""
+        x, m = _checked(selected_logprobs, mask)
+        n = m.sum(axis=1)
+        s = np.where(m, x, 0.0).sum(axis=1)
+        return {"token_count": n, "sum_logprob": s, "mean_nll": -s / n, "perplexity": np.exp(-s / n)}
+    """),
+    "returns_namedtuple": answer("""
+        from collections import namedtuple
+        Metrics = namedtuple("Metrics", "token_count sum_logprob mean_nll perplexity")
+        x, m = _checked(selected_logprobs, mask)
+        n = m.sum(axis=1)
+        s = np.where(m, x, 0.0).sum(axis=1)
+        return Metrics(n, s, -s / n, np.exp(-s / n))
+    """),
+    "plain_object_with_attributes": answer("""
+        class Result:
+            pass
+        x, m = _checked(selected_logprobs, mask)
+        out = Result()
+        out.token_count = m.sum(axis=1)
+        out.sum_logprob = np.where(m, x, 0.0).sum(axis=1)
+        out.mean_nll = -out.sum_logprob / out.token_count
+        out.perplexity = np.exp(out.mean_nll)
+        return out
+    """),
+    "keeps_float32": answer("""
+        dtype = np.float32 if getattr(selected_logprobs, "dtype", None) == np.float32 else np.float64
+        x, m = _checked(selected_logprobs, mask)
+        x = x.astype(dtype)
+        n = m.sum(axis=1)
+        s = np.where(m, x, dtype(0)).sum(axis=1)
+        mean = -s / n.astype(dtype)
+        return SequenceMetrics(n, s, mean, np.exp(mean))
+    """),
+    "prints_warns_and_extra_keyword": answer("""
+        import warnings
+        x, m = _checked(selected_logprobs, mask)
+        n = m.sum(axis=1)
+        s = np.where(m, x, 0.0).sum(axis=1)
+        if verbose:
+            print("responses:", len(n))
+            warnings.warn("summarising", UserWarning)
+        return SequenceMetrics(n, s, -s / n, np.exp(-s / n))
+    """, signature="selected_logprobs, mask, verbose=True"),
+    "accepts_one_dimensional_too": answer("""
+        x = np.asarray(selected_logprobs, dtype=np.float64)
+        m = np.asarray(mask).astype(bool)
+        if x.ndim == 1 and m.ndim == 1:
+            x, m = x[None], m[None]
+        x, m = _checked(x, m)
+        n = m.sum(axis=1)
+        s = np.where(m, x, 0.0).sum(axis=1)
+        return SequenceMetrics(n, s, -s / n, np.exp(-s / n))
+    """),
+}
+
+WRONG = {
+    "counts_padding": (metrics(count="np.full(len(n), x.shape[1])"), "count-includes-padding"),
+    "sums_padding": (metrics(total="x.sum(axis=1)"), "sum-includes-padding"),
+    "mean_over_row_length": (metrics(mean="-s / x.shape[1]", ppl="np.exp(-s / x.shape[1])"), "mean-over-padding"),
+    "mean_of_everything": (metrics(mean="-x.mean(axis=1)", ppl="np.exp(-x.mean(axis=1))"), "mean-over-padding"),
+    "nll_sign": (metrics(mean="s / n"), "nll-sign"),
+    "nll_in_bits": (metrics(mean="-s / n / math.log(2)", ppl="2.0 ** (-s / n / math.log(2))"), "nll-in-bits"),
+    "perplexity_from_sum": (metrics(ppl="np.exp(-s)"), "perplexity-from-sum"),
+    "perplexity_sign": (metrics(ppl="np.exp(s / n)"), "perplexity-sign"),
+    "perplexity_base_2": (metrics(ppl="2.0 ** (-s / n)"), "perplexity-base-2"),
+    "perplexity_from_product": (metrics(ppl="np.prod(np.where(m, np.exp(x), 1.0), axis=1) ** (-1.0 / n)"),
+                                "perplexity-product-underflow"),
+    "batch_mean": (metrics(mean="-s.sum() / n.sum()", ppl="np.exp(-s.sum() / n.sum())"), "batch-mean"),
+    "multiplies_by_mask": (metrics(start="s = (x * m).sum(axis=1)"), "padding-poisons-result"),
+    "no_empty_check": ("""
+from dataclasses import dataclass
+import numpy as np
+
+@dataclass(frozen=True)
+class SequenceMetrics:
+    token_count: np.ndarray
+    sum_logprob: np.ndarray
+    mean_nll: np.ndarray
+    perplexity: np.ndarray
+
+def masked_sequence_metrics(selected_logprobs, mask):
+    x = np.asarray(selected_logprobs, dtype=np.float64)
+    m = np.asarray(mask).astype(bool)
+    if x.shape != m.shape:
+        raise ValueError("shapes differ")
+    n = m.sum(axis=1)
+    s = np.where(m, x, 0.0).sum(axis=1)
+    return SequenceMetrics(n, s, -s / n, np.exp(-s / n))
+""", "silent-bad-input"),
+}
+
+ADVERSARIAL = {
+    "object_with_lying_eq": ("""
+class Anything:
+    token_count = sum_logprob = mean_nll = perplexity = None
+    def __eq__(self, other): return True
+    def __getattr__(self, name): return self
+def masked_sequence_metrics(selected_logprobs, mask): return Anything()
+""", ("public", "batches", "numerics")),
+    "fields_that_lie": ("""
+import numpy as np
+class Liar(np.ndarray):
+    def __eq__(self, other): return np.ones(self.shape, dtype=bool)
+    def __sub__(self, other): return np.zeros(self.shape)
+    def __abs__(self): return np.zeros(self.shape)
+class Result:
+    def __init__(self, n):
+        z = np.full(n, -3.0).view(Liar)
+        self.token_count = self.sum_logprob = self.mean_nll = self.perplexity = z
+def masked_sequence_metrics(selected_logprobs, mask): return Result(len(selected_logprobs))
+""", ("public", "batches", "numerics")),
+    "nan_fields": ("""
+import numpy as np
+def masked_sequence_metrics(selected_logprobs, mask):
+    n = np.full(len(selected_logprobs), np.nan)
+    return {"token_count": n, "sum_logprob": n, "mean_nll": n, "perplexity": n}
+""", ("public", "batches", "numerics")),
+    "generator_fields": ("""
+def masked_sequence_metrics(selected_logprobs, mask):
+    return {"token_count": iter([2]), "sum_logprob": (x for x in [0.0]), "mean_nll": map(float, [0]),
+            "perplexity": range(1)}
+""", ("public", "batches", "numerics")),
+    "missing_fields": ("""
+import numpy as np
+def masked_sequence_metrics(selected_logprobs, mask):
+    return {"token_count": np.sum(mask, axis=1)}
+""", ("public", "batches", "numerics")),
+    "wrong_field_shapes": ("""
+import numpy as np
+from types import SimpleNamespace
+def masked_sequence_metrics(selected_logprobs, mask):
+    x = np.asarray(selected_logprobs, dtype=float)
+    m = np.asarray(mask).astype(bool)
+    if not m.any(axis=1).all() or not np.isfinite(x[m]).all():
+        raise ValueError("bad")
+    n = m.sum(axis=1, keepdims=True)
+    s = np.where(m, x, 0.0).sum(axis=1, keepdims=True)
+    return SimpleNamespace(token_count=n, sum_logprob=s, mean_nll=-s / n, perplexity=np.exp(-s / n))
+""", ("public", "batches", "numerics")),
+    "huge_arrays": ("""
+import numpy as np
+def masked_sequence_metrics(selected_logprobs, mask):
+    big = np.zeros(10_000_000)
+    return {"token_count": big, "sum_logprob": big, "mean_nll": big, "perplexity": big}
+""", ("public", "batches", "numerics", "validation")),
+    "raises_everything": ("""
+def masked_sequence_metrics(selected_logprobs, mask):
+    raise SystemExit("no")
+""", ("public", "batches", "numerics", "validation")),
+    "a_string": ("""
+def masked_sequence_metrics(selected_logprobs, mask):
+    return "token_count=2 sum_logprob=-1.2 mean_nll=0.6 perplexity=1.8221188"
+""", ("public", "batches", "numerics")),
+}
+
+
+def namespace_of(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
+    return namespace
+
+
+def group_points(result) -> dict:
+    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
+
+
+def test_groups_and_points():
+    check = CHECKS[STEM]
+    assert [group.name for group in check.groups] == ["public", "batches", "numerics", "validation"]
+    assert check.points == 9  # plus the 1-point explanation in the notebook
+
+
+def test_notebook_totals_ten_points():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    points = [cell.metadata["nbgrader"]["points"] for cell in notebook.cells
+              if cell.metadata.get("nbgrader", {}).get("grade")]
+    assert sum(points) == 10
+    graded_ids = {cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
+                  if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"}
+    assert graded_ids == {group.grade_id for group in CHECKS[STEM].groups}
+
+
+def test_the_reference_gets_full_marks():
+    result = run_check(STEM, {"masked_sequence_metrics": reference.masked_sequence_metrics})
+    assert result.points_earned == result.points_available, result.feedback()
+
+
+def test_validation_cases_are_rejected_by_the_reference_too():
+    for case in CHECKS[STEM].cases(["validation"]):
+        (call,) = case.calls
+        with pytest.raises((ValueError, TypeError)):
+            reference.masked_sequence_metrics(*call.args, **call.kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_answers_get_full_marks(name):
+    result = run_check(STEM, namespace_of(CORRECT[name]))
+    assert result.points_earned == result.points_available, result.feedback()
+    assert result.misconceptions == ()
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_each_misconception_loses_points_and_is_named(name):
+    source, key = WRONG[name]
+    result = run_check(STEM, namespace_of(source))
+    assert result.points_earned < result.points_available, result.feedback()
+    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+
+
+def test_a_wrong_perplexity_keeps_the_points_for_counts_and_sums():
+    result = run_check(STEM, namespace_of(WRONG["perplexity_base_2"][0]), ["public", "batches"])
+    judged = {case.name: case.passed for case in result.cases}
+    assert all(passed for name, passed in judged.items() if "token_count" in name), result.feedback()
+    assert result.points_earned >= 2, result.feedback()
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
+    source, attacked = ADVERSARIAL[name]
+    result = run_check(STEM, namespace_of(source))
+    points = group_points(result)
+    for group in attacked:
+        assert points[group][0] == 0, (group, result.feedback())
+
+
+def test_feedback_never_reveals_hidden_inputs():
+    for name in ("mean_over_row_length", "perplexity_from_sum", "multiplies_by_mask"):
+        text = run_check(STEM, namespace_of(WRONG[name][0])).feedback()
+        assert not re.search(r"\d\.\d{4,}", text), text
+
+
+# ----------------------------------------------------------------------------- the notebook itself
+
+
+def notebook_code(stub: bool) -> str:
+    """Setup and answer cells of the source notebook; with ``stub`` the solutions become nbgrader stubs."""
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
+            continue
+        if cell.id.startswith("check") and stub:
+            continue
+        source = cell.source
+        if stub and meta.get("solution"):
+            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
+                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
+                            source, flags=re.S)
+        parts.append(source)
+    return "\n\n".join(parts)
+
+
+def test_notebook_solution_gets_full_marks():
+    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
+    assert result.points_earned == result.points_available == 9, result.feedback()
+
+
+def test_notebook_stub_gets_zero_with_not_implemented_feedback():
+    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
+    assert result.points_earned == 0, result.feedback()
+    assert "not implemented" in result.feedback()
+
+
+def test_notebook_is_stored_without_outputs_and_public_cells_import_no_grader():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, cell.id
+            if not cell.metadata.get("nbgrader", {}).get("grade"):
+                assert "autograder" not in cell.source and "course.reference" not in cell.source, cell.id
