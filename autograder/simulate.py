@@ -253,8 +253,8 @@ def default_class(course: Path) -> dict:
     cls = {"ada": "solutions", "ben": "untouched"}
     if wrong_coding:
         cls["cai"] = "wrong:%s:%s" % wrong_coding
-    mixed = ["solutions", f"untouched:{stems[0]}"]
-    if wrong_concept and wrong_concept[0] != stems[0]:
+    mixed = ["solutions", f"untouched:{concept[-1]}"]
+    if wrong_concept and wrong_concept[0] != concept[-1]:
         mixed.append("wrong:%s:%s" % wrong_concept)
     cls["dee"] = "+".join(mixed)
     cls["eli"] = "+".join(["solutions", f"crash:{stems[-1]}"] + ([f"missing:{stems[-2]}"] if len(stems) > 1 else []))
