@@ -1,0 +1,19 @@
+"""Answer key for exercise 04: what a lower response perplexity does and does not show."""
+
+#: The three claims about model A (lower response PPL than B), as the notebook names them.
+CLAIMS = ("more_correct_answers", "more_useful", "better_token_prediction")
+#: Only the last one follows: lower PPL is lower mean negative log-probability of the same tokens.
+CLAIM_TRUTH = {"more_correct_answers": False, "more_useful": False, "better_token_prediction": True}
+
+#: The differences between two protocols that the notebook offers (public), split into those that can
+#: make PPL values incomparable and those that cannot.
+REASON_OPTIONS = ("tokenizer", "response_mask", "chat_template", "dataset", "log_base",
+                  "batch_size", "example_order", "parameter_count")
+VALID_REASONS = frozenset({"tokenizer", "response_mask", "chat_template", "dataset", "log_base"})
+DISTRACTORS = frozenset(REASON_OPTIONS) - VALID_REASONS
+
+#: The seed asks for at least two reasons.
+MIN_REASONS = 2
+
+if not VALID_REASONS <= set(REASON_OPTIONS):
+    raise RuntimeError("every valid reason must be offered")
