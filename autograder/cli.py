@@ -1,0 +1,57 @@
+"""``autograder``: the instructor's command line (``autograder grade ASSIGNMENT ...``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from autograder.grading.gradebook import GradingError
+from autograder.grading.sandbox import SandboxError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autograder", description="Batch grading for the Module 6 course.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser(
+        "grade", help="grade submitted/<student>/ASSIGNMENT/*.ipynb into the gradebook, autograded/ and feedback/",
+        description="Run in the course directory (the one with nbgrader_config.py and source/).")
+    grade.add_argument("assignment", help="assignment name, e.g. module6")
+    grade.add_argument("--student", action="append", dest="students", metavar="ID",
+                       help="grade only this student (repeatable)")
+    grade.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="worker processes (default: the number of cores)")
+    grade.add_argument("--dask", metavar="ADDRESS", help="grade on a Dask cluster, e.g. tcp://scheduler:8786")
+    grade.add_argument("--report", metavar="FILE", help="write one JSON object per graded cell to FILE")
+    grade.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per notebook (default 60)")
+    grade.add_argument("--memory", type=int, default=None, metavar="MB",
+                       help="memory per sandboxed process (default 1024)")
+    grade.add_argument("--force", action="store_true", help="grade again even unchanged submissions")
+    grade.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
+    grade.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: list | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
+    from autograder.grading.batch import Options, run
+
+    if args.jobs is not None and args.jobs < 1:
+        print("autograder: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    options = Options(assignment=args.assignment, students=args.students, jobs=args.jobs, dask=args.dask,
+                      report=args.report, timeout=args.timeout, memory_mb=args.memory, force=args.force,
+                      course_dir=args.course_dir, progress=not args.no_progress)
+    if os.environ.get("AUTOGRADER_NO_BWRAP") == "1":  # for testing the fallback path only
+        options.use_bwrap = False
+    try:
+        return run(options)
+    except (GradingError, SandboxError) as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The coordinator's side of nbgrader: course layout, gradebook rows, and storing scores.
+
+Scores reach the gradebook through nbgrader's own :class:`~nbgrader.preprocessors.SaveAutoGrades`
+run on the autograded notebook the grader built, so ``nbgrader export`` and formgrader read them
+exactly as after ``nbgrader autograde``. Only the coordinator calls this module.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import SaveAutoGrades
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+
+class GradingError(RuntimeError):
+    """Grading cannot run at all (no assignment in the gradebook, no source, unreadable config)."""
+
+
+def course_directory(root: str | Path) -> CourseDirectory:
+    """nbgrader's view of the course in ``root``, with ``nbgrader_config.py`` applied when present."""
+    root = Path(root).resolve()
+    # nbgrader runs its `alembic` helper when it creates a gradebook: it lives next to this Python.
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    config = Config()
+    if (root / "nbgrader_config.py").exists():
+        try:
+            config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+        except Exception as error:  # noqa: BLE001 - unlike nbgrader, never grade silently on defaults
+            raise GradingError(f"nbgrader_config.py could not be loaded: {error}") from error
+    coursedir = CourseDirectory(config=config)
+    coursedir.root = str(root)
+    return coursedir
+
+
+def assignment_sources(coursedir: CourseDirectory, assignment: str) -> dict:
+    """``stem -> {"source": text, "checksums": {grade_id: checksum}}`` for the notebooks in the gradebook."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        try:
+            record = gb.find_assignment(assignment)
+        except MissingEntry:
+            raise GradingError(f"assignment {assignment!r} is not in the gradebook: "
+                               f"run `nbgrader generate_assignment {assignment}` first") from None
+        specs = {}
+        for notebook in record.notebooks:
+            path = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / f"{notebook.name}.ipynb"
+            if not path.exists():
+                raise GradingError(f"the source notebook {path} is missing")
+            checksums = {cell.name: cell.checksum for cell in notebook.source_cells if cell.checksum}
+            specs[notebook.name] = {"source": path.read_text(encoding="utf-8"), "checksums": checksums}
+    if not specs:
+        raise GradingError(f"assignment {assignment!r} has no notebooks in the gradebook")
+    return dict(sorted(specs.items()))
+
+
+def submitted_students(coursedir: CourseDirectory, assignment: str, only: list | None = None) -> list:
+    base = Path(coursedir.root) / coursedir.submitted_directory
+    if not base.is_dir():
+        return []
+    found = sorted(entry.name for entry in base.iterdir() if (entry / assignment).is_dir())
+    if only:
+        wanted = set(only)
+        found = [student for student in found if student in wanted]
+    return found
+
+
+class _FlushOnly:
+    """A session stand-in whose ``commit`` only flushes: one commit per notebook instead of per cell."""
+
+    def __init__(self, session):
+        self._session = session
+
+    def commit(self):
+        self._session.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+
+class _Deferred:
+    def __init__(self, gradebook):
+        self._gradebook = gradebook
+        self.db = _FlushOnly(gradebook.db)
+
+    def __getattr__(self, name):
+        return getattr(self._gradebook, name)
+
+
+class _SaveWithGradebook(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades on an already open gradebook (the cell logic is nbgrader's own)."""
+
+    def save(self, gradebook: Gradebook, nb, resources: dict):
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = _Deferred(gradebook)
+        nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
+        gradebook.db.commit()
+        return nb, resources
+
+
+class GradebookWriter:
+    """Open once per batch; the only writer of the gradebook."""
+
+    def __init__(self, coursedir: CourseDirectory, assignment: str):
+        self.coursedir = coursedir
+        self.assignment = assignment
+        self.gradebook = Gradebook(coursedir.db_url, coursedir.course_id)
+        self._saver = _SaveWithGradebook()
+
+    def close(self) -> None:
+        self.gradebook.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def prepare_student(self, student: str) -> None:
+        """Create the student (if new) and the submission, with the timestamp nbgrader would read."""
+        gb = self.gradebook
+        with warnings.catch_warnings():
+            # nbgrader's own submission setup trips SQLAlchemy's autoflush warnings; they are harmless.
+            warnings.simplefilter("ignore")
+            self._prepare(gb, student)
+
+    def _prepare(self, gb, student: str) -> None:
+        gb.update_or_create_student(student)
+        path = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assignment)
+        timestamp = self.coursedir.get_existing_timestamp(path)
+        if timestamp:
+            gb.update_or_create_submission(self.assignment, student, timestamp=timestamp)
+        else:
+            gb.update_or_create_submission(self.assignment, student)
+
+    def save(self, student: str, stem: str, autograded_text: str) -> None:
+        nb = nbformat.reads(autograded_text, as_version=4)
+        resources = {"nbgrader": {"student": student, "assignment": self.assignment, "notebook": stem,
+                                  "db_url": self.coursedir.db_url}}
+        self._saver.save(self.gradebook, nb, resources)
+
+    def zero_missing(self, student: str, stem: str) -> list:
+        """A notebook that was not submitted scores zero, as under ``nbgrader autograde``."""
+        submission = self.gradebook.find_submission_notebook(stem, self.assignment, student)
+        rows = []
+        for grade in submission.grades:
+            grade.auto_score = 0
+            grade.needs_manual_grade = False
+            rows.append((grade.name, float(grade.max_score)))
+        self.gradebook.db.commit()
+        return rows
+
+
+def write_outputs(coursedir: CourseDirectory, assignment: str, result: dict) -> None:
+    """Write ``autograded/<student>/<assignment>/<stem>.ipynb`` and ``feedback/.../<stem>.html``."""
+    student, stem = result["student"], result["stem"]
+    for directory, name, text in ((coursedir.autograded_directory, f"{stem}.ipynb", result["autograded"]),
+                                  (coursedir.feedback_directory, f"{stem}.html", result["feedback"])):
+        target = Path(coursedir.format_path(directory, student, assignment))
+        target.mkdir(parents=True, exist_ok=True)
+        temporary = target / f".{name}.tmp"
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target / name)

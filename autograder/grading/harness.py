@@ -1,0 +1,466 @@
+"""The program that runs inside the sandbox: a zygote that forks one child per notebook.
+
+This file is copied, together with ``autograder/channel.py`` (as ``channel.py``), into a read-only
+directory of the sandbox and run as ``python -I -S harness.py CONFIG_JSON``. It imports only the
+standard library, NumPy and (when present) IPython: never ``autograder``.
+
+Protocol (both directions): frames of a 4-byte big-endian length followed by UTF-8 JSON, on the
+file descriptors the sandbox received as 0 (jobs in) and 1 (frames out). They are moved to private
+numbers at start-up; fd 0/1/2 then point at ``/dev/null`` or a capped file, so nothing a student
+prints can ever be read as a frame.
+
+For every job the zygote
+
+1. forks a child that runs the job's steps (``exec`` a cell, or perform a group's ``calls``) and
+   writes one frame per step, every frame carrying the job's random token;
+2. relays the child's complete frames, enforcing the wall-clock deadline and the output budget;
+3. when the child is gone (or killed), kills every other process of the sandbox's PID namespace,
+   wipes the writable directories, and writes a ``finished`` frame.
+
+The zygote is trusted only to keep notebooks apart; the judging happens outside the sandbox.
+"""
+
+import ctypes
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import time
+
+HEADER = struct.Struct(">I")
+MAX_FRAME = 96 * 1024 * 1024
+
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def _prctl(option, value):
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - best effort outside Linux
+        return -1
+
+
+def _read_exact(fd, size):
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_frame(fd):
+    head = _read_exact(fd, HEADER.size)
+    if head is None:
+        return None
+    (size,) = HEADER.unpack(head)
+    if size > MAX_FRAME:
+        raise ValueError("frame too large")
+    body = _read_exact(fd, size)
+    return None if body is None else json.loads(body.decode("utf-8"))
+
+
+def frame_bytes(message):
+    body = json.dumps(message, allow_nan=False).encode("utf-8")
+    return HEADER.pack(len(body)) + body
+
+
+# --------------------------------------------------------------------------- the child (student code)
+
+
+class _Sink:
+    """A text stream that keeps the first ``limit`` characters and counts the rest."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.parts = []
+        self.size = 0
+        self.dropped = 0
+
+    def write(self, text):
+        if not isinstance(text, str):
+            text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            piece = text[:room]
+            self.parts.append(piece)
+            self.size += len(piece)
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        raise OSError("this stream has no file descriptor")
+
+    def text(self):
+        value = "".join(self.parts)
+        if self.dropped:
+            value += "\n[... %d more characters not shown]\n" % self.dropped
+        return value
+
+
+class _CellTimeout(BaseException):
+    pass
+
+
+def _make_shell():
+    """An IPython shell for the cells (magics, display of the last expression), or None."""
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+    except Exception:  # noqa: BLE001 - plain exec is the fallback
+        return None
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "NoColor"
+    config.InteractiveShell.xmode = "Plain"
+    try:
+        shell = InteractiveShell.instance(config=config)
+    except Exception:  # noqa: BLE001
+        return None
+    return shell
+
+
+def _exec_plain(source, namespace, cell_name):
+    import ast
+    tree = ast.parse(source, filename=cell_name)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, cell_name, "exec"), namespace)
+    if last is not None:
+        value = eval(compile(last, cell_name, "eval"), namespace)
+        if value is not None:
+            print(repr(value))
+
+
+def _format_error(error):
+    import traceback
+    lines = traceback.format_exception(type(error), error, error.__traceback__)
+    text = "".join(lines)
+    return text[-6000:]
+
+
+def _run_child(job, out_fd, shell, config):
+    import resource
+
+    token = job["token"]
+    limits = job["limits"]
+
+    def send(message):
+        message["token"] = token
+        _write_all(out_fd, frame_bytes(message))
+
+    # The child's limits; the zygote stays unlimited so that it can always clean up.
+    memory = int(limits["memory_mb"]) * 1024 * 1024
+    for name, value in (("RLIMIT_AS", memory), ("RLIMIT_NPROC", int(limits["processes"])),
+                        ("RLIMIT_FSIZE", int(limits["file_bytes"])), ("RLIMIT_CORE", 0),
+                        ("RLIMIT_NOFILE", 256)):
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):
+            pass
+    cpu = int(limits["cpu_seconds"])
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
+    except (ValueError, OSError):
+        pass
+
+    workdir = config["workdir"]
+    os.makedirs(workdir, exist_ok=True)
+    os.chdir(workdir)
+    # fd 1/2 (output that bypasses sys.stdout: C extensions, os.write, child processes) go to a capped
+    # file that nobody reads back; the cap is RLIMIT_FSIZE.
+    sink_fd = os.open(os.path.join(config["scratch"], ".output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(sink_fd, 1)
+    os.dup2(sink_fd, 2)
+    os.close(sink_fd)
+    try:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    except (ValueError, OSError):
+        pass
+
+    import channel  # noqa: E402 - the codec shipped next to this file
+
+    stream_limit = int(limits["stream_chars"])
+    cell_timeout = float(limits["cell_seconds"])
+    call_timeout = float(limits["call_seconds"])
+    namespace = shell.user_ns if shell is not None else {"__name__": "__main__", "__builtins__": __builtins__}
+
+    def on_alarm(signum, frame):
+        raise _CellTimeout()
+
+    for number, step in enumerate(job["steps"]):
+        if step["kind"] == "exec":
+            out, err = _Sink(stream_limit), _Sink(stream_limit)
+            saved = sys.stdout, sys.stderr
+            sys.stdout, sys.stderr = out, err
+            status, error = "ok", None
+            signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, cell_timeout)
+            try:
+                if shell is not None:
+                    result = shell.run_cell(step["source"], store_history=False)
+                    failure = result.error_before_exec or result.error_in_exec
+                    if failure is not None:
+                        status, error = "error", "%s: %s" % (type(failure).__name__, failure)
+                else:
+                    _exec_plain(step["source"], namespace, "<cell %s>" % step["id"])
+            except _CellTimeout:
+                status, error = "timeout", "the cell did not finish within %g s" % cell_timeout
+            except BaseException as failure:  # noqa: BLE001 - student code may raise anything
+                status, error = "error", _format_error(failure)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                sys.stdout, sys.stderr = saved
+            try:
+                text_out, text_err = out.text(), err.text()
+            except BaseException:  # noqa: BLE001
+                text_out, text_err = "", ""
+            send({"type": "cell", "step": number, "id": step["id"], "status": status,
+                  "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err})
+        elif step["kind"] == "calls":
+            for case in step["cases"]:
+                for index, raw in enumerate(case["calls"]):
+                    try:
+                        call = channel.Call.from_json(raw)
+                        data = channel.perform_call(call, namespace, timeout=call_timeout)
+                        payload = data.decode("utf-8")
+                    except BaseException as failure:  # noqa: BLE001
+                        payload = json.dumps({"kind": "unreadable",
+                                              "reason": "the call failed (%s)" % type(failure).__name__})
+                    send({"type": "outcome", "step": number, "case": case["name"], "index": index,
+                          "data": payload})
+    send({"type": "done"})
+
+
+# --------------------------------------------------------------------------- the zygote
+
+
+def _session_of(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0], int(fields[3])  # state, session id
+    except (OSError, IndexError, ValueError):
+        return None, None
+
+
+def _kill_others(pidns, child):
+    """Kill what the job left behind; True when nothing is left.
+
+    In the sandbox's own PID namespace that is every process but ourselves and bwrap's init
+    (``kill(-1)``). Without a namespace (no bubblewrap) it is the child's session, found in /proc.
+    """
+    me = os.getpid()
+    for _ in range(200):
+        if pidns:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        others = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in (me, 1):
+                continue
+            state, session = _session_of(int(entry))
+            if state is None or state == b"Z":
+                continue
+            if pidns or session == child:
+                others.append(int(entry))
+                if not pidns:
+                    try:
+                        os.kill(int(entry), signal.SIGKILL)
+                    except OSError:
+                        pass
+        # Reap our own dead children (the job's child); bwrap's init reaps the orphans.
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+        if not others:
+            return True
+        time.sleep(0.002)
+    return False
+
+
+def _wipe(path, keep=()):
+    import shutil
+    try:
+        entries = os.listdir(path)
+    except OSError:
+        return
+    for entry in entries:
+        if entry in keep:
+            continue
+        full = os.path.join(path, entry)
+        try:
+            if os.path.isdir(full) and not os.path.islink(full):
+                shutil.rmtree(full, ignore_errors=True)
+            else:
+                os.unlink(full)
+        except OSError:
+            pass
+
+
+def _relay(read_fd, out_fd, pid, deadline, budget):
+    """Forward complete frames from the child until it exits; return (reason, exit_status)."""
+    buffer = bytearray()
+    pidfd = os.pidfd_open(pid)
+    status = None
+    reason = "exited"
+    total = 0
+    open_pipe = True
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                reason = "timeout"
+                break
+            watch = [pidfd] + ([read_fd] if open_pipe else [])
+            ready, _, _ = select.select(watch, [], [], remaining)
+            if read_fd in ready:
+                chunk = os.read(read_fd, 1 << 20)
+                if not chunk:
+                    open_pipe = False
+                else:
+                    total += len(chunk)
+                    if total > budget:
+                        reason = "output"
+                        break
+                    buffer += chunk
+                    while len(buffer) >= HEADER.size:
+                        (size,) = HEADER.unpack_from(buffer)
+                        if size > MAX_FRAME:
+                            reason = "protocol"
+                            break
+                        if len(buffer) < HEADER.size + size:
+                            break
+                        _write_all(out_fd, bytes(buffer[:HEADER.size + size]))
+                        del buffer[:HEADER.size + size]
+                    if reason == "protocol":
+                        break
+            if pidfd in ready and (not open_pipe or read_fd not in ready):
+                # The child is gone; frames still in the pipe were written before it died.
+                while open_pipe:
+                    ready, _, _ = select.select([read_fd], [], [], 0)
+                    if not ready:
+                        break
+                    chunk = os.read(read_fd, 1 << 20)
+                    if not chunk:
+                        break
+                    buffer += chunk
+                    while len(buffer) >= HEADER.size:
+                        (size,) = HEADER.unpack_from(buffer)
+                        if size > MAX_FRAME or len(buffer) < HEADER.size + size:
+                            break
+                        _write_all(out_fd, bytes(buffer[:HEADER.size + size]))
+                        del buffer[:HEADER.size + size]
+                break
+    finally:
+        os.close(pidfd)
+    try:
+        _, raw = os.waitpid(pid, os.WNOHANG)
+        if raw:
+            status = os.waitstatus_to_exitcode(raw)
+    except ChildProcessError:
+        pass
+    return reason, status
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    jobs_in = os.dup(0)
+    frames_out = os.dup(1)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    os.set_inheritable(jobs_in, False)
+    os.set_inheritable(frames_out, False)
+
+    for path in reversed(config["sys_path"]):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    sys.path.insert(0, config["harness_dir"])
+
+    # Drop to the sandbox's own user id (bwrap kept only the capabilities needed for this).
+    uid, gid = config.get("uid"), config.get("gid")
+    if uid is not None and os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    # Not dumpable: a child with the same uid can neither ptrace us nor read/write our memory.
+    _prctl(PR_SET_DUMPABLE, 0)
+
+    import numpy  # noqa: F401 - imported once here, inherited by every child
+    shell = _make_shell() if config.get("ipython", True) else None
+    import channel  # noqa: F401
+
+    sys.argv = [""]
+    writable = config["writable"]
+    _write_all(frames_out, frame_bytes({"type": "ready", "ipython": shell is not None,
+                                        "uid": os.getuid(), "pid": os.getpid()}))
+    while True:
+        job = read_frame(jobs_in)
+        if job is None:
+            break
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(jobs_in)
+                os.close(frames_out)
+                os.close(read_fd)
+                os.setsid()
+                _run_child(job, write_fd, shell, config)
+            finally:
+                os._exit(0)
+        os.close(write_fd)
+        deadline = time.monotonic() + float(job["limits"]["wall_seconds"])
+        reason, status = _relay(read_fd, frames_out, pid, deadline, int(job["limits"]["frame_bytes"]))
+        clean = _kill_others(bool(config.get("pidns")), pid)
+        os.close(read_fd)
+        if status is None:
+            try:
+                _, raw = os.waitpid(pid, 0)
+                status = os.waitstatus_to_exitcode(raw)
+            except ChildProcessError:
+                pass
+        for path in writable:
+            _wipe(path)
+        _write_all(frames_out, frame_bytes({"type": "finished", "token": job["token"], "reason": reason,
+                                            "status": status, "clean": clean}))
+
+
+if __name__ == "__main__":
+    main()
