@@ -22,7 +22,7 @@ GROUPS = (
     Group("public", 2, "The notebook's open checks"),
     Group("exact_kl", 3, "exact_kl_from_logits: KL(p||q) for several shapes and large logits"),
     Group("sample_values", 3, "kl_sample_values: k1, k2 and k3 on sampled log-probabilities"),
-    Group("validation", 2, "Both functions reject mismatched shapes and non-finite input"),
+    Group("validation", 1, "Both functions reject mismatched shapes and non-finite input"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

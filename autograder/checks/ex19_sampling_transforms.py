@@ -27,7 +27,7 @@ GROUPS = (
     Group("temperature", 1, "temperature_distribution on random logits, temperatures and large logits"),
     Group("top_k", 2, "top_k_distribution: exactly k tokens, ties to the smaller id, renormalised"),
     Group("top_p", 3, "top_p_distribution: smallest prefix reaching top_p, ties, min_tokens_to_keep"),
-    Group("validation", 2, "Bad temperature, k, top_p and logits raise ValueError or TypeError"),
+    Group("validation", 1, "Bad temperature, k, top_p and logits raise ValueError or TypeError"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

@@ -25,7 +25,7 @@ SUMMARY_FIELDS = ("batch_size", "max_response_tokens", "active_tokens", "termina
 GROUPS = (
     Group("public", 2, "The notebook's open check"),
     Group("summary", 3, "Valid batches (sizes 1 to 5, arrays or lists, both stop flags set) are summarised"),
-    Group("structure", 3, "Missing fields, misaligned shapes and bad response masks are rejected"),
+    Group("structure", 2, "Missing fields, misaligned shapes and bad response masks are rejected"),
     Group("values", 2, "Non-finite log-probabilities or rewards, finite padding and bad stop reasons are rejected"),
 )
 
