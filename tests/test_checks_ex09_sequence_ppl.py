@@ -1,0 +1,135 @@
+"""Exercise 09 (sequence log-probability and PPL): exact expressions and 6-digit roundings pass, each
+classic slip is named, and hostile values never score."""
+
+import pytest
+
+from autograder.checks import CHECKS
+from concept_corpus_support import (
+    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
+    namespace_from, result_of,
+)
+
+STEM = "09_sequence_ppl"
+
+EXACT = """
+sequence_logprob = math.log(0.5) + math.log(0.25) + math.log(0.8)
+mean_nll = -sequence_logprob / 3
+perplexity = math.exp(mean_nll)
+sequence_logprob_4 = sequence_logprob + math.log(1.0)
+perplexity_4 = math.exp(-sequence_logprob_4 / 4)
+"""
+
+CORRECT = {
+    "exact expressions": EXACT,
+    "numpy, other summation order": """
+logp = np.log(np.array([0.8, 0.25, 0.5]))
+sequence_logprob = logp.sum()
+mean_nll = -logp.mean()
+perplexity = np.exp(mean_nll)
+sequence_logprob_4 = np.log([1.0, 0.8, 0.25, 0.5]).sum()
+perplexity_4 = np.exp(-np.log([1.0, 0.8, 0.25, 0.5]).mean())
+""",
+    "product forms": """
+sequence_logprob = math.log(0.5 * 0.25 * 0.8)
+mean_nll = -math.log(0.1) / 3
+perplexity = 0.1 ** (-1 / 3)
+sequence_logprob_4 = math.log(0.1)
+perplexity_4 = 0.1 ** (-1 / 4)
+""",
+    "the worked numbers to 7 digits": """
+sequence_logprob = -2.302585
+mean_nll = 0.767528
+perplexity = 2.154435
+sequence_logprob_4 = -2.302585
+perplexity_4 = 1.778279
+""",
+    "rounded to 6 significant digits": """
+sequence_logprob = -2.30259
+mean_nll = 0.767528
+perplexity = 2.15443
+sequence_logprob_4 = -2.30259
+perplexity_4 = 1.77828
+""",
+    "float32 and 0-d arrays": """
+sequence_logprob = np.float32(math.log(0.1))
+mean_nll = np.array(-math.log(0.1) / 3)
+perplexity = np.array([0.1 ** (-1 / 3)])
+sequence_logprob_4 = np.float64(math.log(0.1))
+perplexity_4 = np.float32(0.1 ** -0.25)
+""",
+    "printing along the way": EXACT + "print('perplexity is', perplexity)\n",
+}
+
+WRONG = {
+    "base-10 logs": (EXACT.replace("math.log(", "math.log10("), "log-base-10"),
+    "base-2 logs": (EXACT.replace("math.log(", "math.log2("), "log-base-2"),
+    "product instead of log": (EXACT.replace("sequence_logprob = math.log(0.5) + math.log(0.25) + math.log(0.8)",
+                                             "sequence_logprob = 0.5 * 0.25 * 0.8"), "product-not-log"),
+    "sign flipped": (EXACT + "sequence_logprob = -sequence_logprob\n", "sign-flipped"),
+    "total instead of mean": (EXACT + "mean_nll = -sequence_logprob\nperplexity = math.exp(-sequence_logprob)\n",
+                              "sum-not-mean"),
+    "one over the arithmetic mean": (EXACT + "perplexity = 3 / (0.5 + 0.25 + 0.8)\n", "arithmetic-mean"),
+    "adds the probability 1 instead of its log": (
+        EXACT + "sequence_logprob_4 = sequence_logprob + 1.0\nperplexity_4 = math.exp(-sequence_logprob_4 / 4)\n",
+        "added-probability-not-log"),
+    "PPL unchanged by a certain token": (EXACT + "perplexity_4 = perplexity\n", "ppl-unchanged-by-certain-token"),
+    "rounded to 4 digits": (EXACT + "perplexity = 2.154\n", None),
+}
+
+
+@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
+def test_correct_answers_get_full_marks(source):
+    assert_full_marks_for(STEM, source)
+
+
+@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
+def test_each_mistake_loses_points_and_is_named(source, mistake):
+    assert_mistake(STEM, source, mistake)
+
+
+def test_a_slip_in_one_value_keeps_the_other_points():
+    result = result_of(STEM, namespace_from(EXACT + "perplexity_4 = perplexity\n"))
+    groups = {group.name: group.points_earned for group in result.groups}
+    assert groups["three_tokens"] == 1.5
+    assert 0 < groups["fourth_token"] < 1
+
+
+ADVERSARIAL = {
+    "NaN": "math.nan",
+    "infinity": "math.inf",
+    "a string": "'2.154435'",
+    "True": "True",
+    "three numbers": "[2.154435, 2.154435, 2.154435]",
+    "complex": "complex(2.154435, 0)",
+    "a float subclass that equals everything": (
+        "type('Equal', (float,), {'__eq__': lambda self, other: True, '__hash__': float.__hash__})(9.0)"),
+    "an ndarray subclass that equals everything": (
+        "np.full(1, 9.0).view(type('Equal', (np.ndarray,), {'__eq__': lambda self, other: np.True_}))"),
+    "a generator": "(x for x in [2.154435])",
+    "a huge array": "np.full(10_000_000, 2.154435)",
+    "a callable": "lambda: 2.154435",
+}
+
+
+@pytest.mark.parametrize("value", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_adversarial_values_never_score(value):
+    source = EXACT + f"perplexity = {value}\n"
+    result = result_of(STEM, namespace_from(source))
+    perplexity_case = next(case for case in result.cases if case.name == "perplexity of the three tokens")
+    assert not perplexity_case.passed
+    assert perplexity_case.message
+    assert result.points_earned < CHECKS[STEM].points
+
+
+def test_feedback_never_reveals_the_expected_numbers():
+    result = result_of(STEM, namespace_from(EXACT.replace("math.log(", "math.log10(")))
+    for message in failure_messages(result):
+        assert "2.15" not in message and "0.767" not in message and "1.77" not in message
+
+
+def test_notebook_solution_earns_every_point_and_totals_three():
+    check_notebook_contract(STEM, 3)
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    check_stub_scores_zero(STEM)

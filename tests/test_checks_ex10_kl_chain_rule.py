@@ -1,0 +1,123 @@
+"""Exercise 10 (KL chain rule): any correct route to the numbers passes, the classic slips (equal
+weights, KL the wrong way round, a transposed joint table) are named, hostile values never score."""
+
+import pytest
+
+from autograder.checks import CHECKS
+from concept_corpus_support import (
+    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, namespace_from,
+    result_of,
+)
+
+STEM = "10_kl_chain_rule"
+
+DATA = """
+p0, q0 = [0.6, 0.4], [0.5, 0.5]
+p_next = [[0.7, 0.3], [0.2, 0.8]]
+q_next = [[0.4, 0.6], [0.5, 0.5]]
+"""
+
+LOOPS = DATA + """
+def kl(p, q):
+    total = 0.0
+    for a, b in zip(p, q):
+        total += a * math.log(a / b)
+    return total
+
+root_kl = kl(p0, q0)
+conditional_kls = [kl(p_next[0], q_next[0]), kl(p_next[1], q_next[1])]
+expected_conditional_kl = p0[0] * conditional_kls[0] + p0[1] * conditional_kls[1]
+total_kl = root_kl + expected_conditional_kl
+joint_p = [[p0[i] * p_next[i][j] for j in range(2)] for i in range(2)]
+joint_q = [[q0[i] * q_next[i][j] for j in range(2)] for i in range(2)]
+joint_kl = kl(sum(joint_p, []), sum(joint_q, []))
+"""
+
+CORRECT = {
+    "plain loops and lists": LOOPS,
+    "vectorised numpy": DATA + """
+P0, Q0, PN, QN = map(np.asarray, (p0, q0, p_next, q_next))
+root_kl = float(np.sum(P0 * np.log(P0 / Q0)))
+conditional_kls = np.sum(PN * np.log(PN / QN), axis=1)
+expected_conditional_kl = P0 @ conditional_kls
+total_kl = root_kl + expected_conditional_kl
+joint_p = P0[:, None] * PN
+joint_q = Q0[:, None] * QN
+joint_kl = np.sum(joint_p * (np.log(joint_p) - np.log(joint_q)))
+""",
+    "the worked numbers to 7 digits": LOOPS + """
+root_kl = 0.0201355
+expected_conditional_kl = 0.1873700
+total_kl = 0.2075056
+joint_kl = 0.2075056
+""",
+    "float32 tables and tuples": LOOPS + """
+conditional_kls = tuple(conditional_kls)
+joint_p = np.array(joint_p, dtype=np.float32)
+joint_q = tuple(tuple(row) for row in joint_q)
+""",
+}
+
+WRONG = {
+    "equal weights on the conditionals": (
+        LOOPS + "expected_conditional_kl = sum(conditional_kls) / 2\ntotal_kl = root_kl + expected_conditional_kl\n",
+        "unweighted-average"),
+    "plain sum of the conditionals": (
+        LOOPS + "expected_conditional_kl = sum(conditional_kls)\n", "unweighted-sum"),
+    "KL the wrong way round": (
+        LOOPS.replace("root_kl = kl(p0, q0)", "root_kl = kl(q0, p0)"), "kl-direction"),
+    "conditionals the wrong way round": (
+        LOOPS + "conditional_kls = [kl(q_next[0], p_next[0]), kl(q_next[1], p_next[1])]\n", "kl-direction"),
+    "joint KL the wrong way round": (
+        LOOPS + "joint_kl = kl(sum(joint_q, []), sum(joint_p, []))\n", "kl-direction"),
+    "bits instead of nats": (LOOPS.replace("math.log(a / b)", "math.log2(a / b)"), "log-base"),
+    "conditionals in the wrong order": (LOOPS + "conditional_kls = conditional_kls[::-1]\n", "conditional-order"),
+    "joint table transposed": (LOOPS + "joint_p = np.array(joint_p).T\n", "joint-transposed"),
+    "joint table without the first step": (LOOPS + "joint_q = q_next\n", "joint-missing-first-step"),
+}
+
+
+@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
+def test_correct_answers_get_full_marks(source):
+    assert_full_marks_for(STEM, source)
+
+
+@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
+def test_each_mistake_loses_points_and_is_named(source, mistake):
+    assert_mistake(STEM, source, mistake)
+
+
+ADVERSARIAL = {
+    "NaN in a table": "joint_p = [[math.nan, 0.18], [0.08, 0.32]]",
+    "a flat list of four": "joint_p = [0.42, 0.18, 0.08, 0.32]",
+    "a 3 x 3 table": "joint_p = np.eye(3)",
+    "a table of strings": "joint_p = [['0.42', '0.18'], ['0.08', '0.32']]",
+    "a ragged table": "joint_p = [[0.42, 0.18], [0.08]]",
+    "a dict": "joint_p = {'00': 0.42, '01': 0.18, '10': 0.08, '11': 0.32}",
+    "an ndarray subclass that equals everything": (
+        "joint_p = np.zeros((2, 2)).view(type('Equal', (np.ndarray,), {'__eq__': lambda s, o: np.True_}))"),
+    "a huge array": "joint_p = np.zeros((3000, 3000))",
+    "a generator": "joint_p = (row for row in [[0.42, 0.18], [0.08, 0.32]])",
+}
+
+
+@pytest.mark.parametrize("value", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_adversarial_tables_never_score(value):
+    result = result_of(STEM, namespace_from(LOOPS + value + "\n"))
+    case = next(case for case in result.cases if case.name == "joint table of p")
+    assert not case.passed and case.message
+    assert result.points_earned < CHECKS[STEM].points
+
+
+def test_a_single_slip_keeps_the_other_group():
+    result = result_of(STEM, namespace_from(LOOPS + "joint_p = np.array(joint_p).T\n"))
+    groups = {group.name: group.points_earned for group in result.groups}
+    assert groups["chain_terms"] == 1.5 and 0 < groups["joint"] < 0.5
+
+
+def test_notebook_solution_earns_every_point_and_totals_three():
+    check_notebook_contract(STEM, 3)
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    check_stub_scores_zero(STEM)

@@ -1,0 +1,101 @@
+"""Exercise 11 (k1, k2, k3): right values in any numeric form pass, the classic slips (sign of k1,
+inverted ratio, missing half, thinking k3 can go negative) are named, hostile values never score."""
+
+import pytest
+
+from autograder.checks import CHECKS
+from concept_corpus_support import (
+    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, namespace_from,
+    result_of,
+)
+
+STEM = "11_k_estimators"
+
+SIGNS = 'changes_sign = {"k1"}\nnever_negative = {"k2", "k3"}\n'
+FORMULAS = """
+def estimators(r):
+    return {"k1": -math.log(r), "k2": 0.5 * math.log(r) ** 2, "k3": r - 1 - math.log(r)}
+k_at_2 = estimators(2)
+k_at_half = estimators(1 / 2)
+""" + SIGNS
+
+CORRECT = {
+    "formulas": FORMULAS,
+    "from log q and log p, numpy": """
+def estimators(log_q, log_p):
+    log_r = log_p - log_q
+    return {"k1": -log_r, "k2": log_r**2 / 2, "k3": np.expm1(log_r) - log_r}
+k_at_2 = estimators(np.log(0.25), np.log(0.5))
+k_at_half = estimators(np.log(0.5), np.log(0.25))
+""" + SIGNS,
+    "the worked numbers": """
+k_at_2 = {"k1": -0.693147, "k2": 0.240227, "k3": 0.306853}
+k_at_half = {"k1": 0.693147, "k2": 0.240227, "k3": 0.193147}
+""" + SIGNS,
+    "float32, lists and tuples, other case": FORMULAS + """
+k_at_2 = {k: np.float32(v) for k, v in k_at_2.items()}
+k_at_half = {"k3": [k_at_half["k3"]], "k1": np.array(k_at_half["k1"]), "k2": k_at_half["k2"]}
+changes_sign = "K1"
+never_negative = ["k3", " k2", "k2"]
+""",
+    "an extra key is ignored": FORMULAS + 'k_at_2["note"] = "computed by hand"\n',
+}
+
+WRONG = {
+    "k1 sign flipped": (FORMULAS + 'k_at_2["k1"] = math.log(2)\nk_at_half["k1"] = math.log(0.5)\n', "k1-sign"),
+    "ratio inverted in k3": (FORMULAS + 'k_at_2["k3"] = (0.5 - 1) + math.log(2)\n', "ratio-inverted"),
+    "k2 without the half": (FORMULAS + 'k_at_2["k2"] = math.log(2) ** 2\n', "k2-missing-half"),
+    "k3 adds the log": (FORMULAS + 'k_at_half["k3"] = (0.5 - 1) + math.log(0.5)\n', "k3-log-sign"),
+    "base-10 logs": (FORMULAS.replace("math.log(", "math.log10("), "log-base"),
+    "k3 changes sign too": (FORMULAS + 'changes_sign = {"k1", "k3"}\n', "k3-can-be-negative"),
+    "k2 can be negative": (FORMULAS + 'never_negative = {"k3"}\n', "k2-can-be-negative"),
+    "k1 never negative": (FORMULAS + 'never_negative = {"k1", "k2", "k3"}\n', "k1-never-negative"),
+    "nothing changes sign": (FORMULAS + "changes_sign = set()\n", "k1-never-negative"),
+}
+
+
+@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
+def test_correct_answers_get_full_marks(source):
+    assert_full_marks_for(STEM, source)
+
+
+@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
+def test_each_mistake_loses_points_and_is_named(source, mistake):
+    assert_mistake(STEM, source, mistake)
+
+
+ADVERSARIAL = {
+    "a list instead of a dict": "k_at_2 = [-0.693147, 0.240227, 0.306853]",
+    "a missing key": 'k_at_2 = {"k1": -0.693147, "k2": 0.240227}',
+    "NaN": 'k_at_2 = {"k1": math.nan, "k2": math.nan, "k3": math.nan}',
+    "strings": 'k_at_2 = {"k1": "-0.693147", "k2": "0.240227", "k3": "0.306853"}',
+    "a dict subclass that lies on lookup": (
+        "class Lying(dict):\n    def __getitem__(self, key):\n        return {'k1': -0.693147, 'k2': 0.240227, "
+        "'k3': 0.306853}[key]\nk_at_2 = Lying(k1=9.0, k2=9.0, k3=9.0)"),
+    "an object with fields": "k_at_2 = type('K', (), {})()\nk_at_2.k1, k_at_2.k2, k_at_2.k3 = -0.693147, 0.240227, 0.306853",
+    "a set of everything": 'changes_sign = {"k1", "k2", "k3", "k4"}',
+    "numbers as names": "changes_sign = {1}",
+    "a generator": "changes_sign = (name for name in ['k1'])",
+}
+
+
+@pytest.mark.parametrize("source", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_adversarial_values_never_score(source):
+    result = result_of(STEM, namespace_from(FORMULAS + source + "\n"))
+    assert result.points_earned < CHECKS[STEM].points, result.feedback()
+    assert all(case.message for case in result.cases if not case.passed)
+
+
+def test_a_missing_key_is_named():
+    result = result_of(STEM, namespace_from(FORMULAS + 'del k_at_2["k3"]\n'))
+    failed = [case for case in result.cases if not case.passed]
+    assert [case.name for case in failed] == ["k3 at r = 2"]
+    assert "'k3'" in failed[0].message
+
+
+def test_notebook_solution_earns_every_point_and_totals_three():
+    check_notebook_contract(STEM, 3)
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    check_stub_scores_zero(STEM)
