@@ -176,6 +176,14 @@ WRONG = {
     "top_p_range_not_checked": (REFERENCE_STYLE.replace(
         "    if not (0.0 < top_p <= 1.0):\n        raise ValueError(\"top_p must lie in (0, 1]\")\n", ""),
         "silent-bad-input"),
+    "top_p_in_id_order": (REFERENCE_STYLE.replace(
+        "prefix = np.cumsum(p[order])", "order = np.arange(p.size)\n        prefix = np.cumsum(p[order])"),
+        "top-p-unsorted"),
+    "softmax_without_normaliser": (REFERENCE_STYLE.replace(
+        "    return _softmax(z / temperature)", "    s = z / temperature\n    return np.exp(s - s.max())"),
+        "softmax-unnormalised"),
+    "softmax_without_max_shift": (REFERENCE_STYLE.replace(
+        "    e = np.exp(z - z.max())", "    e = np.exp(z)"), "softmax-overflow"),
     "float32_results": (REFERENCE_STYLE.replace("    return out / out.sum()", "    return (out / out.sum()).astype(np.float32)")
                         .replace("return _softmax(z / temperature)", "return _softmax(z / temperature).astype(np.float32)"),
                         "float32-output"),

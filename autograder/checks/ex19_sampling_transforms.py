@@ -44,6 +44,10 @@ UNNORMALISED_SOFTMAX = Misconception(
 NO_RENORMALISE = Misconception(
     "no-renormalise",
     "After truncation the kept probabilities must be renormalised so that they sum to one again.")
+SOFTMAX_OVERFLOW = Misconception(
+    "softmax-overflow",
+    "With logits of order 1e3, exp overflows to inf and the result turns into NaN: subtract the largest "
+    "(scaled) logit before exponentiating.")
 TIES_LARGER_ID = Misconception(
     "ties-larger-id",
     "Among tied tokens the smaller token id must win: use a stable sort of the negated probabilities "
@@ -64,6 +68,10 @@ TOP_P_EXTRA = Misconception(
     "One token too many was kept: stop at the first token whose running sum reaches top_p (>=, not >). "
     "A float running sum can fall an ulp short of a threshold such as 0.5 + 0.3 = 0.8, so compare "
     "with a tiny tolerance.")
+TOP_P_UNSORTED = Misconception(
+    "top-p-unsorted",
+    "The nucleus was accumulated in token-id order: rank the tokens by probability, largest first, "
+    "before adding up their mass.")
 MIN_TOKENS_IGNORED = Misconception(
     "min-tokens-ignored",
     "min_tokens_to_keep was ignored: keep at least that many tokens even when fewer already reach top_p.")
@@ -113,6 +121,11 @@ def _nucleus_counts(p: np.ndarray, top_p: float) -> tuple:
     return count, acceptable
 
 
+def _overflows(scaled_logits: np.ndarray) -> bool:
+    """Whether a softmax without the max shift overflows (exp(710) is inf) or underflows to 0/0."""
+    return bool(np.max(scaled_logits) > 709.0 or np.max(scaled_logits) < -745.0)
+
+
 def _is_float32(value) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8
 
@@ -126,13 +139,21 @@ def _matches(actual: np.ndarray, target, *, support: bool, rtol: float = RTOL, a
     return not support or bool(np.array_equal(actual > 0, target > 0))
 
 
-def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternatives=(), support: bool = True):
-    """A 1-D distribution close to ``expected`` (or to one of ``alternatives``, boundary cases)."""
+def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternatives=(), support: bool = True,
+                        large: bool = False):
+    """A 1-D distribution close to ``expected`` (or to one of ``alternatives``, boundary cases).
+
+    ``large``: the logits overflow a naive ``exp``, so NaN or inf in the answer is named as such."""
     expected = np.asarray(expected, dtype=np.float64)
 
     def judge(outcomes):
         value = value_of(outcomes[0], target)
-        actual = float_array(value, "the distribution", shape=expected.shape)
+        try:
+            actual = float_array(value, "the distribution", shape=expected.shape)
+        except Reject as rejection:
+            if large and ("NaN" in rejection.message or "infinite" in rejection.message):
+                raise SOFTMAX_OVERFLOW.reject() from None
+            raise
         if any(_matches(actual, candidate, support=support) for candidate in (expected, *alternatives)):
             return PASS
         for output, misconception in wrong:
@@ -157,12 +178,15 @@ def _temperature_case(name: str, logits, temperature: float, group: str = "tempe
     z = np.asarray(logits, dtype=np.float64)
     expected = _reference().temperature_distribution(z, temperature)
     wrong = [(_softmax(z * temperature), TEMPERATURE_MULTIPLIED)]
+    scaled = z / temperature
+    wrong.append((np.exp(scaled - scaled.max()), UNNORMALISED_SOFTMAX))
     with np.errstate(over="ignore", invalid="ignore"):
-        raw = np.exp(z / temperature)
+        raw = np.exp(scaled)
     if np.all(np.isfinite(raw)):
         wrong.append((raw, UNNORMALISED_SOFTMAX))
     return Case(f"temperature: {name}", group, (Call("temperature_distribution", (logits, temperature)),),
-                _judge_distribution("temperature_distribution", expected, wrong=wrong, support=False))
+                _judge_distribution("temperature_distribution", expected, wrong=wrong, support=False,
+                                    large=_overflows(z / temperature)))
 
 
 def _top_k_case(name: str, logits, k: int, group: str = "top_k") -> Case:
@@ -180,7 +204,7 @@ def _top_k_case(name: str, logits, k: int, group: str = "top_k") -> Case:
     if k < p.size:
         wrong.append((_keep(p, order[:k + 1]), TOP_K_OFF_BY_ONE))
     return Case(f"top-k: {name}", group, (Call("top_k_distribution", (logits, k)),),
-                _judge_distribution("top_k_distribution", expected, wrong=wrong))
+                _judge_distribution("top_k_distribution", expected, wrong=wrong, large=_overflows(z)))
 
 
 def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, *, group: str = "top_p",
@@ -201,6 +225,9 @@ def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, 
     ]
     if floor > count:
         wrong.append((_keep(p, order[:count]), MIN_TOKENS_IGNORED))
+    id_order = np.arange(p.size)
+    unsorted_count = min(int(np.searchsorted(np.cumsum(p), top_p - BOUNDARY, side="left")) + 1, p.size)
+    wrong.append((_keep(p, id_order[:max(unsorted_count, floor)]), TOP_P_UNSORTED))
     if count > 1 and count - 1 >= floor:
         wrong.append((_keep(p, order[:count - 1]), TOP_P_DROPS))
     if kept < p.size:
@@ -208,7 +235,8 @@ def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, 
     if top_p == 1.0:
         wrong = [(_keep(p, order[:n]), TOP_P_ONE) for n in range(1, p.size)] + wrong
     return Case(f"top-p: {name}", group, (Call("top_p_distribution", (logits, top_p), kwargs),),
-                _judge_distribution("top_p_distribution", expected, wrong=wrong, alternatives=alternatives))
+                _judge_distribution("top_p_distribution", expected, wrong=wrong, alternatives=alternatives,
+                                    large=_overflows(z)))
 
 
 def _error_case(name: str, target: str, args: tuple, problem: str, argument: str, kwargs=None) -> Case:
@@ -297,7 +325,7 @@ def build_cases():
         _error_case("negative temperature", "temperature_distribution", (logits, -1.0), "a negative temperature",
                     "temperature"),
         _error_case("NaN in the logits", "temperature_distribution", (np.array([0.0, np.nan, 1.0]), 1.0),
-                    "logits containing NaN", "logits"),
+                    "a NaN among the logits", "logits"),
         _error_case("k = 0", "top_k_distribution", (logits, 0), "k = 0", "k"),
         _error_case("k larger than the vocabulary", "top_k_distribution", (logits, 6), "k above the vocabulary size",
                     "k"),
