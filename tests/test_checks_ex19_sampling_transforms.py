@@ -278,7 +278,7 @@ def test_the_seeds_solution_loses_only_the_taught_boundary_cases():
     seed = REFERENCE_STYLE.replace("top_p - 1e-12", "top_p").replace("if top_p >= 1.0:", "if False:")
     result = run_check(STEM, namespace_of(seed))
     failed = [case.name for case in result.cases if not case.passed]
-    assert failed == ["top-p: the seed's nucleus at 0.80 keeps two tokens",
+    assert failed == ["top-p: the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
                       "top-p: top_p = 1 keeps even a token of probability 1e-20"], result.feedback()
 
 

@@ -264,7 +264,8 @@ def build_cases():
     inf_logits[0, 0] = np.inf
     cases += [
         _error_case("exact KL: different vocabulary sizes", "validation", "exact_kl_from_logits",
-                    (rng.normal(size=3), rng.normal(size=4)), "a pair of logits over different vocabularies", "q_logits"),
+                    (rng.normal(size=3), rng.normal(size=4)), "a pair of logits over different vocabularies",
+                    "q_logits"),
         _error_case("exact KL: NaN in p_logits", "validation", "exact_kl_from_logits",
                     (nan_logits, good), "a p_logits with a NaN", "p_logits"),
         _error_case("exact KL: infinity in q_logits", "validation", "exact_kl_from_logits",

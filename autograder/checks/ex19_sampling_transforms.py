@@ -299,8 +299,9 @@ def build_cases():
 
     # --- top-p: the taught cases first (required exactly)
     nucleus = np.log(np.array([0.50, 0.30, 0.15, 0.05]))
-    cases.append(_top_p_case("the seed's nucleus at 0.80 keeps two tokens", nucleus, 0.80, exact=True))
-    cases.append(_top_p_case("the seed's nucleus at 0.81 keeps three tokens", nucleus, 0.81, exact=True))
+    cases.append(_top_p_case("the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
+                             nucleus, 0.80, exact=True))
+    cases.append(_top_p_case("the task's nucleus at 0.81 keeps three tokens", nucleus, 0.81, exact=True))
     cases.append(_top_p_case("top_p = 1 keeps the whole support", rng.normal(scale=2.0, size=12), 1.0,
                              exact=True))
     cases.append(_top_p_case("top_p = 1 keeps even a token of probability 1e-20",
