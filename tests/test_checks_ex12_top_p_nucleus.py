@@ -1,0 +1,107 @@
+"""Exercise 12 (top-p nucleus): the right nucleus in any container passes, the classic slips (dropping
+the token that reaches the threshold, one too many, no renormalising, 1-based ids) are named."""
+
+import pytest
+
+from autograder.checks import CHECKS
+from concept_corpus_support import (
+    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
+    namespace_from, result_of,
+)
+
+STEM = "12_top_p_nucleus"
+
+FRACTIONS = """
+kept_080 = {0, 1}
+nucleus_080 = [0.50 / 0.80, 0.30 / 0.80, 0.0, 0.0]
+kept_081 = {0, 1, 2}
+nucleus_081 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95, 0.0]
+"""
+
+CORRECT = {
+    "fractions": FRACTIONS,
+    "a rule with a small tolerance": """
+p = np.array([0.50, 0.30, 0.15, 0.05])
+def nucleus(top_p):
+    size = int(np.argmax(np.cumsum(p) >= top_p - 1e-12)) + 1
+    kept = np.zeros(4)
+    kept[:size] = p[:size]
+    return set(range(size)), kept / kept.sum()
+kept_080, nucleus_080 = nucleus(0.80)
+kept_081, nucleus_081 = nucleus(0.81)
+""",
+    "the worked numbers, lists, tuples and arrays": """
+kept_080 = [1, 0]
+nucleus_080 = (0.625, 0.375, 0, 0)
+kept_081 = np.array([0, 1, 2])
+nucleus_081 = np.array([0.526316, 0.315789, 0.157895, 0.0], dtype=np.float32)
+""",
+    "numpy ints and a duplicate id": FRACTIONS + "kept_080 = [np.int64(0), np.int32(1), 1]\n",
+}
+
+WRONG = {
+    "drops the token that reaches 0.80": (FRACTIONS + "kept_080 = {0}\nnucleus_080 = [1.0, 0, 0, 0]\n",
+                                          "dropped-threshold-token"),
+    "drops the token that reaches 0.81": (FRACTIONS + "kept_081 = {0, 1}\n", "dropped-threshold-token"),
+    "one too many at 0.80 (the float sum trap)": (
+        FRACTIONS + "kept_080 = {0, 1, 2}\nnucleus_080 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95, 0.0]\n",
+        "one-too-many"),
+    "one too many at 0.81": (FRACTIONS + "nucleus_081 = [0.5, 0.3, 0.15, 0.05]\n", "one-too-many"),
+    "forgot to renormalise": (FRACTIONS + "nucleus_080 = [0.50, 0.30, 0.0, 0.0]\n", "not-renormalised"),
+    "1-based ids": (FRACTIONS + "kept_081 = {1, 2, 3}\n", "one-based-ids"),
+    "only the kept tokens": (FRACTIONS + "nucleus_081 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95]\n",
+                             "zeros-left-out"),
+}
+
+
+@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
+def test_correct_answers_get_full_marks(source):
+    assert_full_marks_for(STEM, source)
+
+
+@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
+def test_each_mistake_loses_points_and_is_named(source, mistake):
+    assert_mistake(STEM, source, mistake)
+
+
+ADVERSARIAL = {
+    "float ids": "kept_080 = {0.0, 1.0}",
+    "bool ids": "kept_080 = [True, True]",
+    "string ids": "kept_080 = {'0', '1'}",
+    "a bare int": "kept_080 = 1",
+    "a set subclass that contains everything": (
+        "class All(set):\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+        "kept_080 = All({3})"),
+    "NaN in the distribution": "nucleus_080 = [math.nan, 0.375, 0, 0]",
+    "a distribution of the wrong length": "nucleus_080 = [0.625, 0.375, 0, 0, 0]",
+    "a huge array": "nucleus_080 = np.zeros(20_000_000)",
+    "a generator": "nucleus_080 = (x for x in [0.625, 0.375, 0, 0])",
+}
+
+
+@pytest.mark.parametrize("source", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_adversarial_values_never_score(source):
+    result = result_of(STEM, namespace_from(FRACTIONS + source + "\n"))
+    group = next(group for group in result.groups if group.name == "threshold_080")
+    assert group.points_earned < group.points_available, result.feedback()
+    assert all(failure_messages(result))
+
+
+def test_a_wrong_length_says_the_shape_not_the_answer():
+    result = result_of(STEM, namespace_from(FRACTIONS + "nucleus_080 = [0.5, 0.5, 0, 0, 0]\n"))
+    message = next(case.message for case in result.cases if not case.passed)
+    assert "shape" in message and "0.625" not in message
+
+
+def test_only_the_two_token_nucleus_is_accepted_at_the_exact_threshold():
+    # The notebook teaches this exact case, so the float trap's three-token answer must not pass.
+    three = result_of(STEM, namespace_from(FRACTIONS + "kept_080 = {0, 1, 2}\n"))
+    assert three.points_earned < CHECKS[STEM].points
+
+
+def test_notebook_solution_earns_every_point_and_totals_three():
+    check_notebook_contract(STEM, 3)
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    check_stub_scores_zero(STEM)

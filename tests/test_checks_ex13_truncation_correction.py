@@ -1,0 +1,95 @@
+"""Exercise 13 (truncation correction): exact expressions and 6-digit roundings pass, the classic
+slips (inverted factor, base-10 logs, multiplying by the mass, one position only) are named."""
+
+import pytest
+
+from autograder.checks import CHECKS
+from concept_corpus_support import (
+    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
+    namespace_from, result_of,
+)
+
+STEM = "13_truncation_correction"
+
+EXACT = """
+p_tilde = 0.25 / 0.85
+log_p_tilde = math.log(0.25) - math.log(0.85)
+log_increase = -math.log(0.85)
+ratio_factor = 1 / 0.85 ** 4
+"""
+
+CORRECT = {
+    "exact expressions": EXACT,
+    "logs first": """
+log_increase = -np.log(0.85)
+log_p_tilde = np.log(0.25) + log_increase
+p_tilde = np.exp(log_p_tilde)
+ratio_factor = np.exp(4 * log_increase)
+""",
+    "the worked numbers": """
+p_tilde = 0.294118
+log_p_tilde = -1.223775
+log_increase = 0.162519
+ratio_factor = 1.915686
+""",
+    "float32 and one-element arrays": EXACT + """
+p_tilde = np.float32(p_tilde)
+ratio_factor = np.array([ratio_factor])
+""",
+}
+
+WRONG = {
+    "factor inverted": (EXACT + "ratio_factor = 0.85 ** 4\n", "factor-inverted"),
+    "base-10 logs": (EXACT.replace("math.log(", "math.log10("), "log-base-10"),
+    "multiplied by the mass": (EXACT + "p_tilde = 0.25 * 0.85\n", "multiplied-by-mass"),
+    "not renormalised": (EXACT + "log_p_tilde = math.log(0.25)\n", "not-renormalised"),
+    "divided by the dropped mass": (EXACT + "p_tilde = 0.25 / 0.15\n", "divided-by-dropped-mass"),
+    "sign of the correction": (EXACT + "log_increase = math.log(0.85)\n", "correction-sign"),
+    "difference of probabilities": (EXACT + "log_increase = 0.25 / 0.85 - 0.25\n", "difference-not-log"),
+    "log error not exponentiated": (EXACT + "ratio_factor = -4 * math.log(0.85)\n", "log-not-exponentiated"),
+    "one position only": (EXACT + "ratio_factor = 1 / 0.85\n", "one-position"),
+}
+
+
+@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
+def test_correct_answers_get_full_marks(source):
+    assert_full_marks_for(STEM, source)
+
+
+@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
+def test_each_mistake_loses_points_and_is_named(source, mistake):
+    assert_mistake(STEM, source, mistake)
+
+
+ADVERSARIAL = {
+    "infinity": "math.inf",
+    "NaN": "math.nan",
+    "a string": "'1.915686'",
+    "None left in the template": "None",
+    "a float subclass that equals everything": (
+        "type('Equal', (float,), {'__eq__': lambda self, other: True, '__hash__': float.__hash__})(0.5)"),
+    "two numbers": "(1.915686, 0.522006)",
+    "an exception object": "ValueError('1.915686')",
+}
+
+
+@pytest.mark.parametrize("value", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_adversarial_values_never_score(value):
+    result = result_of(STEM, namespace_from(EXACT + f"ratio_factor = {value}\n"))
+    case = next(case for case in result.cases if case.name == "four-position ratio factor")
+    assert not case.passed and case.message
+    assert result.points_earned < CHECKS[STEM].points
+
+
+def test_feedback_never_reveals_the_expected_numbers():
+    result = result_of(STEM, namespace_from(EXACT.replace("math.log(", "math.log10(") + "ratio_factor = 0.85**4\n"))
+    for message in failure_messages(result):
+        assert "1.91" not in message and "0.162" not in message and "0.294" not in message
+
+
+def test_notebook_solution_earns_every_point_and_totals_three():
+    check_notebook_contract(STEM, 3)
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    check_stub_scores_zero(STEM)
