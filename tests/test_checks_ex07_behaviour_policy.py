@@ -1,0 +1,125 @@
+"""Exercise 07 (behaviour policy): correct answers earn full marks, each partial replay of the chain is named."""
+
+from __future__ import annotations
+
+import pytest
+
+import concept_notebook_support as support
+
+STEM = "07_behaviour_policy"
+NAMES = ("ratio_error", "stored_logprob", "behaviour_logprob_token_1", "first_step_ratio", "behaviour_metadata")
+
+# Closed forms: temperature 0.7, token 3 banned, top-p 0.85 keeps tokens 0 and 1.
+CANONICAL = """
+z = [2.0, 1.0, 0.5, 1.5, -0.5]
+log_z = math.log(sum(math.exp(v) for v in z))
+ratio_error = "wrong_denominator"
+stored_logprob = z[1] - log_z
+behaviour_logprob_token_1 = z[1] / 0.7 - math.log(math.exp(z[0] / 0.7) + math.exp(z[1] / 0.7))
+first_step_ratio = math.exp(behaviour_logprob_token_1 - stored_logprob)
+behaviour_metadata = {"policy_version", "tokenizer_version", "chat_template", "temperature", "banned_token_ids",
+                      "top_k", "top_p", "min_tokens_to_keep", "order", "stop_rules", "sampling_seed",
+                      "behaviour_logprob"}
+"""
+
+CORRECT = {
+    "canonical": CANONICAL,
+    "rounded to six significant digits": """
+ratio_error = "Wrong denominator"
+stored_logprob = -1.82401
+behaviour_logprob_token_1 = -1.64340
+first_step_ratio = 1.19795
+behaviour_metadata = ["policy_version", "tokenizer_version", "chat_template", "temperature", "banned_token_ids",
+                      "top_k", "top_p", "min_tokens_to_keep", "order", "stop_rules", "sampling_seed",
+                      "behaviour_logprob"]
+""",
+    "float32 numpy pipeline, metadata built from a config record": """
+z = np.array([2.0, 1.0, 0.5, 1.5, -0.5], dtype=np.float32)
+p = np.exp(z / np.float32(0.7)); p = p / p.sum()
+p[3] = 0; p = p / p.sum()
+kept = np.argsort(-p, kind="stable")[:2]
+ratio_error = "wrong-denominator"
+stored_logprob = np.float32(z[1] - np.log(np.exp(z).sum()))
+behaviour_logprob_token_1 = np.log(p[1] / p[kept].sum())
+first_step_ratio = np.exp(behaviour_logprob_token_1 - stored_logprob)
+record = {"temperature": 0.7, "banned_token_ids": [3], "top_k": None, "top_p": 0.85, "min_tokens_to_keep": 1,
+          "order": ["temperature", "banned_tokens", "top_k", "top_p"]}
+behaviour_metadata = frozenset(record) | {"policy_version", "tokenizer_version", "chat_template", "stop_rules",
+                                          "sampling_seed", "behaviour_logprob"}
+print(behaviour_metadata)
+""",
+}
+
+WRONG = [
+    ("base softmax stored as behaviour", CANONICAL + "behaviour_logprob_token_1 = stored_logprob",
+     "base-softmax-as-behaviour"),
+    ("temperature only", CANONICAL + "behaviour_logprob_token_1 = z[1] / 0.7 - math.log(sum(math.exp(v / 0.7) "
+     "for v in z))", "temperature-only"),
+    ("no top-p", CANONICAL + "behaviour_logprob_token_1 = z[1] / 0.7 - math.log(sum(math.exp(v / 0.7) "
+     "for i, v in enumerate(z) if i != 3))", "forgot-top-p"),
+    ("no temperature", CANONICAL + "behaviour_logprob_token_1 = z[1] - math.log(sum(math.exp(v) for v in z[:3]))",
+     "forgot-temperature"),
+    ("noise that averages out", CANONICAL + 'ratio_error = "averages_out"', "error-is-noise"),
+    ("transforms cancel", CANONICAL + 'ratio_error = "cancels"', "transforms-cancel"),
+    ("ratio of one", CANONICAL + "first_step_ratio = 1.0", "transforms-cancel"),
+    ("numerator blamed", CANONICAL + 'ratio_error = "wrong_numerator"', "numerator-blamed"),
+    ("ratio upside down", CANONICAL + "first_step_ratio = 1 / first_step_ratio", "ratio-upside-down"),
+    ("order not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"order"}', "order-irrelevant"),
+    ("old log-prob to be recomputed", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"behaviour_logprob"}',
+     "recompute-later"),
+    ("ui colour", CANONICAL + 'behaviour_metadata = behaviour_metadata | {"ui_colour"}', "irrelevant-metadata"),
+    ("learning rate", CANONICAL + 'behaviour_metadata = behaviour_metadata | {"learning_rate"}',
+     "trainer-setting-as-behaviour"),
+    ("reward", CANONICAL + 'behaviour_metadata = behaviour_metadata | {"reward_raw"}', "reward-as-behaviour"),
+]
+
+
+def test_forgetting_the_ban_is_named():
+    # Without the ban, top-p 0.85 keeps tokens 0, 3 and 1 of the tempered distribution.
+    source = CANONICAL + ("t = [math.exp(v / 0.7) for v in z]\n"
+                          "behaviour_logprob_token_1 = math.log(t[1] / (t[0] + t[3] + t[1]))")
+    support.assert_misconception(STEM, support.namespace_from(source), "forgot-bans")
+
+
+def test_key_metadata_follows_the_reference_record():
+    from autograder.keys import ex07_behaviour_policy as key
+    from course.reference import SamplingConfig
+
+    assert set(SamplingConfig().as_record()) <= set(key.METADATA_OPTIONS)
+    assert set(key.CONFIG.as_record()) <= key.REQUIRED_METADATA
+
+
+def test_notebook_solution_gets_full_marks():
+    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
+
+
+def test_released_stub_scores_zero_with_not_implemented():
+    support.assert_stub_scores_zero(STEM)
+
+
+def test_notebook_cells_match_the_check():
+    support.assert_notebook_matches_check(STEM, 3)
+
+
+@pytest.mark.parametrize("label", sorted(CORRECT))
+def test_correct_answers_get_full_marks(label):
+    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
+
+
+@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
+def test_each_mistake_loses_points_and_is_named(label, source, key):
+    support.assert_misconception(STEM, support.namespace_from(source), key)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
+def test_hostile_values_earn_nothing_for_their_item(name, label):
+    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+
+
+def test_selecting_every_field_earns_only_the_completeness_cases():
+    source = CANONICAL + ("behaviour_metadata = behaviour_metadata | "
+                          '{"ui_colour", "learning_rate", "reward_raw"}')
+    result = support.grade(STEM, support.namespace_from(source))
+    metadata = next(group for group in result.groups if group.name == "metadata")
+    assert metadata.points_earned == pytest.approx(0.66), result.feedback()
