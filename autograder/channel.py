@@ -129,6 +129,10 @@ def _encode(value: Any, depth: int = 0) -> dict:
         return {"t": "str", "v": text}
     if isinstance(value, np.ndarray):
         return _encode_array(value)
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        names = [str(name) for name in type(value)._fields]
+        if len(names) == len(value):  # a namedtuple: still a tuple, and its field names travel too
+            return {"t": "record", "names": names, "items": [_encode(item, depth + 1) for item in tuple.__iter__(value)]}
     if isinstance(value, (list, tuple, set, frozenset)):
         items = list(value)
         if len(items) > MAX_ITEMS:
@@ -263,6 +267,10 @@ def _decode(node: Any, depth: int = 0) -> Any:
         if kind == "set":
             return SetData(items)
         return items
+    if kind == "record":
+        record = RecordTuple(_decode(item, depth + 1) for item in node["items"])
+        record.field_names = tuple(str(name) for name in node["names"])
+        return record
     if kind == "dict":
         return {_hashable(_decode(key, depth + 1)): _decode(item, depth + 1) for key, item in node["items"]}
     if kind == "object":
@@ -272,6 +280,15 @@ def _decode(node: Any, depth: int = 0) -> Any:
 
 class SetData(list):
     """A decoded set: a list of its items (items may be unhashable once decoded, e.g. arrays)."""
+
+
+class RecordTuple(tuple):
+    """A decoded namedtuple: a plain tuple that also knows its ``field_names``."""
+
+    field_names: tuple = ()
+
+    def field(self, name: str):
+        return self[self.field_names.index(name)]
 
 
 def _hashable(key: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from autograder.channel import ObjectData, Raised, Returned, SetData, Unreadable
+from autograder.channel import ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable
 from autograder.checks._core import PASS, Reject, Verdict
 
 _array = np.array
@@ -108,6 +108,8 @@ def field(value: Any, name: str, what: str = "the result") -> Any:
         if name not in value.fields:
             raise Reject(f"{what} has no field {name!r}")
         return value.fields[name]
+    if isinstance(value, RecordTuple) and name in value.field_names:
+        return value.field(name)
     if isinstance(value, dict):
         if name not in value:
             raise Reject(f"{what} has no key {name!r}")
