@@ -72,7 +72,8 @@ ADVERSARIAL = {
     "a dict subclass that lies on lookup": (
         "class Lying(dict):\n    def __getitem__(self, key):\n        return {'k1': -0.693147, 'k2': 0.240227, "
         "'k3': 0.306853}[key]\nk_at_2 = Lying(k1=9.0, k2=9.0, k3=9.0)"),
-    "an object with fields": "k_at_2 = type('K', (), {})()\nk_at_2.k1, k_at_2.k2, k_at_2.k3 = -0.693147, 0.240227, 0.306853",
+    "an object with fields": ("k_at_2 = type('K', (), {})()\n"
+                              "k_at_2.k1, k_at_2.k2, k_at_2.k3 = -0.693147, 0.240227, 0.306853"),
     "a set of everything": 'changes_sign = {"k1", "k2", "k3", "k4"}',
     "numbers as names": "changes_sign = {1}",
     "a generator": "changes_sign = (name for name in ['k1'])",

@@ -25,7 +25,8 @@ problem_action = int(np.flatnonzero((pi > 0) & (mu == 0))[0]) + 1
 remedies = [{GOOD}]
 """,
     "numpy bool and int, tuple, other case": (
-        f"ratios_work = np.bool_(False)\nproblem_action = np.int64(3)\nremedies = tuple(n.title() for n in [{GOOD}])\n"),
+        "ratios_work = np.bool_(False)\nproblem_action = np.int64(3)\n"
+        f"remedies = tuple(n.title() for n in [{GOOD}])\n"),
     "a one-element set for the action": f"ratios_work = False\nproblem_action = {{3}}\nremedies = {{{GOOD}}}\n",
 }
 
