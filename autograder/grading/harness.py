@@ -169,12 +169,24 @@ def _format_error(error):
 def _run_child(job, out_fd, shell, config):
     import resource
 
+    import builtins
+
     token = job["token"]
     limits = job["limits"]
+    pristine = dict(vars(builtins))
+    encode = json.JSONEncoder(allow_nan=False).encode
+    pack = HEADER.pack
+
+    def restore():
+        # Student code may rebind builtins (isinstance, len...): put the originals back before the
+        # harness encodes anything, so such tricks break only the student's own code.
+        vars(builtins).update(pristine)
 
     def send(message):
+        restore()
         message["token"] = token
-        _write_all(out_fd, frame_bytes(message))
+        body = encode(message).encode("utf-8")
+        _write_all(out_fd, pack(len(body)) + body)
 
     # The child's limits; the zygote stays unlimited so that it can always clean up.
     memory = int(limits["memory_mb"]) * 1024 * 1024
@@ -248,6 +260,7 @@ def _run_child(job, out_fd, shell, config):
             for case in step["cases"]:
                 for index, raw in enumerate(case["calls"]):
                     try:
+                        restore()
                         call = channel.Call.from_json(raw)
                         data = channel.perform_call(call, namespace, timeout=call_timeout)
                         payload = data.decode("utf-8")
@@ -424,7 +437,13 @@ def main():
 
     import numpy  # noqa: F401 - imported once here, inherited by every child
     shell = _make_shell() if config.get("ipython", True) else None
-    import channel  # noqa: F401
+    import builtins
+    import channel
+    # The codec keeps its own references to the builtins it uses, so that a student who rebinds
+    # builtins.isinstance (say) breaks their own code, not the reporting of their answers.
+    for name in dir(builtins):
+        if not name.startswith("_") and name not in vars(channel):
+            setattr(channel, name, getattr(builtins, name))
 
     sys.argv = [""]
     writable = config["writable"]

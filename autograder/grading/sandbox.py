@@ -153,7 +153,9 @@ class Sandbox:
             inner = "/opt/harness"
             scratch, workdir = "/tmp", "/tmp/work"
             uid = gid = 200_000 + random.SystemRandom().randrange(1_000_000)
-            sys_path = [inner + "/lib", *site_dirs]
+            # site-packages appear under neutral names: no path of the project exists in the sandbox.
+            inner_sites = [f"/opt/site{i}" for i in range(len(site_dirs))]
+            sys_path = [inner + "/lib", *inner_sites]
             command = self._bwrap_command(harness, site_dirs, python)
         else:
             inner = str(harness)
@@ -218,10 +220,10 @@ class Sandbox:
             command += bind(prefix, prefix)
         if not python.startswith(prefix) and not python.startswith("/usr/"):
             command += bind(python, python)
-        for site in site_dirs:
-            command += bind(site, site)
-        for hook in _editable_hooks(site_dirs):
-            command += ["--ro-bind", "/dev/null", hook]
+        for number, site in enumerate(site_dirs):
+            command += bind(site, f"/opt/site{number}")
+            for hook in _editable_hooks([site]):
+                command += ["--ro-bind", "/dev/null", f"/opt/site{number}/{os.path.basename(hook)}"]
         command += ["--ro-bind", str(harness), "/opt/harness", "--dir", "/opt/ipython",
                     "--proc", "/proc", "--dev", "/dev",
                     "--size", str(self.tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",

@@ -141,3 +141,18 @@ def honest_answers(explanation: str = "Because it is linear.") -> dict:
 def copy_course(template: Path, target: Path) -> Path:
     shutil.copytree(template, target)
     return target
+
+
+_TEMPLATE: list = []
+
+
+def template() -> Path:
+    """The toy course with its release generated, built once per test process (copy it before use)."""
+    if not _TEMPLATE:
+        import atexit
+        import tempfile
+        base = Path(tempfile.mkdtemp(prefix="toy-course-"))
+        atexit.register(shutil.rmtree, base, True)
+        _TEMPLATE.append(build_course(base / "course"))
+    register()
+    return _TEMPLATE[0]

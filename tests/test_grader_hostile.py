@@ -1,0 +1,112 @@
+"""The hostile corpus: every submission is graded as if its wrong answers were simply wrong.
+
+One batch grades all of them next to two honest students (process pool, 2 workers); the honest
+students keep full marks, the course files stay as they were and nothing outlives the batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from hostile import corpus, toy
+from autograder.grading.batch import Options, run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hashes(paths):
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+def _marker_processes(marker: str) -> list:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = toy.copy_course(toy.template(), tmp_path_factory.mktemp("hostile") / "course")
+    site = sysconfig.get_paths()["purelib"]
+    for student, answers, _ in corpus.CORPUS:
+        filled = {key: value.replace("{course}", str(course)).replace("{root}", str(ROOT)).replace("{site}", site)
+                  for key, value in answers.items()}
+        toy.submit(course, student, filled)
+    toy.submit(course, "honest", toy.honest_answers())
+    toy.submit(course, "zz_honest", toy.honest_answers())
+    watched = [course / "source" / "toy" / "90_toy.ipynb", *sorted((course / "submitted").rglob("*.ipynb")),
+               *sorted((ROOT / "autograder" / "grading").glob("*.py")), Path(site) / "numpy" / "__init__.py"]
+    before = _hashes(watched)
+    report = course / "report.jsonl"
+    status = run(Options(assignment="toy", course_dir=str(course), jobs=2, timeout=6, report=str(report),
+                         progress=False))
+    rows = [json.loads(line) for line in report.read_text().splitlines()]
+    return {"course": course, "status": status, "rows": rows, "before": before, "after": _hashes(watched)}
+
+
+def _score(rows, student, grade_id):
+    (row,) = [r for r in rows if r["student"] == student and r["grade_id"] == grade_id]
+    return row
+
+
+def test_batch_runs(graded):
+    assert graded["status"] == 0
+
+
+@pytest.mark.parametrize("student,answers,expected", corpus.CORPUS, ids=[entry[0] for entry in corpus.CORPUS])
+def test_hostile_submission_scores_as_plainly_wrong(graded, student, answers, expected):
+    for grade_id, score in expected.items():
+        row = _score(graded["rows"], student, grade_id)
+        assert row["score"] == score, (student, row)
+
+
+def test_honest_neighbours_keep_full_marks(graded):
+    for student in ("honest", "zz_honest"):
+        assert _score(graded["rows"], student, "test_double")["score"] == 2.0
+        assert _score(graded["rows"], student, "test_answer")["score"] == 1.0
+        assert _score(graded["rows"], student, "explain_why")["status"] == "needs_manual_grade"
+
+
+def test_timeouts_and_crashes_are_reported(graded):
+    assert _score(graded["rows"], "loop_ignores_sigint", "test_double")["status"] == "timeout"
+    assert _score(graded["rows"], "exits", "test_answer")["status"] == "error"
+    assert _score(graded["rows"], "kills_the_zygote", "test_answer")["status"] == "error"
+
+
+def test_course_files_untouched(graded):
+    assert graded["before"] == graded["after"]
+
+
+def test_nothing_outlives_grading(graded):
+    assert _marker_processes("987654") == []
+
+
+def test_feedback_never_shows_hidden_tests(graded):
+    course = graded["course"]
+    produced = list((course / "feedback").rglob("*.html")) + list((course / "autograded").rglob("*.ipynb"))
+    assert len(produced) == 2 * (len(corpus.CORPUS) + 2)
+    for path in produced:
+        text = path.read_text()
+        assert "BEGIN HIDDEN TESTS" not in text and "grade(\"90_toy\"" not in text, path
+
+
+def test_gradebook_matches_report(graded):
+    from nbgrader.api import Gradebook
+    url = "sqlite:///" + str(graded["course"] / "gradebook.db")
+    with Gradebook(url) as gb:
+        for row in graded["rows"]:
+            grade = gb.find_grade(row["grade_id"], row["notebook"], "toy", row["student"])
+            assert grade.auto_score == row["score"], row
