@@ -82,13 +82,12 @@ def environment_packages(environment: dict) -> dict[str, str]:
 
 
 def test_environment_uses_conda_names(environment):
+    # pip-only names: those whose conda-forge packages are called something else.
+    pip_only = {pip: conda for (pip, _), conda in PIP_TO_CONDA.items() if pip not in conda}
     for entry in conda_entries(environment):
         assert "[" not in entry, f"{entry!r}: conda has no extras; list the packages separately"
-        name = CONDA_SPEC.match(entry.strip())["name"]
-        assert normalise(name) not in {pip for pip, _ in PIP_TO_CONDA}, (
-            f"{entry!r} is a pip name; conda-forge calls it "
-            f"{[c for (p, _), c in PIP_TO_CONDA.items() if p == normalise(name)][0]}"
-        )
+        name = normalise(CONDA_SPEC.match(entry.strip())["name"])
+        assert name not in pip_only, f"{entry!r} is a pip name; conda-forge calls it {pip_only.get(name)}"
 
 
 def test_environment_and_pyproject_list_the_same_packages(pyproject, environment):

@@ -144,6 +144,9 @@ CASES = [
     case("samples-p-nan", lambda: kl_sample_values(np.array([-0.4]), np.array([NAN])), "log_p"),
     case("samples-q-minus-inf", lambda: kl_sample_values(np.array([-INF]), np.array([-0.5])), "log_q"),
     case("samples-p-plus-inf", lambda: kl_sample_values(np.array([-0.4]), np.array([INF])), "log_p"),
+    # A log-probability is at most 0; 1e308 also makes log p - log q overflow.
+    case("samples-p-positive", lambda: kl_sample_values(np.array([-8e307]), np.array([1e308])), "log_p"),
+    case("samples-q-positive", lambda: kl_sample_values(np.array([0.5]), np.array([-0.5])), "log_q"),
     case("samples-strings", lambda: kl_sample_values(np.array(["x"]), np.array([-0.5])), "log_q"),
     case("ratio-negative", lambda: kl_estimators_at_ratio(-1.0), "r"),
     case("ratio-nan", lambda: kl_estimators_at_ratio(NAN), "r"),
