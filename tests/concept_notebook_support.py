@@ -62,7 +62,7 @@ def full_marks(stem: str) -> float:
     return CHECKS[stem].points
 
 
-def test_cell_groups(stem: str) -> dict:
+def hidden_test_cells(stem: str) -> dict:
     """``grade id -> points`` of the hidden test cells in the source notebook."""
     cells = {}
     for cell in source_notebook(stem).cells:
@@ -147,7 +147,7 @@ def assert_stub_scores_zero(stem: str) -> None:
 def assert_notebook_matches_check(stem: str, total_points: float) -> None:
     """Hidden test cells are exactly the check's groups (grade id and points); totals add up."""
     check = CHECKS[stem]
-    assert test_cell_groups(stem) == {group.grade_id: group.points for group in check.groups}
+    assert hidden_test_cells(stem) == {group.grade_id: group.points for group in check.groups}
     assert check.points + manual_points(stem) == total_points
     for cell in source_notebook(stem).cells:
         assert not cell.get("outputs"), f"{cell.id} stores outputs"
