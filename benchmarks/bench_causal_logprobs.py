@@ -12,7 +12,8 @@ measured in the same run, not absolute timings:
 * speed: median wall time of ``--repeats`` calls each, reported as plain / reference;
 * peak extra memory: the highest allocation above what existed before the call, measured
   with ``tracemalloc`` (NumPy reports its buffers to it) and, independently, as the growth
-  of ``ru_maxrss`` in a fresh subprocess per method; both as a multiple of the logits' bytes;
+  of the peak resident size (VmHWM) in a fresh subprocess per method; both as a multiple of
+  the logits' bytes;
 * agreement: the largest absolute difference between the two results (must be <= 1e-10).
 
 Targets: speed ratio >= 2 and reference extra memory < 0.1 x the input. The exit status is
@@ -100,18 +101,30 @@ def traced_peak_extra(method, inputs) -> int:
     return peak - before
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size (VmHWM).
+
+    Not ``ru_maxrss``: on Linux that survives exec, so a child would start from its parent's
+    peak (here: the parent's ~0.5-5 GB) and report no growth at all.
+    """
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def rss_child(method_name: str, path: str, shape: list[int]) -> None:
-    """Entry point of the fresh subprocess: load the inputs, report the ru_maxrss growth."""
+    """Entry point of the fresh subprocess: load the inputs, report the peak-RSS growth."""
     # Plain .npy files are read straight into their arrays, so loading peaks at the input's
     # own size and cannot hide a method's peak behind a larger loading peak.
     inputs = tuple(np.load(os.path.join(path, f"{name}.npy")) for name in ("logits", "input_ids", "mask"))
     assert list(inputs[0].shape) == shape
     gc.collect()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_rss_bytes()
     METHODS[method_name](*inputs)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # ru_maxrss is in KiB on Linux.
-    print(json.dumps({"extra_bytes": (after - before) * 1024}))
+    after = peak_rss_bytes()
+    print(json.dumps({"extra_bytes": after - before}))
 
 
 def rss_extra(method_name: str, path: str, shape) -> int:
@@ -129,7 +142,7 @@ def main(argv=None) -> int:
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20240601)
-    parser.add_argument("--no-rss", action="store_true", help="skip the fresh-subprocess ru_maxrss measurement")
+    parser.add_argument("--no-rss", action="store_true", help="skip the fresh-subprocess peak-RSS measurement")
     parser.add_argument("--rss-child", nargs=3, metavar=("METHOD", "PATH", "SHAPE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_child:
@@ -173,7 +186,7 @@ def main(argv=None) -> int:
             for name in METHODS:
                 extra = rss_extra(name, path, shape)
                 results[name]["rss_extra"] = extra
-                print(f"{name:>9}: ru_maxrss growth in a fresh process {extra / 2**20:.1f} MiB = "
+                print(f"{name:>9}: peak RSS growth in a fresh process {extra / 2**20:.1f} MiB = "
                       f"{extra / input_bytes:.3f} x input")
 
     speed = results["plain"]["median_s"] / results["reference"]["median_s"]

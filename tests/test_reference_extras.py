@@ -353,3 +353,39 @@ def test_full_support_reports_no_violation():
     assert report.ratios_defined
     assert len(report.violating_actions) == 0
     assert report.covered_target_mass == pytest.approx(1.0, rel=RTOL)
+
+
+# --------------------------------------------------------------------------------------
+# causal_response_logprobs works in chunks (DESIGN: never a [B, L, V] copy).
+# --------------------------------------------------------------------------------------
+
+
+def test_causal_logprobs_does_not_copy_the_logits():
+    """Peak extra memory stays well below one copy of the input (not a timing: an allocation count).
+
+    float32 logits of 32 MB: a float64 log-softmax over everything would add >= 2x the input,
+    a float32 copy of the shifted block 1x; chunked work needs a few MiB whatever the size.
+    """
+    import tracemalloc
+
+    from course.reference import causal_response_logprobs
+
+    rng = np.random.default_rng(3)
+    logits = rng.standard_normal((2, 128, 32000), dtype=np.float32)
+    ids = rng.integers(0, 32000, size=(2, 128))
+    mask = np.ones((2, 128), dtype=bool)
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        selected, _ = causal_response_logprobs(logits, ids, mask)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (peak - before) < 0.25 * logits.nbytes, f"peak extra {(peak - before) / logits.nbytes:.2f} x input"
+    # And the chunks agree with the direct formula on a few rows.
+    for b, t in [(0, 0), (1, 126), (0, 63)]:
+        row = logits[b, t].astype(np.float64)
+        shifted = row - row.max()
+        expected = shifted[ids[b, t + 1]] - math.log(np.exp(shifted).sum())
+        assert selected[b, t] == pytest.approx(expected, rel=1e-12, abs=1e-15)
