@@ -129,6 +129,7 @@ class Sandbox:
         self.ipython = ipython
         self._proc: subprocess.Popen | None = None
         self._root: Path | None = None
+        self._stderr = None
         self.info: dict = {}
 
     @property
@@ -250,6 +251,9 @@ class Sandbox:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        stderr, self._stderr = getattr(self, "_stderr", None), None
+        if stderr is not None:
+            stderr.close()
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
@@ -270,6 +274,8 @@ class Sandbox:
     # ------------------------------------------------------------------ frames
 
     def _diagnostics(self) -> str:
+        if self._stderr is None:
+            return "no diagnostics"
         try:
             self._stderr.seek(0)
             return self._stderr.read()[-2000:].decode("utf-8", "replace").strip() or "no diagnostics"

@@ -1,0 +1,142 @@
+"""The batch grader on a toy course: report format, gradebook, re-runs, structural tampering, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+
+import nbformat
+import pytest
+
+from hostile import toy
+from autograder.grading.batch import Options, run
+from autograder.grading.report import KEYS
+from autograder.grading.sandbox import Sandbox, SandboxWarning
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _by(rows, student, grade_id):
+    (row,) = [r for r in rows if r["student"] == student and r["grade_id"] == grade_id]
+    return row
+
+
+@pytest.fixture
+def course(tmp_path):
+    return toy.copy_course(toy.template(), tmp_path / "course")
+
+
+def test_report_gradebook_and_rerun(course, capsys):
+    toy.submit(course, "ann", toy.honest_answers())
+    toy.submit(course, "bob", {})  # the release as it is: stubs
+    report = course / "report.jsonl"
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == 0
+    rows = _rows(report)
+    assert all(tuple(row) == KEYS for row in rows)
+    assert len(rows) == 2 * 3
+    assert _by(rows, "ann", "test_double")["score"] == 2.0
+    assert _by(rows, "ann", "explain_why") == {**_by(rows, "ann", "explain_why"), "score": None,
+                                               "status": "needs_manual_grade"}
+    assert _by(rows, "bob", "test_double")["score"] == 0.0
+    assert "not implemented" in _by(rows, "bob", "test_double")["feedback"]
+    assert _by(rows, "bob", "explain_why")["score"] == 0.0  # untouched written answer: nbgrader's "No response"
+    from nbgrader.api import Gradebook
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        ann = gb.find_submission_notebook("90_toy", "toy", "ann")
+        assert ann.code_score == 3.0 and ann.needs_manual_grade
+        assert not gb.find_submission_notebook("90_toy", "toy", "bob").needs_manual_grade
+    assert "graded 2 notebooks" in capsys.readouterr().out
+
+    # Unchanged submissions are not graded again; a changed one is; --force grades everything.
+    run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False))
+    assert "graded 0 notebooks (2 unchanged" in capsys.readouterr().out
+    assert _rows(report) == rows
+    toy.submit(course, "bob", toy.honest_answers())
+    run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False))
+    assert "graded 1 notebooks (1 unchanged" in capsys.readouterr().out
+    assert _by(_rows(report), "bob", "test_double")["score"] == 2.0
+    run(Options("toy", course_dir=str(course), jobs=1, force=True, progress=False))
+    assert "graded 2 notebooks (0 unchanged" in capsys.readouterr().out
+
+
+def _move_and_tamper(nb):
+    cells = nb.cells
+    answer = next(c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") == "double")
+    value = next(c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") == "answer_value")
+    tests = [c for c in cells if c.metadata.get("nbgrader", {}).get("grade", False) and c.cell_type == "code"]
+    for cell in tests:
+        cell.source = "pass"  # a student's own "test"
+        cell.metadata["nbgrader"]["points"] = 100
+    cells.remove(value)
+    cells.append(value)  # moved below the tests
+    answer.metadata["nbgrader"]["grade"] = True
+    answer.metadata["nbgrader"]["points"] = 50
+    helper = nbformat.v4.new_code_cell("def _twice(x):\n    return 2 * np.asarray(x, dtype=float)")
+    cells.insert(cells.index(answer), helper)  # an extra cell the answer relies on
+    duplicate = nbformat.from_dict(json.loads(json.dumps(answer)))
+    duplicate.source = "def double(x):\n    return _twice(x)"
+    duplicate.id = "copy-of-double"
+    cells.insert(cells.index(answer) + 1, duplicate)
+
+
+def test_structure_of_submission_is_not_trusted(course):
+    toy.submit(course, "moved", {"double": "def double(x):\n    return x", "answer_value": "ANSWER = 42"},
+               cells=_move_and_tamper)
+    toy.submit(course, "deleted", toy.honest_answers(),
+               cells=lambda nb: nb.cells.__setitem__(slice(None), [c for c in nb.cells if not (
+                   c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code")]))
+    toy.submit(course, "no_answer", {"answer_value": "ANSWER = 42"},
+               cells=lambda nb: nb.cells.__setitem__(slice(None), [c for c in nb.cells if
+                                                                  c.metadata.get("nbgrader", {}).get("grade_id") != "double"]))
+    (course / "submitted" / "garbage" / "toy").mkdir(parents=True)
+    (course / "submitted" / "garbage" / "toy" / "90_toy.ipynb").write_text("{not json")
+    report = course / "report.jsonl"
+    assert run(Options("toy", course_dir=str(course), jobs=2, report=str(report), progress=False)) == 0
+    rows = _rows(report)
+    # Helper cell + duplicate answer ran in order (the later copy wins), tests and points from source.
+    assert _by(rows, "moved", "test_double") | {"feedback": ""} == {
+        "student": "moved", "notebook": "90_toy", "grade_id": "test_double", "score": 2.0, "max_score": 2.0,
+        "status": "graded", "feedback": ""}
+    assert _by(rows, "moved", "test_answer")["score"] == 1.0
+    assert _by(rows, "deleted", "test_double")["score"] == 2.0  # deleted tests are restored from source
+    assert _by(rows, "no_answer", "test_double")["score"] == 0.0
+    assert _by(rows, "no_answer", "test_answer")["score"] == 1.0
+    assert [r["score"] for r in rows if r["student"] == "garbage" and r["grade_id"].startswith("test_")] == [0, 0]
+    html = (course / "feedback" / "moved" / "toy" / "90_toy.html").read_text()
+    assert "appears more than once" in html and "extra code cell" in html and "moved" in html
+    assert "missing from the submission" in (course / "feedback" / "no_answer" / "toy" / "90_toy.html").read_text()
+
+
+def test_missing_notebook_scores_zero(course):
+    (course / "submitted" / "ghost" / "toy").mkdir(parents=True)
+    report = course / "report.jsonl"
+    run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False))
+    assert {r["status"] for r in _rows(report)} == {"missing"}
+    assert {r["score"] for r in _rows(report)} == {0.0}
+
+
+def test_cli_exit_status(course):
+    env_bin = str(__import__("pathlib").Path(sys.executable).parent)
+    unknown = subprocess.run([sys.executable, "-m", "autograder", "grade", "nope", "--no-progress"], cwd=course,
+                             capture_output=True, text=True, env={"PATH": env_bin + ":/usr/bin:/bin"})
+    assert unknown.returncode == 2 and "generate_assignment" in unknown.stderr
+    helped = subprocess.run([sys.executable, "-m", "autograder", "grade", "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "--dask" in helped.stdout
+
+
+def test_without_bubblewrap_it_warns_and_still_limits(course):
+    with pytest.warns(SandboxWarning, match="NOT|CAN READ"):
+        box = Sandbox(use_bwrap=False)
+    try:
+        from autograder.grading.worker import limits_for
+        steps = [{"kind": "exec", "id": "a", "source": "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS))"}]
+        result = box.run(steps, limits_for(timeout=10, memory_mb=700))
+        (frame,) = [f for f in result["frames"] if f["type"] == "cell"]
+        assert frame["stdout"].strip() == str((700 * 2 ** 20, 700 * 2 ** 20))
+        assert not box.isolated
+    finally:
+        box.close()
