@@ -59,20 +59,6 @@ def entry(mapping: Any, key: str, what: str) -> Any:
     return mapping[key]
 
 
-def exact_keys(mapping: Any, keys: Iterable[str], what: str) -> dict:
-    """A dict answer with exactly the template's keys (missing and unexpected keys are named)."""
-    if isinstance(mapping, ObjectData) or not isinstance(mapping, dict):
-        raise Reject(f"{what} should be a dict (as in the template), not {_kind(mapping)}")
-    wanted = list(keys)
-    missing = [key for key in wanted if key not in mapping]
-    extra = sorted(repr(key) for key in mapping if key not in wanted)
-    if missing:
-        raise Reject(f"{what} is missing the key(s) {', '.join(repr(k) for k in missing)}: keep the template's keys")
-    if extra:
-        raise Reject(f"{what} has unexpected key(s) {', '.join(extra)}: keep the template's keys")
-    return mapping
-
-
 def boolean(value: Any, what: str) -> bool:
     """``True``/``False``; 0/1 and the words true/false/yes/no are read as what they plainly mean."""
     if value is None:
@@ -229,5 +215,5 @@ def value_case(name: str, group: str, variable: str, judge: Callable[[Any], Verd
     return Case(name, group, (Call.value(variable),), run, weight)
 
 
-__all__ = ["blank", "boolean", "choice", "choice_set", "entry", "exact_keys", "int_tuple", "integer", "near",
+__all__ = ["blank", "boolean", "choice", "choice_set", "entry", "int_tuple", "integer", "near",
            "number", "read", "same", "sequence", "value_case"]
