@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from autograder import selfstudy
-from autograder.checks import CHECKS
+from autograder.checks import CHECKS, run_check
 from autograder.selfstudy import Reveal, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,3 +116,50 @@ def test_no_self_study_material_reaches_the_release():
     for path in sorted(selfstudy.SOLUTIONS.glob("*.md")):
         for line in _paragraphs(path.read_text(encoding="utf-8")):
             assert line not in released, f"{path.name} leaks into release/: {line[:60]!r}"
+
+
+# --------------------------------------------------------------------------- the worked solutions themselves
+
+SOURCE = ROOT / "source" / "module6"
+
+
+def _given_code_cells(stem: str) -> tuple:
+    """The notebook's own code a learner runs around the answers: (setup and data cells, open checks)."""
+    nb = nbformat.read(SOURCE / f"{stem}.ipynb", as_version=4)
+    given, open_checks = [], []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("solution") or meta.get("grade"):
+            continue
+        if "widget" in cell.metadata.get("tags", []):
+            continue
+        (open_checks if cell.get("id", "").startswith("check") else given).append(cell.source)
+    return given, open_checks
+
+
+def _worked_code(stem: str) -> list:
+    return re.findall(r"```python\n(.*?)```", selfstudy.load_solution(stem)["solution"], flags=re.S)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_the_worked_solution_passes_the_open_checks_and_earns_every_autograded_point(stem, capsys):
+    given, open_checks = _given_code_cells(stem)
+    blocks = _worked_code(stem)
+    assert blocks, f"{stem}: the worked solution states no answer as Python code"
+    namespace = {"__name__": "__main__"}
+    for source in given:
+        exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
+    for block in blocks:
+        exec(compile(block, f"<{stem} worked solution>", "exec"), namespace)
+    for source in open_checks:
+        exec(compile(source, f"<{stem} open check>", "exec"), namespace)
+    result = run_check(stem, namespace)
+    assert result.points_earned == CHECKS[stem].points, result.feedback()
+
+
+def test_each_exercise_offers_two_or_three_hints_and_a_short_idea():
+    for stem in STEMS:
+        material = selfstudy.load_solution(stem)
+        assert 2 <= len(material["hints"]) <= 3, f"{stem}: {len(material['hints'])} hints"
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", material["remember"].strip()) if s]
+        assert len(sentences) <= 2, f"{stem}: the idea to remember runs to {len(sentences)} sentences"
