@@ -106,10 +106,10 @@ def build_course(directory: Path) -> Path:
     source = directory / "source" / ASSIGNMENT
     source.mkdir(parents=True)
     nbbuild.write(source / f"{STEM}.ipynb", source_notebook())
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
                    cwd=directory, check=False, capture_output=True, text=True, env=nbgrader_env())
     if not (directory / "release" / ASSIGNMENT / f"{STEM}.ipynb").exists():
-        raise RuntimeError("generate_assignment failed")
+        raise RuntimeError("generate_assignment failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:])
     return directory
 
 
