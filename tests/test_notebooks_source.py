@@ -1,0 +1,142 @@
+"""The nbgrader source notebooks: valid, clean, one exercise each, points that add up, tests wired to the checks.
+
+The structural tests read the JSON only; the slow test runs each notebook top to bottom under nbgrader's
+Validator (with the course config, so every code cell must run cleanly, not just the test cells).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from autograder.checks import CHECKS
+from autograder.scratch_course import source_dir
+from tests.nbrun_support import (
+    CODING, CONCEPT, HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, STEMS, in_pool, is_answer_cell,
+    is_test_cell, nbgrader_meta, present_stems, read, regions, validate,
+)
+
+PRESENT = present_stems()
+CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def points(stem: str) -> float:
+    return sum(float(nbgrader_meta(c).get("points", 0)) for c in read(source_dir() / f"{stem}.ipynb").cells
+               if nbgrader_meta(c).get("grade"))
+
+
+def test_the_twenty_exercises_in_seed_order():
+    assert PRESENT == sorted(STEMS), f"missing: {sorted(set(STEMS) - set(PRESENT))}, " \
+                                     f"unexpected: {sorted(set(PRESENT) - set(STEMS))}"
+    assert list(STEMS) == sorted(STEMS)  # numbered names sort in the seed's order
+    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+", stem) and int(stem[:2]) == i + 1 for i, stem in enumerate(STEMS))
+
+
+def test_points_total_100():
+    assert PRESENT == sorted(STEMS), "needs all 20 notebooks"
+    assert sum(points(s) for s in CONCEPT) == pytest.approx(40)
+    assert sum(points(s) for s in CODING) == pytest.approx(60)
+    assert all(points(s) == pytest.approx(10) for s in CODING), {s: points(s) for s in CODING}
+
+
+@pytest.mark.parametrize("stem", PRESENT)
+def test_valid_notebook_and_nbgrader_metadata(stem):
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    nb = read(source_dir() / f"{stem}.ipynb")
+    nbformat.validate(nb)
+    MetadataValidator().validate_nb(nb)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+    ids = [cell.get("id") for cell in nb.cells]
+    assert all(isinstance(i, str) and CELL_ID.match(i) for i in ids), ids
+    assert len(set(ids)) == len(ids), "cell ids must be unique"
+    grade_ids = [nbgrader_meta(c)["grade_id"] for c in nb.cells if nbgrader_meta(c)]
+    assert len(set(grade_ids)) == len(grade_ids), "nbgrader grade ids must be unique"
+    assert all(nbgrader_meta(c) for c in nb.cells), "every cell carries nbgrader metadata (locked or answer)"
+
+
+@pytest.mark.parametrize("stem", PRESENT)
+def test_stored_clean(stem):
+    raw = json.loads((source_dir() / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    for cell in raw["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None, cell["id"]
+        assert "attachments" not in cell or not cell["attachments"], cell["id"]
+
+
+@pytest.mark.parametrize("stem", PRESENT)
+def test_one_exercise_per_notebook(stem):
+    nb = read(source_dir() / f"{stem}.ipynb")
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.get("id") == "intro"
+    assert first.source.startswith(f"# Exercise {stem[:2]}: "), first.source.splitlines()[0]
+    titles = [line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
+              if re.match(r"#\s+Exercise\b", line)]
+    assert len(titles) == 1, titles
+    assert nb.cells[1].get("id") == "setup" and nb.cells[1].cell_type == "code"
+
+
+@pytest.mark.parametrize("stem", PRESENT)
+def test_answer_cells_have_solution_regions(stem):
+    for cell in read(source_dir() / f"{stem}.ipynb").cells:
+        meta = nbgrader_meta(cell)
+        if not is_answer_cell(cell):
+            assert SOLUTION_BEGIN not in cell.source, cell.id
+            continue
+        assert regions(cell.source, SOLUTION_BEGIN, SOLUTION_END), f"{cell.id}: no solution region"
+        assert not meta.get("locked"), cell.id
+        if cell.cell_type == "markdown":
+            assert meta.get("grade") and meta.get("points", 0) > 0, f"{cell.id}: a written answer carries points"
+            assert meta["grade_id"].startswith("explain_"), meta["grade_id"]
+
+
+@pytest.mark.parametrize("stem", PRESENT)
+def test_hidden_test_cells_match_the_checks(stem):
+    nb = read(source_dir() / f"{stem}.ipynb")
+    check = CHECKS[stem]
+    groups = {group.grade_id: group for group in check.groups}
+    seen = []
+    for cell in nb.cells:
+        if not is_test_cell(cell):
+            assert HIDDEN_BEGIN not in cell.source, f"{cell.id}: hidden tests outside a test cell"
+            continue
+        meta = nbgrader_meta(cell)
+        grade_id = meta["grade_id"]
+        assert grade_id in groups, f"{grade_id}: no group {grade_id[5:]!r} in CHECKS[{stem!r}]"
+        group = groups[grade_id]
+        assert float(meta["points"]) == pytest.approx(group.points), grade_id
+        assert meta.get("locked"), grade_id
+        assert cell.source.startswith('"""'), f"{grade_id}: opens with a one-line docstring"
+        hidden = regions(cell.source, HIDDEN_BEGIN, HIDDEN_END)
+        assert len(hidden) == 1, grade_id
+        body = [line.strip() for line in hidden[0].strip().splitlines()]
+        assert body == ["from autograder.checks import grade", f'grade("{stem}", "{group.name}", globals())'], body
+        seen.append(grade_id)
+    assert seen == [group.grade_id for group in check.groups], "one test cell per group, in the groups' order"
+
+
+@pytest.mark.parametrize("stem", PRESENT)
+def test_autograded_points_match_the_checks(stem):
+    nb = read(source_dir() / f"{stem}.ipynb")
+    cells = sum(float(nbgrader_meta(c)["points"]) for c in nb.cells if is_test_cell(c))
+    assert cells == pytest.approx(CHECKS[stem].points)
+
+
+def _validate_source(stem):
+    return validate(source_dir() / f"{stem}.ipynb")
+
+
+@pytest.fixture(scope="module")
+def validations():
+    return in_pool(_validate_source, PRESENT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", PRESENT)
+def test_runs_top_to_bottom_and_validates(stem, validations):
+    result = validations[stem]
+    details = [(r.get("source", "")[:80], r.get("raw_error", "")[-400:]) for r in result.get("failed", [])]
+    assert result == {}, details or result
