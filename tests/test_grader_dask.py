@@ -1,0 +1,35 @@
+"""Grading on a Dask cluster gives the same results as the local process pool."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from autograder import scratch_course
+from autograder.grading.batch import Options, run
+from autograder.simulate import write_class
+
+STEM = "15_stable_log_softmax"
+
+
+@pytest.mark.slow
+def test_dask_cluster_matches_process_pool(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    if STEM not in scratch_course.notebook_stems():
+        pytest.fail(f"source notebook {STEM} is missing")
+    local = scratch_course.make_course_copy(tmp_path / "local", stems=[STEM])
+    scratch_course.generate_release(local)
+    write_class(local, {"ada": "solutions", "ben": "untouched", "cai": "solutions"})
+    remote = tmp_path / "remote"
+    shutil.copytree(local, remote)
+    assert run(Options(scratch_course.ASSIGNMENT, course_dir=str(local), jobs=2, report=str(local / "r.jsonl"),
+                       progress=False)) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert run(Options(scratch_course.ASSIGNMENT, course_dir=str(remote), dask=cluster.scheduler_address,
+                           report=str(remote / "r.jsonl"), progress=False)) == 0
+    rows = [json.loads(line) for line in (local / "r.jsonl").read_text().splitlines()]
+    assert rows == [json.loads(line) for line in (remote / "r.jsonl").read_text().splitlines()]
+    assert {r["status"] for r in rows} >= {"graded"}
+    assert scratch_course.read_gradebook(local) == scratch_course.read_gradebook(remote)
