@@ -44,7 +44,8 @@ def grade_with_nbgrader(course: Path) -> tuple:
 
 def grade_with_autograder(course: Path) -> tuple:
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT], cwd=course, env=env,
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--no-progress", "--jobs", "2"],
+                          cwd=course, env=env,
                           text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return proc.returncode, proc.stdout
 
