@@ -417,7 +417,10 @@ def test_fuzz_behaviour_distribution_and_logprob(logits, fields, token):
         assert ok, "behaviour_logprob accepted what behaviour_distribution rejected"
         assert not math.isnan(logprob.behaviour_logprob) and logprob.behaviour_logprob <= 0.0
         assert logprob.base_logprob <= 0.0 and logprob.tempered_logprob <= 0.0
-        assert 0.0 < logprob.support_mass <= 1.0 + SUM_TOL
+        # Z_S itself may underflow to 0.0 (a support ~e^-746 deep in the tail); its log may not.
+        assert 0.0 <= logprob.support_mass <= 1.0 + SUM_TOL
+        assert np.isfinite(logprob.log_support_mass) and logprob.log_support_mass <= 0.0
+        assert logprob.support_mass == math.exp(logprob.log_support_mass)
         support = np.asarray(logprob.support)
         support_ids = set(np.flatnonzero(support).tolist()) if support.dtype == bool else set(support.ravel().tolist())
         # Every token with behaviour probability > 0 is in the support; a support token may

@@ -83,21 +83,22 @@ def causal_response_logprobs(model_logits, input_ids, response_token_mask):
     # The last position predicts nothing inside the sequence, but bad values there still mean bad input.
     if not np.isfinite(logits[:, -1, :]).all():
         raise ValueError("model_logits must be finite (no NaN or infinity)")
-    rows = logits[:, :-1, :].reshape(batch * (length - 1), vocabulary)
-    targets = ids[:, 1:].reshape(-1)
-    selected = np.empty(rows.shape[0], dtype=np.float64)
+    selected = np.empty((batch, length - 1), dtype=np.float64)
     step = max(1, _CHUNK_ELEMENTS // vocabulary)
-    for start in range(0, rows.shape[0], step):
-        block = rows[start:start + step]
-        index = np.arange(block.shape[0])
-        if not np.isfinite(block).all():
-            raise ValueError("model_logits must be finite (no NaN or infinity)")
-        check_logit_spread(block, "model_logits")
-        top = np.argmax(block, axis=1)
-        maximum = block[index, top].astype(np.float64)
-        shifted = np.subtract(block, maximum[:, None], dtype=np.float64)
-        target_shifted = shifted[index, targets[start:start + step]]
-        np.exp(shifted, out=shifted)
-        shifted[index, top] = 0.0
-        selected[start:start + step] = target_shifted - np.log1p(shifted.sum(axis=1))
-    return selected.reshape(batch, length - 1), mask[:, 1:].copy()
+    for b in range(batch):
+        # logits[b, :-1] is a view (contiguous when the input is): no copy of the logits is ever made.
+        rows, targets = logits[b, :-1, :], ids[b, 1:]
+        for start in range(0, length - 1, step):
+            block = rows[start:start + step]
+            if not np.isfinite(block).all():
+                raise ValueError("model_logits must be finite (no NaN or infinity)")
+            check_logit_spread(block, "model_logits")
+            index = np.arange(block.shape[0])
+            top = np.argmax(block, axis=1)
+            maximum = block[index, top].astype(np.float64)
+            shifted = np.subtract(block, maximum[:, None], dtype=np.float64)
+            target_shifted = shifted[index, targets[start:start + step]]
+            np.exp(shifted, out=shifted)
+            shifted[index, top] = 0.0
+            selected[b, start:start + step] = target_shifted - np.log1p(shifted.sum(axis=1))
+    return selected, mask[:, 1:].copy()

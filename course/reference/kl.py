@@ -158,7 +158,8 @@ def kl_sample_values(log_q, log_p):
     Parameters
     ----------
     log_q, log_p : array_like of float, same shape
-        Finite log-probabilities of the sampled tokens under the sampling policy q and under p.
+        Finite log-probabilities (``<= 0``) of the sampled tokens under the sampling policy q and
+        under p; being non-positive, their difference cannot overflow.
 
     Returns
     -------
@@ -174,6 +175,9 @@ def kl_sample_values(log_q, log_p):
     log_q = as_float_array(log_q, "log_q", allow_empty=True)
     log_p = as_float_array(log_p, "log_p", allow_empty=True)
     same_shape(log_q, log_p, "log_q", "log_p")
+    for name, values in (("log_q", log_q), ("log_p", log_p)):
+        if np.any(values > 0):
+            raise ValueError(f"{name} must be log-probabilities (<= 0)")
     return _estimators(log_p - log_q)
 
 

@@ -257,7 +257,10 @@ class BehaviourLogprob:
     support : numpy.ndarray of bool
         The retained tokens.
     support_mass : float
-        :math:`Z_S`, the tempered mass of the support.
+        :math:`Z_S`, the tempered mass of the support (it may underflow to 0.0 for a support far
+        out in the tail; ``log_support_mass`` keeps the exact scale).
+    log_support_mass : float
+        :math:`\log Z_S \le 0`, always finite.
     config : dict
         :meth:`SamplingConfig.as_record` of the configuration used.
     """
@@ -268,6 +271,7 @@ class BehaviourLogprob:
     behaviour_logprob: float
     support: np.ndarray
     support_mass: float
+    log_support_mass: float
     config: dict
 
 
@@ -300,7 +304,8 @@ def behaviour_logprob(logits, token_id, config):
     behaviour = float(tempered[token_id] - log_mass) if keep[token_id] else -math.inf
     return BehaviourLogprob(token_id=token_id, base_logprob=float(stable_log_softmax(z)[token_id]),
                             tempered_logprob=float(tempered[token_id]), behaviour_logprob=behaviour,
-                            support=keep, support_mass=float(math.exp(log_mass)), config=config.as_record())
+                            support=keep, support_mass=float(math.exp(log_mass)), log_support_mass=float(log_mass),
+                            config=config.as_record())
 
 
 def truncation_log_correction(support_mass):
