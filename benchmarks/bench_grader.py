@@ -1,0 +1,110 @@
+"""Throughput of ``autograder grade`` against plain ``nbgrader autograde`` on the same files, side by side.
+
+    python benchmarks/bench_grader.py [--students 12] [--jobs 2]
+
+Builds a scratch course from ``source/module6`` (every notebook present), a simulated class
+(``solutions`` / ``untouched`` / one wrong function, cycling), then grades two identical copies:
+one with ``nbgrader autograde module6``, one with ``autograder grade module6 --jobs N``. Also
+measures the floor: starting a sandboxed Python that imports NumPy (bubblewrap, as the grader
+would without its pre-forked zygote). Prints the ratio and the cost per notebook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autograder import scratch_course  # noqa: E402
+from autograder.simulate import answer_cells, write_class  # noqa: E402
+
+
+def _class(course: Path, count: int) -> dict:
+    stems = sorted(p.stem for p in scratch_course.release_dir(course).glob("*.ipynb"))
+    coding = [s for s in stems if int(s[:2]) >= 15] or stems
+    profiles = {}
+    for index in range(count):
+        stem = coding[index % len(coding)]
+        code = [gid for gid, kind in answer_cells(stem, course) if kind == "code"]
+        choice = index % 3
+        if choice == 0 or not code:
+            profiles[f"s{index:02d}"] = "solutions"
+        elif choice == 1:
+            profiles[f"s{index:02d}"] = f"solutions+wrong:{stem}:{code[0]}"
+        else:
+            profiles[f"s{index:02d}"] = "untouched"
+    return profiles
+
+
+def _floor(repeats: int = 10) -> float:
+    """Seconds to start a bubblewrapped Python and import NumPy (no zygote)."""
+    from autograder.grading.sandbox import bubblewrap
+    bwrap = bubblewrap()
+    prefix = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+              "--unshare-all", "--die-with-parent"] if bwrap else []
+    command = prefix + [sys.executable, "-I", "-c", "import numpy"]
+    subprocess.run(command, check=True)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        subprocess.run(command, check=True)
+    return (time.perf_counter() - start) / repeats
+
+
+def main(argv: list | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=12)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch courses")
+    args = parser.parse_args(argv)
+    base = Path(tempfile.mkdtemp(prefix="bench-grader-"))
+    try:
+        theirs = scratch_course.make_course_copy(base / "nbgrader")
+        scratch_course.generate_release(theirs)
+        write_class(theirs, _class(theirs, args.students))
+        ours = base / "autograder"
+        shutil.copytree(theirs, ours)
+        notebooks = len(list((theirs / "submitted").rglob("*.ipynb")))
+
+        start = time.perf_counter()
+        run = scratch_course.run_nbgrader(theirs, "autograde", scratch_course.ASSIGNMENT, "--force", check=False)
+        nbgrader_seconds = time.perf_counter() - start
+
+        env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", scratch_course.ASSIGNMENT,
+                               "--jobs", str(args.jobs), "--no-progress"], cwd=ours, env=env,
+                              capture_output=True, text=True)
+        ours_seconds = time.perf_counter() - start
+        if proc.returncode != 0:
+            print(proc.stdout, proc.stderr)
+            return 1
+        floor = _floor()
+        a = scratch_course.read_gradebook(theirs)
+        b = scratch_course.read_gradebook(ours)
+        same = sum(a[s][n].test_cells == b[s][n].test_cells for s in a for n in a[s])
+        total = sum(len(a[s]) for s in a)
+        print(f"class: {args.students} students x {notebooks // max(args.students, 1)} notebooks = {notebooks}")
+        print(f"nbgrader autograde : {nbgrader_seconds:8.1f} s  ({nbgrader_seconds / notebooks:.3f} s/notebook, "
+              f"exit {run.returncode})")
+        print(f"autograder grade   : {ours_seconds:8.1f} s  ({ours_seconds / notebooks:.3f} s/notebook wall, "
+              f"{ours_seconds * args.jobs / notebooks:.3f} core-s/notebook, --jobs {args.jobs})")
+        print(f"throughput ratio   : {nbgrader_seconds / ours_seconds:8.1f} x")
+        print(f"floor (bwrap python + import numpy, no zygote): {floor:.3f} s; "
+              f"our core-s per notebook / floor = {ours_seconds * args.jobs / notebooks / floor:.2f}")
+        print(f"identical test-cell scores: {same}/{total} notebooks")
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
