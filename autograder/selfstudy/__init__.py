@@ -147,8 +147,10 @@ def reveal(stem: str, *, force: bool = False):
 def _reveal_view(state: Reveal, Markdown, display):
     import ipywidgets as widgets
 
-    hint_button = widgets.Button(description="Show a hint", icon="lightbulb-o")
-    solution_button = widgets.Button(description="Reveal the worked solution", button_style="info", icon="eye")
+    auto = widgets.Layout(width="auto")
+    hint_button = widgets.Button(description="Show a hint", icon="lightbulb-o", layout=auto)
+    solution_button = widgets.Button(description="Reveal the worked solution", button_style="info", icon="eye",
+                                     layout=widgets.Layout(width="auto"))
     status = widgets.HTML("")
     output = widgets.Output()
     hint_button.add_class("selfstudy-hint")
@@ -180,6 +182,7 @@ def _reveal_view(state: Reveal, Markdown, display):
             return
         status.value = ""
         solution_button.disabled = True
+        solution_button.button_style = ""
         solution_button.description = "Worked solution shown"
         with output:
             display(Markdown(state.solution_markdown()))

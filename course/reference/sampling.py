@@ -260,7 +260,7 @@ class BehaviourLogprob:
         :math:`Z_S`, the tempered mass of the support (it may underflow to 0.0 for a support far
         out in the tail; ``log_support_mass`` keeps the exact scale).
     log_support_mass : float
-        :math:`\log Z_S \le 0`, always finite.
+        :math:`\\log Z_S \\le 0`, always finite.
     config : dict
         :meth:`SamplingConfig.as_record` of the configuration used.
     """
