@@ -365,7 +365,7 @@ class Call:
 class _Capture(io.StringIO):
     """A bounded text sink: output beyond ``limit`` characters is counted, not stored."""
 
-    def __init__(self, limit: int = MAX_MESSAGE) -> None:
+    def __init__(self, limit: int = MAX_MESSAGE - 64) -> None:  # room for the "more characters" note
         super().__init__()
         self.limit = limit
         self.dropped = 0

@@ -1,0 +1,152 @@
+"""The channel between student code and the judge: plain data in, plain data out, nothing live survives."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import namedtuple
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from autograder.channel import (
+    MAX_ARRAY_BYTES, Call, ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable, decode_outcome,
+    encode_outcome, perform_call,
+)
+
+
+def roundtrip(value):
+    return decode_outcome(encode_outcome(Returned(value)))
+
+
+def run(target, *args, timeout=5.0, **kwargs):
+    call = Call.from_json(json.loads(json.dumps(Call("f", args, kwargs).to_json())))
+    return decode_outcome(perform_call(call, {"f": target}, timeout=timeout))
+
+
+@settings(max_examples=150, deadline=None)
+@given(hnp.arrays(dtype=st.sampled_from([np.float64, np.float32, np.int64, np.int8, np.bool_, np.uint16]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)))
+def test_arrays_come_back_bit_for_bit(array):
+    value = roundtrip(array).value
+    assert type(value) is np.ndarray and value.dtype == array.dtype and value.shape == array.shape
+    assert value.tobytes() == array.tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_floats_keep_every_bit_and_nan_inf(x):
+    back = roundtrip(x).value
+    assert type(back) is float
+    assert (math.isnan(x) and math.isnan(back)) or back == x and math.copysign(1, back) == math.copysign(1, x)
+
+
+def test_containers_scalars_and_records_are_rebuilt_as_plain_data():
+    Pair = namedtuple("Pair", "selected mask")
+
+    @dataclasses.dataclass
+    class Metrics:
+        token_count: np.ndarray
+        note: str
+
+    value = {"a": [1, 2.5, None, True], "b": (np.float64(1.5), np.int32(3)), "s": {3, 1},
+             "r": Pair(np.zeros(2), np.ones(2, bool)), "m": Metrics(np.arange(3), "x")}
+    back = roundtrip(value).value
+    assert back["a"] == [1, 2.5, None, True] and back["b"] == (1.5, 3)
+    assert type(back["b"][0]) is float and type(back["b"][1]) is int
+    assert isinstance(back["s"], SetData) and sorted(back["s"]) == [1, 3]
+    assert isinstance(back["r"], RecordTuple) and back["r"].field_names == ("selected", "mask")
+    assert isinstance(back["m"], ObjectData) and back["m"].type_name == "Metrics"
+    assert back["m"].fields["token_count"].tolist() == [0, 1, 2]
+
+
+def test_objects_that_lie_about_equality_arrive_as_their_data():
+    class Liar(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    class Always:
+        def __eq__(self, other):
+            return True
+
+    arrived = roundtrip(np.zeros(3).view(Liar)).value
+    assert type(arrived) is np.ndarray and not (arrived == np.ones(3)).all()
+    assert isinstance(roundtrip(Always()), Unreadable)
+
+
+@pytest.mark.parametrize("value, reason", [
+    ((i for i in range(3)), "not data"),
+    (lambda: 1, "not data"),
+    (np.zeros(MAX_ARRAY_BYTES // 8 + 1), "too large"),
+    (np.array([{1: 2}], dtype=object), "mapping keys"),
+])
+def test_values_that_cannot_travel_become_unreadable(value, reason):
+    if reason == "mapping keys":
+        value = {(1, 2): 3}
+    outcome = roundtrip(value)
+    assert isinstance(outcome, Unreadable) and reason in outcome.reason
+
+
+def test_self_referencing_values_do_not_crash_the_channel():
+    loop = []
+    loop.append(loop)
+    assert isinstance(roundtrip(loop), Unreadable)
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"\xff\xfe", json.dumps({"kind": "returned"}).encode(),
+                                     json.dumps({"kind": "returned", "value": {"t": "ndarray", "npy": "AAAA"}}).encode()])
+def test_malformed_bytes_decode_to_unreadable_never_raise(garbage):
+    assert isinstance(decode_outcome(garbage), Unreadable)
+
+
+def test_calls_capture_output_warnings_and_exceptions_even_system_exit():
+    import warnings
+
+    def noisy(x):
+        print("hello" * 10_000)
+        warnings.warn("careful")
+        import sys
+        print("to stderr", file=sys.stderr)
+        return x + 1
+
+    outcome = run(noisy, 1)
+    assert isinstance(outcome, Returned) and outcome.value == 2
+    assert outcome.stdout.startswith("hello") and "more characters" in outcome.stdout
+    assert "to stderr" in outcome.stderr and any("careful" in w for w in outcome.warnings)
+
+    def leave():
+        raise SystemExit(3)
+
+    raised = run(leave)
+    assert isinstance(raised, Raised) and raised.type_name == "SystemExit" and raised.is_a("BaseException")
+
+
+def test_a_call_that_never_returns_times_out():
+    def spin():
+        while True:
+            pass
+
+    outcome = run(spin, timeout=0.3)
+    assert isinstance(outcome, Unreadable) and "did not finish" in outcome.reason
+
+
+def test_arguments_are_fresh_for_every_call():
+    def mutate(x):
+        x[...] = 99
+        return x
+
+    call = Call("f", (np.zeros(2),))
+    for _ in range(2):
+        fresh = Call.from_json(call.to_json())
+        outcome = decode_outcome(perform_call(fresh, {"f": mutate}))
+        assert outcome.value.tolist() == [99, 99]
+    assert call.args[0].tolist() == [0, 0]
+
+
+def test_reading_a_missing_name_says_what_to_run():
+    outcome = decode_outcome(perform_call(Call.value("answer"), {}))
+    assert isinstance(outcome, Unreadable) and "answer" in outcome.reason
