@@ -89,4 +89,5 @@ def value_html(name: str, value: float | str, reason: str | None = None, *, digi
         parts.append(
             f' <span class="m6-reason" style="color: #8a3b00">({html.escape(reason)})</span>'
         )
-    return "".join(parts)
+    # The widget's default line height (28 px) spreads wrapped reasons too far apart.
+    return '<div style="line-height: 1.35">' + "".join(parts) + "</div>"

@@ -21,11 +21,17 @@ def value_label(css_class: str) -> widgets.HTML:
     return label
 
 
-def set_value(label: widgets.HTML, name: str, value, reason: str | None = None, **fmt) -> None:
-    """Show ``name = value``; a non-finite number always comes with a reason."""
-    if not isinstance(value, str) and not math.isfinite(float(value)) and not reason:
+def set_value(label: widgets.HTML, name: str, value, reason: str | None = None, *,
+              explained: bool = False, **fmt) -> None:
+    """Show ``name = value``; a non-finite number always comes with a reason.
+
+    ``explained=True`` is for table cells whose reason the view lists right
+    under the table: the cell then shows only the number.
+    """
+    if not isinstance(value, str) and not math.isfinite(float(value)) and not reason \
+            and not explained:
         reason = "not a finite number"
-    label.value = value_html(name, value, reason, **fmt)
+    label.value = value_html(name, value, None if explained else reason, **fmt)
 
 
 def float_slider(description: str, css_class: str, **kwargs) -> widgets.FloatSlider:
@@ -93,10 +99,19 @@ class Explorer(widgets.VBox):
                 set_value(label, self._names[key], math.nan, f"cannot compute: {exc}")
             self.status.value = (f'<span class="m6-reason" style="color: #8a3b00">'
                                  f"Cannot compute: {html.escape(str(exc))}</span>")
+            for extra in self._explanations():
+                extra.value = ""
+            # The figure still shows the previous controls: hide it rather than mislead.
+            self.plot.image.layout.visibility = "hidden"
             return
         self.state = state
         self.error = None
+        self.plot.image.layout.visibility = "visible"
         self._show(state)
+
+    def _explanations(self) -> list[widgets.HTML]:
+        """Widgets of text that describe the current state (cleared when it cannot be computed)."""
+        return []
 
     # Subclasses fill these in.
     _names: dict[str, str] = {}

@@ -76,6 +76,8 @@ class ChainRuleExplorer(Explorer):
         return chain_rule_from_controls(**self.parameters())
 
     def _show(self, s: ChainRuleState) -> None:
+        # Figure first: once the numbers show the new state, the picture already does.
+        self._draw(s)
         r = s.reasons
         for key in ("root", "expected_conditional", "total", "joint"):
             set_value(self.labels[key], NAMES[key], getattr(s, key), r.get(key))
@@ -86,7 +88,6 @@ class ChainRuleExplorer(Explorer):
                   digits=2, scientific=True)
         set_value(self.labels["agree"], NAMES["agree"], "yes" if s.agree else "NO")
         self.status.value = ""
-        self._draw(s)
 
     # ---------------------------------------------------------------- figure
     def _build_figure(self) -> None:

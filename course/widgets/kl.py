@@ -151,11 +151,17 @@ class KLExplorer(Explorer):
         return kl_state(**self.parameters())
 
     # ---------------------------------------------------------------- view
+    def _explanations(self) -> list[widgets.HTML]:
+        return [self.reasons, self.lesson]
+
     def _show(self, s: KLState) -> None:
+        # Figure first: once the numbers show the new state, the picture already does.
+        self._draw(s)
         r = s.reasons
         for key in NAMES:
             set_value(self.labels[key], NAMES[key], getattr(s, key), r.get(key))
-        lines = []
+        # One line per column and reason, naming the estimators it applies to.
+        explained: dict[tuple[str, str, str], list[str]] = {}
         bias = s.bias
         for k in ESTIMATORS:
             for attribute, heading, _ in COLUMNS:
@@ -165,18 +171,18 @@ class KLExplorer(Explorer):
                 if attribute == "bias" and not math.isfinite(value):
                     reason = "KL or E_q[k] is infinite, so the bias is undefined"
                 if not math.isfinite(value):
-                    reason = reason or "not a finite number"
-                    lines.append(f"{k}, {heading}: {format_number(value)} because {reason}")
+                    line = (heading, format_number(value), reason or "not a finite number")
+                    explained.setdefault(line, []).append(k)
                 digits = 3 if attribute == "negative_fraction" else 6
-                set_value(self.labels[key], "", value, None, digits=digits)
-        self.reasons.value = "<br>".join(
-            f'<span class="m6-reason" style="color: #8a3b00; font-size: 90%">{line}</span>'
-            for line in lines)
+                set_value(self.labels[key], "", value, explained=True, digits=digits)
+        self.reasons.value = "".join(
+            f'<div class="m6-reason" style="color: #8a3b00; font-size: 90%; line-height: 1.35">'
+            f"{heading} = {html.escape(shown)} for {', '.join(ks)}: {html.escape(reason)}</div>"
+            for (heading, shown, reason), ks in explained.items())
         preset = self.controls["preset"].value
         lesson = KL_PRESETS[preset].lesson if preset != CUSTOM else "Your own p and q."
         self.lesson.value = f"<i>{html.escape(lesson)}</i>"
         self.status.value = ""
-        self._draw(s)
 
     def _build_figure(self, size: int) -> None:
         fig = self.plot.figure

@@ -7,14 +7,13 @@ import math
 from typing import Sequence
 
 import ipywidgets as widgets
+import matplotlib
 import numpy as np
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
 from ._models import TRUNCATION_PRESETS, TruncationState, truncation_state
 from ._view import Explorer, float_slider, int_slider, set_value, slider_value, value_label
-
-import matplotlib
 
 NAMES = {
     "support": "Retained support S:",
@@ -111,6 +110,9 @@ class TruncationExplorer(Explorer):
         return truncation_state(self.logits, self.tokens, **self.parameters())
 
     # ---------------------------------------------------------------- view
+    def _explanations(self) -> list[widgets.HTML]:
+        return [self.notes]
+
     def _build_figure(self, size: int) -> None:
         with matplotlib.rc_context(STYLE):
             fig = self.plot.figure
@@ -162,6 +164,8 @@ class TruncationExplorer(Explorer):
                             borderaxespad=0.2)
 
     def _show(self, s: TruncationState) -> None:
+        # Figure first: once the numbers show the new state, the picture already does.
+        self._draw(s)
         r = s.reasons
         lab = self.labels
         kept = f"{', '.join(s.support_tokens) or '(empty)'} ({int(s.support.sum())} of {len(s.tokens)})"
@@ -187,7 +191,6 @@ class TruncationExplorer(Explorer):
             f'<span style="font-size: 90%">{html.escape(n)}</span>' for n in notes)
         self.status.value = "" if s.error is None else (
             f'<span class="m6-reason" style="color: #8a3b00">{html.escape(s.error)}</span>')
-        self._draw(s)
 
     def _draw(self, s: TruncationState) -> None:
         show_tempered = s.temperature != 1.0
