@@ -23,9 +23,13 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m autograder.demo
 
-## make lab: JupyterLab with both flavours: release/module6 (graded) and selfstudy/module6 (self-study)
-lab: $(STAMP) selfstudy
-	$(PY) -m jupyter lab --notebook-dir=.
+## make lab: JupyterLab on working copies of both flavours (your edits there are never overwritten):
+##   build/lab/module6 (the graded student notebooks) and build/lab/selfstudy (checks, hints, solutions)
+lab: $(STAMP)
+	mkdir -p build/lab
+	cp -rn release/module6 build/lab/
+	$(PY) -m autograder.selfstudy.build build/lab/selfstudy --keep-existing
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab --notebook-dir=build/lab
 
 ## make selfstudy: build the self-study notebooks (local checks, hints, gated worked solutions)
 selfstudy: $(STAMP)

@@ -61,8 +61,11 @@ def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
     return nb
 
 
-def build(out: Path = DEFAULT_OUT, release: Path = RELEASE) -> list:
-    """Write one self-study notebook per release notebook; return the written paths."""
+def build(out: Path = DEFAULT_OUT, release: Path = RELEASE, *, keep_existing: bool = False) -> list:
+    """Write one self-study notebook per release notebook; return the written paths.
+
+    With ``keep_existing`` a notebook already in ``out`` is left alone (it may hold a learner's work).
+    """
     sources = sorted(release.glob("[0-9][0-9]_*.ipynb"))
     if not sources:
         raise SystemExit(f"no release notebooks in {release}: run `make release` first")
@@ -71,8 +74,10 @@ def build(out: Path = DEFAULT_OUT, release: Path = RELEASE) -> list:
     for path in sources:
         if not (SOLUTIONS / f"{path.stem}.md").is_file():
             raise SystemExit(f"missing worked solution {SOLUTIONS / (path.stem + '.md')}")
-        nb = convert(nbformat.read(path, as_version=4), path.stem)
         target = out / path.name
+        if keep_existing and target.exists():
+            continue
+        nb = convert(nbformat.read(path, as_version=4), path.stem)
         nbformat.write(nb, str(target))
         written.append(target)
     return written
@@ -81,8 +86,10 @@ def build(out: Path = DEFAULT_OUT, release: Path = RELEASE) -> list:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument("--keep-existing", action="store_true",
+                        help="leave notebooks that already exist in OUT untouched (a learner's work)")
     args = parser.parse_args(argv)
-    written = build(args.out)
+    written = build(args.out, keep_existing=args.keep_existing)
     print(f"wrote {len(written)} self-study notebooks to {args.out}")
     return 0
 
