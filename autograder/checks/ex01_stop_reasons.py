@@ -8,7 +8,7 @@ The key is :mod:`autograder.keys.ex01_stop_reasons`.
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import boolean, choice, choice_set, entry, same, value_case
+from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
 from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex01_stop_reasons as key

@@ -7,7 +7,7 @@ Answers (documented in the notebook): ``prefix_is_sufficient`` (dict process -> 
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import boolean, choice, choice_set, entry, same, value_case
+from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
 from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex02_markov_state as key

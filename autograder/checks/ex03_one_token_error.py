@@ -8,7 +8,7 @@ The key is :mod:`autograder.keys.ex03_one_token_error`.
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import (
+from autograder.checks._concept_answers import (
     blank, boolean, choice, entry, int_tuple, integer, same, sequence, value_case,
 )
 from autograder.checks._core import PASS, ExerciseCheck, Group, Reject, Verdict

@@ -6,7 +6,7 @@ reason names from the notebook's list). The key is :mod:`autograder.keys.ex04_wh
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import boolean, choice_set, entry, same, value_case
+from autograder.checks._concept_answers import boolean, choice_set, entry, same, value_case
 from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex04_what_ppl_says as key

@@ -8,13 +8,12 @@ plus 1e-9 absolute. The key is :mod:`autograder.keys.ex05_negative_kl`.
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import boolean, choice, near, number, same, value_case
+from autograder.checks._concept_answers import boolean, choice, number_case, same, value_case
 from autograder.checks._core import ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex05_negative_kl as key
 
 STEM = "05_negative_kl"
-RTOL, ATOL = 1e-5, 1e-9
 
 NEGATIVE_KL = Misconception(
     "negative-kl",
@@ -53,29 +52,19 @@ def _average(answer) -> Verdict:
     return same(got, key.AVERAGE_UNDER, "average_under", {"pi_ref": WRONG_DISTRIBUTION, "uniform": UNIFORM_AVERAGE})
 
 
-def _log_ratio(answer) -> Verdict:
-    got = number(answer, "log_ratio_action_1")
-    return near(got, key.LOG_RATIO, "log_ratio_action_1", rtol=RTOL, atol=ATOL,
-                wrong=[(-key.LOG_RATIO, FLIPPED_RATIO)])
-
-
-def _exact_kl(answer) -> Verdict:
-    got = number(answer, "exact_kl")
-    return near(got, key.EXACT_KL, "exact_kl", rtol=RTOL, atol=ATOL, wrong=[
-        (key.AVERAGE_UNDER_REFERENCE, WRONG_DISTRIBUTION),
-        (key.UNIFORM_AVERAGE, UNIFORM_AVERAGE),
-        (key.REVERSED_KL, REVERSED_KL),
-        (key.LOG_RATIO, SAMPLE_IS_KL),
-    ])
-
-
 def build_cases() -> list:
     return [
         _bool_case("exact_kl_can_be_negative", key.EXACT_KL_CAN_BE_NEGATIVE, NEGATIVE_KL),
         _bool_case("sampled_log_ratio_can_be_negative", key.SAMPLED_LOG_RATIO_CAN_BE_NEGATIVE, SAMPLE_IS_KL),
         value_case("the distribution to average under", "kl_vs_sample", "average_under", _average),
-        value_case("log-ratio of the sampled action", "kl_vs_sample", "log_ratio_action_1", _log_ratio),
-        value_case("exact KL of the two policies", "kl_vs_sample", "exact_kl", _exact_kl),
+        number_case("log-ratio of the sampled action", "kl_vs_sample", "log_ratio_action_1", key.LOG_RATIO,
+                    [(-key.LOG_RATIO, FLIPPED_RATIO)]),
+        number_case("exact KL of the two policies", "kl_vs_sample", "exact_kl", key.EXACT_KL, [
+            (key.AVERAGE_UNDER_REFERENCE, WRONG_DISTRIBUTION),
+            (key.UNIFORM_AVERAGE, UNIFORM_AVERAGE),
+            (key.REVERSED_KL, REVERSED_KL),
+            (key.LOG_RATIO, SAMPLE_IS_KL),
+        ]),
     ]
 
 

@@ -9,13 +9,14 @@ The key is :mod:`autograder.keys.ex06_k3_support`.
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import boolean, choice, entry, near, number, same, value_case
+from autograder.checks._concept_answers import (
+    boolean, choice, compare_numbers, entry, number, number_case, same, value_case,
+)
 from autograder.checks._core import ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex06_k3_support as key
 
 STEM = "06_k3_support"
-RTOL, ATOL = 1e-5, 1e-9
 
 SWAPPED_SUPPORT = Misconception(
     "swapped-support",
@@ -70,16 +71,11 @@ def _smoothing(answer) -> Verdict:
     return same(boolean(answer, what), key.SMOOTHING_RECOVERS_SUPPORT, what, {True: SMOOTHING})
 
 
-def _weight_mean(answer) -> Verdict:
-    got = number(answer, "weight_mean_example_1")
-    return near(got, key.WEIGHT_MEAN_1, "weight_mean_example_1", rtol=RTOL, atol=ATOL,
-                wrong=[(1.0, ASSUMED_IDENTITY), (key.MISSED_MASS_1, MISSED_MASS)])
-
-
 def _kl(answer) -> Verdict:
-    got = number(answer, "kl_example_2")
-    return near(got, key.KL_2, "kl_example_2", rtol=RTOL, atol=ATOL,
-                wrong=[(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM)])
+    # The one numeric answer that may be infinite: q puts mass where p has none.
+    what = "`kl_example_2`"
+    return compare_numbers(number(answer, what, allow_infinite=True), key.KL_2, what,
+                           [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM)])
 
 
 def build_cases() -> list:
@@ -88,8 +84,8 @@ def build_cases() -> list:
         _support_case("weights_average_to_one"),
         value_case("support the k3 identity needs", "conditions", "k3_identity_needs", _k3),
         value_case("does smoothing recover support", "conditions", "smoothing_recovers_support", _smoothing),
-        value_case("E_q[p/q] in the first counterexample", "counterexamples", "weight_mean_example_1",
-                   _weight_mean),
+        number_case("E_q[p/q] in the first counterexample", "counterexamples", "weight_mean_example_1",
+                    key.WEIGHT_MEAN_1, [(1.0, ASSUMED_IDENTITY), (key.MISSED_MASS_1, MISSED_MASS)]),
         value_case("D_KL(q || p) in the second counterexample", "counterexamples", "kl_example_2", _kl),
     ]
 

@@ -8,13 +8,12 @@ The key is :mod:`autograder.keys.ex07_behaviour_policy`.
 
 from __future__ import annotations
 
-from autograder.checks._answer_items import choice, choice_set, near, number, same, value_case
+from autograder.checks._concept_answers import choice, choice_set, number_case, same, value_case
 from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex07_behaviour_policy as key
 
 STEM = "07_behaviour_policy"
-RTOL, ATOL = 1e-5, 1e-9
 METADATA = "behaviour_metadata"
 
 BASE_AS_BEHAVIOUR = Misconception(
@@ -80,30 +79,6 @@ def _ratio_error(answer) -> Verdict:
         "averages_out": ERROR_IS_NOISE, "cancels": TRANSFORMS_CANCEL, "wrong_numerator": NUMERATOR_BLAMED})
 
 
-def _stored(answer) -> Verdict:
-    got = number(answer, "stored_logprob")
-    return near(got, key.STORED_LOGPROB, "stored_logprob", rtol=RTOL, atol=ATOL)
-
-
-def _behaviour(answer) -> Verdict:
-    got = number(answer, "behaviour_logprob_token_1")
-    return near(got, key.BEHAVIOUR_LOGPROB, "behaviour_logprob_token_1", rtol=RTOL, atol=ATOL, wrong=[
-        (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
-        (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
-        (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
-        (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
-        (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
-    ])
-
-
-def _first_step(answer) -> Verdict:
-    got = number(answer, "first_step_ratio")
-    return near(got, key.FIRST_STEP_RATIO, "first_step_ratio", rtol=RTOL, atol=ATOL, wrong=[
-        (1.0, TRANSFORMS_CANCEL),
-        (1.0 / key.FIRST_STEP_RATIO, RATIO_UPSIDE_DOWN),
-    ])
-
-
 def _sampling_fields(answer) -> Verdict:
     chosen = choice_set(answer, key.METADATA_OPTIONS, METADATA)
     missing = key.SAMPLING_FIELDS - chosen
@@ -140,10 +115,19 @@ def _no_distractors(answer) -> Verdict:
 def build_cases() -> list:
     return [
         value_case("what goes wrong in the ratio", "ratio", "ratio_error", _ratio_error),
-        value_case("the log-probability the trainer stored", "ratio", "stored_logprob", _stored),
-        value_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
-                   _behaviour),
-        value_case("the ratio at the first update", "ratio", "first_step_ratio", _first_step),
+        number_case("the log-probability the trainer stored", "ratio", "stored_logprob", key.STORED_LOGPROB),
+        number_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
+                    key.BEHAVIOUR_LOGPROB, [
+                        (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
+                        (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
+                        (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
+                        (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
+                        (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
+                    ]),
+        number_case("the ratio at the first update", "ratio", "first_step_ratio", key.FIRST_STEP_RATIO, [
+            (1.0, TRANSFORMS_CANCEL),
+            (1.0 / key.FIRST_STEP_RATIO, RATIO_UPSIDE_DOWN),
+        ]),
         value_case("every sampling setting is recorded", "metadata", METADATA, _sampling_fields),
         value_case("weights, tokenizer, template, stops, seed and old log-prob are recorded", "metadata",
                    METADATA, _provenance_fields),

@@ -9,8 +9,7 @@ at least one needed field, so that an empty selection earns nothing.
 
 from __future__ import annotations
 
-from autograder.channel import Call
-from autograder.checks._concept_answers import answer, name_set
+from autograder.checks._concept_answers import choice_set, value_case
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex08_rollout_contract as key
@@ -51,8 +50,8 @@ def _decision_case(field_name: str) -> Case:
     # Excluding a distractor earns its (heavier) weight only alongside a real selection.
     weight = len(key.REQUIRED_FIELDS) / len(key.NOT_REQUIRED_FIELDS) if not needed else 1.0
 
-    def judge(outcomes: tuple) -> Verdict:
-        chosen = name_set(answer(outcomes[0], NAME), NAME, key.CANDIDATE_FIELDS)
+    def judge(answer) -> Verdict:
+        chosen = choice_set(answer, key.CANDIDATE_FIELDS, f"`{NAME}`", lone_choice=True)
         if needed:
             if field_name in chosen:
                 return PASS
@@ -73,7 +72,7 @@ def _decision_case(field_name: str) -> Case:
                                   "the objective does need")
         return PASS
 
-    return Case(f"decision on {field_name}", "fields", (Call.value(NAME),), judge, weight)
+    return value_case(f"decision on {field_name}", "fields", NAME, judge, weight=weight)
 
 
 def build_cases() -> list:

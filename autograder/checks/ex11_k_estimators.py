@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import math
 
-from autograder.channel import Call
-from autograder.checks._concept_answers import answer, compare_numbers, name_set, number
+from autograder.checks._concept_answers import choice_set, compare_numbers, number, value_case
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception, field
 from autograder.keys import ex11_k_estimators as key
@@ -59,20 +58,19 @@ def _value_case(name: str, ratio: float, estimator: str) -> Case:
                (math.log(ratio) - (ratio - 1), K3_SIGN)],
     }[estimator]
 
-    def judge(outcomes: tuple) -> Verdict:
-        values = answer(outcomes[0], name)
+    def judge(values) -> Verdict:
         if not isinstance(values, dict):
             return Verdict(False, f'`{name}` should be a dict like {{"k1": ..., "k2": ..., "k3": ...}}')
-        got = number(field(values, estimator, f"`{name}`"), f'{name}["{estimator}"]')
-        return compare_numbers(got, expected, f'{name}["{estimator}"]', wrong)
+        what = f'`{name}["{estimator}"]`'
+        return compare_numbers(number(field(values, estimator, f"`{name}`"), what), expected, what, wrong)
 
     label = "r = 2" if ratio == 2 else "r = 1/2"
-    return Case(f"{estimator} at {label}", "values", (Call.value(name),), judge)
+    return value_case(f"{estimator} at {label}", "values", name, judge)
 
 
 def _set_case(case_name: str, name: str, expected: frozenset, mistakes: dict) -> Case:
-    def judge(outcomes: tuple) -> Verdict:
-        chosen = name_set(answer(outcomes[0], name), name, key.ESTIMATORS)
+    def judge(answer) -> Verdict:
+        chosen = choice_set(answer, key.ESTIMATORS, f"`{name}`", lone_choice=True)
         if chosen == expected:
             return PASS
         for estimator, mistake in mistakes.items():
@@ -80,7 +78,7 @@ def _set_case(case_name: str, name: str, expected: frozenset, mistakes: dict) ->
                 return Verdict(False, mistake.sentence, mistake.key)
         return Verdict(False, f"`{name}` is not the right set of estimators")
 
-    return Case(case_name, "signs", (Call.value(name),), judge)
+    return value_case(case_name, "signs", name, judge)
 
 
 def build_cases() -> list:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.channel import Call
-from autograder.checks._concept_answers import answer, compare_numbers, int_set, number_matches, numbers
+from autograder.checks._concept_answers import compare_numbers, int_set, number_matches, numbers, value_case
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex12_top_p_nucleus as key
@@ -50,8 +49,8 @@ def _kept_case(suffix: str, label: str) -> Case:
     mistakes = [(frozenset(range(size - 1)), DROPPED), (frozenset(range(size + 1)), TOO_MANY),
                 (frozenset(i + 1 for i in expected), ONE_BASED)]
 
-    def judge(outcomes: tuple) -> Verdict:
-        chosen = int_set(answer(outcomes[0], name), name)
+    def judge(answer) -> Verdict:
+        chosen = int_set(answer, f"`{name}`")
         if chosen == expected:
             return PASS
         for wrong, mistake in mistakes:
@@ -59,7 +58,7 @@ def _kept_case(suffix: str, label: str) -> Case:
                 return Verdict(False, mistake.sentence, mistake.key)
         return Verdict(False, f"`{name}` is not the set of token ids inside the nucleus")
 
-    return Case(f"token ids kept at top_p = {label}", f"threshold_{suffix}", (Call.value(name),), judge)
+    return value_case(f"token ids kept at top_p = {label}", f"threshold_{suffix}", name, judge)
 
 
 def _nucleus_case(suffix: str, label: str) -> Case:
@@ -69,22 +68,22 @@ def _nucleus_case(suffix: str, label: str) -> Case:
     wrong = [(_nucleus(size - 1), DROPPED), (_nucleus(size + 1), TOO_MANY),
              (_nucleus(size, normalise=False), NOT_RENORMALISED)]
 
-    def judge(outcomes: tuple) -> Verdict:
-        value = answer(outcomes[0], name)
+    def judge(value) -> Verdict:
+        what = f"`{name}`"
         try:
-            got = numbers(value, name, expected.shape)
+            got = numbers(value, what, expected.shape)
         except Reject as original:
             # A distribution over the kept tokens only: say so rather than just "wrong shape".
             try:
-                short = numbers(value, name, (size,))
+                short = numbers(value, what, (size,))
             except Reject:
                 raise original from None
             if number_matches(short, expected[:size]):
                 return Verdict(False, ZEROS_LEFT_OUT.sentence, ZEROS_LEFT_OUT.key)
             raise
-        return compare_numbers(got, expected, name, wrong)
+        return compare_numbers(got, expected, what, wrong)
 
-    return Case(f"renormalised distribution at top_p = {label}", f"threshold_{suffix}", (Call.value(name),), judge)
+    return value_case(f"renormalised distribution at top_p = {label}", f"threshold_{suffix}", name, judge)
 
 
 def build_cases() -> list:

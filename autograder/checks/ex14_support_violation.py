@@ -8,8 +8,8 @@ together as the three that do, and count only once at least one real remedy is c
 
 from __future__ import annotations
 
-from autograder.channel import Call, SetData
-from autograder.checks._concept_answers import answer, flag, int_set, name_set
+from autograder.channel import SetData
+from autograder.checks._concept_answers import boolean, choice_set, int_set, value_case
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.keys import ex14_support_violation as key
@@ -49,21 +49,21 @@ HINTS = {
 
 
 def _ratios_case() -> Case:
-    def judge(outcomes: tuple) -> Verdict:
-        if flag(answer(outcomes[0], "ratios_work"), "ratios_work") == key.RATIOS_WORK:
+    def judge(answer) -> Verdict:
+        # Only True or False: the template asks for a boolean, and 0 or "False" is not one.
+        if boolean(answer, "`ratios_work`", strict=True) == key.RATIOS_WORK:
             return PASS
         return Verdict(False, RATIOS_DEFINED.sentence, RATIOS_DEFINED.key)
 
-    return Case("do ordinary ratios work?", "diagnosis", (Call.value("ratios_work"),), judge)
+    return value_case("do ordinary ratios work?", "diagnosis", "ratios_work", judge)
 
 
 def _action_case() -> Case:
-    def judge(outcomes: tuple) -> Verdict:
-        value = answer(outcomes[0], "problem_action")
+    def judge(value) -> Verdict:
         if isinstance(value, int) and not isinstance(value, bool):
             chosen = frozenset((value,))
         elif isinstance(value, (SetData, list, tuple)):
-            chosen = int_set(value, "problem_action")
+            chosen = int_set(value, "`problem_action`")
         else:
             raise Reject("`problem_action` should be a whole number: the action's number in the table")
         if chosen == key.PROBLEM_ACTIONS:
@@ -72,7 +72,7 @@ def _action_case() -> Case:
             return Verdict(False, NUMBERING.sentence, NUMBERING.key)
         return Verdict(False, "`problem_action` is not the action that breaks the ratios")
 
-    return Case("the action that breaks the ratios", "diagnosis", (Call.value("problem_action"),), judge)
+    return value_case("the action that breaks the ratios", "diagnosis", "problem_action", judge)
 
 
 def _remedy_case(option: str) -> Case:
@@ -80,8 +80,8 @@ def _remedy_case(option: str) -> Case:
     bad_count = len(key.REMEDY_CHOICES) - len(key.GOOD_REMEDIES)
     weight = 1.0 if good else len(key.GOOD_REMEDIES) / bad_count
 
-    def judge(outcomes: tuple) -> Verdict:
-        chosen = name_set(answer(outcomes[0], "remedies"), "remedies", key.REMEDY_CHOICES)
+    def judge(answer) -> Verdict:
+        chosen = choice_set(answer, key.REMEDY_CHOICES, "`remedies`", lone_choice=True)
         if good:
             return PASS if option in chosen else Verdict(False, f"reconsider {option}: {HINTS[option]}")
         if option in chosen:
@@ -90,7 +90,7 @@ def _remedy_case(option: str) -> Case:
             return Verdict(False, "leaving an option out only counts once you choose a remedy that works")
         return PASS
 
-    return Case(f"decision on {option}", "remedies", (Call.value("remedies"),), judge, weight)
+    return value_case(f"decision on {option}", "remedies", "remedies", judge, weight=weight)
 
 
 def build_cases() -> list:
