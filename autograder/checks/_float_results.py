@@ -1,13 +1,17 @@
-"""Judging float arrays returned by the log-probability exercises (15-17).
+"""Judging float arrays returned by the coding exercises (15-19).
 
 The general helpers of :mod:`autograder.checks._judge` reject NaN and infinities before any
-comparison. The exercises on log-probabilities need one more step: an output that overflowed is
-the signature of a classic mistake (no max shift, a product of probabilities), so non-finite
-values are first matched against the mistakes' outputs and only then reported as such.
+comparison. The coding exercises need one more step: an output that overflowed is the signature of
+a classic mistake (no max shift, a product of probabilities), so non-finite values are named as
+that mistake where the case's input is one that overflows a naive formula.
 
-They also accept a ``float32`` answer to a ``float32`` input at float32 precision: keeping the
-input's dtype, as SciPy and PyTorch do, is a correct choice; only a float64 input demands the
-float64 tolerance that the seed asks for.
+Single precision is treated in one of two ways, as each exercise's task states:
+
+* the log-probability exercises (15-17, :func:`judge_floats`) accept a ``float32`` answer to a
+  ``float32`` input at float32 precision: keeping the input's dtype, as SciPy and PyTorch do, is a
+  correct choice; only a float64 input demands the float64 tolerance that the seed asks for;
+* the KL and sampling exercises (18-19) ask for float64 results, and :func:`float32_output` names a
+  single-precision answer that is right only to single precision.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from autograder.checks._core import PASS, Verdict
+from autograder.checks._core import PASS, Reject, Verdict
 from autograder.checks._judge import Misconception, close, float_array
 
 #: The seed's accuracy (1e-12), with room for another valid summation order.
@@ -24,6 +28,12 @@ RTOL, ATOL = 1e-10, 1e-12
 
 #: A float32 computation of a float32 input: a few float32 ulps (eps = 1.2e-7) of values of order 10.
 F32_RTOL, F32_ATOL = 1e-5, 1e-5
+#: A float64 result rounded to single precision on the way out (probabilities and KLs of order 1).
+ROUNDED_RTOL, ROUNDED_ATOL = 1e-5, 1e-7
+
+FLOAT32_OUTPUT = Misconception(
+    "float32-output",
+    "The result is float32, which keeps only about 7 significant digits: compute and return float64.")
 
 _isfinite = np.isfinite
 _isnan = np.isnan
@@ -34,6 +44,33 @@ _float32 = np.dtype(np.float32)
 def is_float32(value: Any) -> bool:
     """True when the decoded value is a float32 array (the channel keeps array dtypes exactly)."""
     return isinstance(value, np.ndarray) and value.dtype == _float32
+
+
+def _below_float64(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8
+
+
+def float32_output(value: Any, actual: np.ndarray, expected: Any) -> Verdict | None:
+    """Where float64 is asked for: name a float32 (or float16) answer that is right to single precision.
+
+    ``value`` is the decoded answer (its dtype is kept by the channel), ``actual`` the same as float64.
+    Returns ``None`` when that is not what went wrong.
+    """
+    if _below_float64(value) and close(actual, expected, rtol=ROUNDED_RTOL, atol=ROUNDED_ATOL):
+        return Verdict(False, FLOAT32_OUTPUT.sentence, FLOAT32_OUTPUT.key)
+    return None
+
+
+def finite_floats(value: Any, what: str, *, shape: Sequence[int],
+                  overflow: Misconception | None = None) -> np.ndarray:
+    """A finite float64 array of ``shape``; NaN or infinities are named as ``overflow`` when it is given
+    (the case's input overflows a naive ``exp``), else rejected as such."""
+    try:
+        return float_array(value, what, shape=shape)
+    except Reject as rejection:
+        if overflow is not None and ("NaN" in rejection.message or "infinite" in rejection.message):
+            raise overflow.reject() from None
+        raise
 
 
 def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple] = (),
@@ -77,12 +114,5 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
     return Verdict(False, f"{what} is not correct for this input")
 
 
-def first_failure(verdicts: Sequence[Verdict]) -> Verdict:
-    """The first failed verdict (in the order the parts were judged), else PASS."""
-    for verdict in verdicts:
-        if not verdict.passed:
-            return verdict
-    return PASS
-
-
-__all__ = ["ATOL", "F32_ATOL", "F32_RTOL", "RTOL", "first_failure", "is_float32", "judge_floats"]
+__all__ = ["ATOL", "F32_ATOL", "F32_RTOL", "FLOAT32_OUTPUT", "ROUNDED_ATOL", "ROUNDED_RTOL", "RTOL",
+           "finite_floats", "float32_output", "is_float32", "judge_floats"]

@@ -11,12 +11,12 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output
 from autograder.checks._judge import (
     Misconception, close, expect_close, expect_error, field, float_array, value_of,
 )
 
 STEM = "18_kl_estimators"
-RTOL, ATOL = 1e-10, 1e-12
 
 GROUPS = (
     Group("public", 2, "The notebook's open checks"),
@@ -49,16 +49,9 @@ RATIO_INVERTED = Misconception(
 K2_HALF = Misconception(
     "k2-missing-half",
     "k2 is missing its factor 1/2: k2 = (log r)^2 / 2.")
-FLOAT32 = Misconception(
-    "float32-output",
-    "The result is float32, which keeps only about 7 significant digits: compute and return float64.")
 K3_MINUS_ONE = Misconception(
     "k3-missing-minus-one",
     "k3 is missing the -1: k3 = (r - 1) - log r, which is zero when p = q.")
-
-
-def _is_float32(value) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8
 
 
 def _reference():
@@ -108,15 +101,11 @@ def _judge_exact(p_logits: np.ndarray, q_logits: np.ndarray, *, large: bool = Fa
 
     def judge(outcomes):
         value = value_of(outcomes[0], "exact_kl_from_logits")
-        try:
-            actual = float_array(value, "the KL values", shape=expected.shape)
-        except Reject as rejection:
-            if large and ("NaN" in rejection.message or "infinite" in rejection.message):
-                raise KL_OVERFLOW.reject() from None
-            raise
+        actual = finite_floats(value, "the KL values", shape=expected.shape, overflow=KL_OVERFLOW if large else None)
         verdict = expect_close(actual, expected, "the KL values", rtol=RTOL, atol=ATOL, wrong=wrong)
-        if not verdict.passed and _is_float32(value) and close(actual, expected, rtol=1e-5, atol=1e-7):
-            return Verdict(False, FLOAT32.sentence, FLOAT32.key)
+        rounded = None if verdict.passed else float32_output(value, actual, expected)
+        if rounded is not None:
+            return rounded
         if not verdict.passed and verdict.misconception is None and np.any(actual < -ATOL):
             return Verdict(False, "a KL divergence came out negative, but KL(p||q) is never negative: "
                                   "check the direction and the normalisation")
@@ -182,8 +171,9 @@ def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
         actual = float_array(raw, key, shape=shape)
         if close(actual, expected, rtol=RTOL, atol=ATOL):
             return PASS
-        if _is_float32(raw) and close(actual, expected, rtol=1e-5, atol=1e-7):
-            return Verdict(False, FLOAT32.sentence, FLOAT32.key)
+        rounded = float32_output(raw, actual, expected)
+        if rounded is not None:
+            return rounded
         diagnosis = _diagnose(value, log_q, log_p, shape)
         if diagnosis is not None and (diagnosis.misconception != RATIO_INVERTED.key or key != "k2"):
             return diagnosis

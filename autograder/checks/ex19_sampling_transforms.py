@@ -15,10 +15,10 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output
 from autograder.checks._judge import Misconception, close, expect_error, float_array, value_of
 
 STEM = "19_sampling_transforms"
-RTOL, ATOL = 1e-10, 1e-12
 #: Prefix masses this close to ``top_p`` are "within rounding": either outcome is accepted.
 BOUNDARY = 1e-9
 
@@ -32,9 +32,6 @@ GROUPS = (
 
 # ----------------------------------------------------------------------------- misconceptions
 
-FLOAT32 = Misconception(
-    "float32-output",
-    "The result is float32, which keeps only about 7 significant digits: compute and return float64.")
 TEMPERATURE_MULTIPLIED = Misconception(
     "temperature-multiplied",
     "The logits were multiplied by the temperature: divide them by it (T > 1 flattens, T < 1 sharpens).")
@@ -126,10 +123,6 @@ def _overflows(scaled_logits: np.ndarray) -> bool:
     return bool(np.max(scaled_logits) > 709.0 or np.max(scaled_logits) < -745.0)
 
 
-def _is_float32(value) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8
-
-
 def _matches(actual: np.ndarray, target, *, support: bool, rtol: float = RTOL, atol: float = ATOL) -> bool:
     """Close to ``target``; for truncations also the same support (a kept token of probability 1e-20
     is below any absolute tolerance, yet dropping it is exactly the mistake being tested)."""
@@ -148,19 +141,16 @@ def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternat
 
     def judge(outcomes):
         value = value_of(outcomes[0], target)
-        try:
-            actual = float_array(value, "the distribution", shape=expected.shape)
-        except Reject as rejection:
-            if large and ("NaN" in rejection.message or "infinite" in rejection.message):
-                raise SOFTMAX_OVERFLOW.reject() from None
-            raise
+        actual = finite_floats(value, "the distribution", shape=expected.shape,
+                               overflow=SOFTMAX_OVERFLOW if large else None)
         if any(_matches(actual, candidate, support=support) for candidate in (expected, *alternatives)):
             return PASS
         for output, misconception in wrong:
             if _matches(actual, output, support=support, rtol=1e-8, atol=1e-10):
                 return Verdict(False, misconception.sentence, misconception.key)
-        if _is_float32(value) and close(actual, expected, rtol=1e-5, atol=1e-7):
-            return Verdict(False, FLOAT32.sentence, FLOAT32.key)
+        rounded = float32_output(value, actual, expected)
+        if rounded is not None:
+            return rounded
         if close(actual, expected, rtol=RTOL, atol=ATOL):
             return Verdict(False, "the values are right but the set of kept tokens is not: a token of tiny "
                                   "probability was dropped or kept")
