@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "01_stop_reasons"
 NAMES = ("stop_flags", "possible_reasons_at_47", "possible_reasons_at_64", "validator_should_reject_both_flags",
@@ -74,36 +73,16 @@ def test_key_follows_the_reference_contract():
     assert (key.FIXED_BUDGET_FLAGS.terminated, key.FIXED_BUDGET_FLAGS.truncated) == (True, False)
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 3)
-
-
-@pytest.mark.parametrize("label", sorted(CORRECT))
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestStopReasons(ConceptCheckTests):
+    stem = STEM
+    groups = ("flags", "causes")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 def test_a_reason_outside_the_table_is_refused_by_name():
-    result = support.grade(STEM, support.namespace_from(
-        CANONICAL + 'stop_flags["response_2"]["stop_reason"] = "max_new_tokens"'))
+    result = support.result_of(STEM, CANONICAL + 'stop_flags["response_2"]["stop_reason"] = "max_new_tokens"')
     failed = [case for case in result.cases if not case.passed]
     assert len(failed) == 1 and "'max_new_tokens' is not an option" in failed[0].message

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "02_markov_state"
 NAMES = ("prefix_is_sufficient", "plain_text_transition_is_deterministic", "item_roles", "state_additions")
@@ -60,36 +61,17 @@ WRONG = [
 ]
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 3)
-
-
-@pytest.mark.parametrize("label", sorted(CORRECT))
 @pytest.mark.filterwarnings("ignore:a harmless warning")
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestMarkovState(ConceptCheckTests):
+    stem = STEM
+    groups = ("sufficiency", "roles")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 def test_unknown_role_is_explained_without_revealing_the_answer():
-    result = support.grade(STEM, support.namespace_from(CANONICAL + 'item_roles["sampled_token"] = "policy"'))
+    result = support.result_of(STEM, CANONICAL + 'item_roles["sampled_token"] = "policy"')
     message = next(case.message for case in result.cases if not case.passed)
     assert "'action', 'observation', 'hidden_state'" in message and "not an option" in message

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "03_one_token_error"
 NAMES = ("targets", "slice_choice", "gather_shapes", "unshifted_raises_error")
@@ -59,43 +60,24 @@ def test_key_targets_come_from_the_reference_alignment():
     assert key.GATHER_SHAPES == {"unshifted": (2, 6, 1), "shifted": (2, 5, 1)}
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 3)
-
-
-@pytest.mark.parametrize("label", sorted(CORRECT))
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestOneTokenError(ConceptCheckTests):
+    stem = STEM
+    groups = ("alignment", "shapes")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 @pytest.mark.parametrize("bad", ["[7, 42, 9, 13, 2, -1]", "[7, 42, 9, 13, 2, float('nan')]",
                                  "[7, 42, 9, 13, 2, True]", "'7 42 9 13 2'", "{7, 42, 9, 13, 2}"])
 def test_malformed_targets_fail_with_a_message(bad):
-    result = support.grade(STEM, support.namespace_from(CANONICAL + f"targets = {bad}"))
+    result = support.result_of(STEM, CANONICAL + f"targets = {bad}")
     case = next(case for case in result.cases if case.name == "target of every logits position")
     assert not case.passed and case.message
 
 
 def test_a_shape_without_the_trailing_axis_gets_a_hint():
-    result = support.grade(STEM, support.namespace_from(CANONICAL + 'gather_shapes["unshifted"] = (2, 6)'))
+    result = support.result_of(STEM, CANONICAL + 'gather_shapes["unshifted"] = (2, 6)')
     case = next(case for case in result.cases if case.name == "shape of the unshifted gather")
     assert not case.passed and "trailing axis" in case.message

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "04_what_ppl_says"
 NAMES = ("claims", "incomparable_reasons")
@@ -47,39 +48,20 @@ WRONG = [
 def test_partial_selections_earn_partial_credit(reasons, earned):
     source = CANONICAL + ('OPTIONS = ["tokenizer", "response_mask", "chat_template", "dataset", "log_base", '
                           '"batch_size", "example_order", "parameter_count"]\n') + f"incomparable_reasons = {reasons}"
-    result = support.grade(STEM, support.namespace_from(source))
+    result = support.result_of(STEM, source)
     assert result.points_earned == earned, result.feedback()
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 3)
-
-
-@pytest.mark.parametrize("label", sorted(CORRECT))
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestWhatPplSays(ConceptCheckTests):
+    stem = STEM
+    groups = ("claims", "protocol")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 def test_a_single_string_is_not_read_as_a_set_of_letters():
-    result = support.grade(STEM, support.namespace_from(CANONICAL + 'incomparable_reasons = "tokenizer"'))
+    result = support.result_of(STEM, CANONICAL + 'incomparable_reasons = "tokenizer"')
     messages = [case.message for case in result.cases if not case.passed]
     assert len(messages) == 2 and all("single string" in message for message in messages)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "05_negative_kl"
 NAMES = ("exact_kl_can_be_negative", "sampled_log_ratio_can_be_negative", "average_under",
@@ -66,36 +67,17 @@ def test_key_numbers_agree_with_the_definition():
     assert key.EXACT_KL == pytest.approx(by_hand, rel=1e-12)
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 2)
-
-
-@pytest.mark.parametrize("label", sorted(CORRECT))
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestNegativeKl(ConceptCheckTests):
+    stem = STEM
+    groups = ("kl_vs_sample",)
+    autograded_points, total_points = 1, 2
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 @pytest.mark.parametrize("value", ["0.088", "0.08801", "'0.0880152'", "True", "float('inf')"])
 def test_too_coarse_or_malformed_numbers_fail(value):
-    result = support.grade(STEM, support.namespace_from(CANONICAL + f"exact_kl = {value}"))
+    result = support.result_of(STEM, CANONICAL + f"exact_kl = {value}")
     case = next(case for case in result.cases if case.name == "exact KL of the two policies")
     assert not case.passed and case.message

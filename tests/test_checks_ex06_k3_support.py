@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "06_k3_support"
 NAMES = ("support_needed", "k3_identity_needs", "smoothing_recovers_support", "weight_mean_example_1",
@@ -66,41 +67,22 @@ def test_key_numbers_come_from_the_reference():
     assert key.KL_2_OTHER_DIRECTION == pytest.approx(-math.log(0.8), rel=1e-12)
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 3)
-
-
 def test_notebook_has_the_support_explorer_widget():
     cells = [cell for cell in support.source_notebook(STEM).cells if "widget" in cell.metadata.get("tags", [])]
     assert [cell.source for cell in cells] == ['from course.widgets import kl_explorer\nkl_explorer(preset="support")']
 
 
-@pytest.mark.parametrize("label", sorted(CORRECT))
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestK3Support(ConceptCheckTests):
+    stem = STEM
+    groups = ("conditions", "counterexamples")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 @pytest.mark.parametrize("value", ["'inf'", "-math.inf", "1e308", "float('nan')", "None"])
 def test_an_infinite_kl_must_be_plus_infinity(value):
-    result = support.grade(STEM, support.namespace_from(CANONICAL + f"kl_example_2 = {value}"))
+    result = support.result_of(STEM, CANONICAL + f"kl_example_2 = {value}")
     case = next(case for case in result.cases if case.name == "D_KL(q || p) in the second counterexample")
     assert not case.passed and case.message

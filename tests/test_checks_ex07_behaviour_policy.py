@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import concept_notebook_support as support
+import check_support as support
+from check_support import ConceptCheckTests, hostile_grid
 
 STEM = "07_behaviour_policy"
 NAMES = ("ratio_error", "stored_logprob", "behaviour_logprob_token_1", "first_step_ratio", "behaviour_metadata")
@@ -78,7 +79,7 @@ def test_forgetting_the_ban_is_named():
     # Without the ban, top-p 0.85 keeps tokens 0, 3 and 1 of the tempered distribution.
     source = CANONICAL + ("t = [math.exp(v / 0.7) for v in z]\n"
                           "behaviour_logprob_token_1 = math.log(t[1] / (t[0] + t[3] + t[1]))")
-    support.assert_misconception(STEM, support.namespace_from(source), "forgot-bans")
+    support.assert_mistake(STEM, source, "forgot-bans")
 
 
 def test_key_metadata_follows_the_reference_record():
@@ -89,37 +90,18 @@ def test_key_metadata_follows_the_reference_record():
     assert set(key.CONFIG.as_record()) <= key.REQUIRED_METADATA
 
 
-def test_notebook_solution_gets_full_marks():
-    support.assert_full_marks(STEM, support.namespace_of(support.source_notebook(STEM)))
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    support.assert_stub_scores_zero(STEM)
-
-
-def test_notebook_cells_match_the_check():
-    support.assert_notebook_matches_check(STEM, 3)
-
-
-@pytest.mark.parametrize("label", sorted(CORRECT))
-def test_correct_answers_get_full_marks(label):
-    support.assert_full_marks(STEM, support.namespace_from(CORRECT[label]))
-
-
-@pytest.mark.parametrize("label, source, key", WRONG, ids=[w[0] for w in WRONG])
-def test_each_mistake_loses_points_and_is_named(label, source, key):
-    support.assert_misconception(STEM, support.namespace_from(source), key)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("label", sorted(support.ADVERSARIAL))
-def test_hostile_values_earn_nothing_for_their_item(name, label):
-    support.assert_hostile_value_fails(STEM, CANONICAL, name, label)
+class TestBehaviourPolicy(ConceptCheckTests):
+    stem = STEM
+    groups = ("ratio", "metadata")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (source, key) for label, source, key in WRONG}
+    hostile = hostile_grid(CANONICAL, NAMES)
 
 
 def test_selecting_every_field_earns_only_the_completeness_cases():
     source = CANONICAL + ("behaviour_metadata = behaviour_metadata | "
                           '{"ui_colour", "learning_rate", "reward_raw"}')
-    result = support.grade(STEM, support.namespace_from(source))
+    result = support.result_of(STEM, source)
     metadata = next(group for group in result.groups if group.name == "metadata")
     assert metadata.points_earned == pytest.approx(0.66), result.feedback()

@@ -1,15 +1,8 @@
 """Exercise 08 (rollout contract): right selections in any container get full marks, each classic
 slip loses points under its own name, and hostile values never score."""
 
-import pytest
-
-from autograder.checks import CHECKS
 from autograder.keys import ex08_rollout_contract as key
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
-    namespace_from, result_of, run_visible_cells,
-)
-from concept_notebook_support import source_notebook
+from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, result_of, run_cells, source_notebook
 
 STEM = "08_rollout_contract"
 NEEDED = ('"response_ids", "response_mask", "old_logprobs", "policy_version", "sampling_config", '
@@ -25,7 +18,7 @@ CORRECT = {
     "printing on the way": f"print('choosing'); required_fields = {{{NEEDED}}}",
 }
 
-WRONG = {
+WRONG_FIELDS = {
     "text instead of ids": (NEEDED.replace('"response_ids"', '"response_text"'), "text-instead-of-ids"),
     "text next to ids": (NEEDED + ', "response_text"', "text-is-required"),
     "UI colour": (NEEDED + ', "ui_color"', "irrelevant-field"),
@@ -35,21 +28,11 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("fields", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(fields, mistake):
-    assert_mistake(STEM, f"required_fields = {{{fields}}}", mistake)
-
-
 def test_partial_credit_rewards_a_nearly_right_selection_more_than_everything_or_nothing():
     without_reward = NEEDED.replace(', "reward_raw"', "")
-    one_missing = result_of(STEM, namespace_from(f"required_fields = {{{without_reward}}}"))
-    everything = result_of(STEM, namespace_from(f"required_fields = set({key.CANDIDATE_FIELDS!r})"))
-    nothing = result_of(STEM, namespace_from("required_fields = set()"))
+    one_missing = result_of(STEM, f"required_fields = {{{without_reward}}}")
+    everything = result_of(STEM, f"required_fields = set({key.CANDIDATE_FIELDS!r})")
+    nothing = result_of(STEM, "required_fields = set()")
     assert 1.5 < one_missing.points_earned < 2
     assert everything.points_earned == 1  # half: the two fields to leave out weigh as much as the nine
     assert everything.points_earned < one_missing.points_earned
@@ -58,7 +41,7 @@ def test_partial_credit_rewards_a_nearly_right_selection_more_than_everything_or
     assert any("reward_raw" in message for message in failure_messages(one_missing))
 
 
-ADVERSARIAL = {
+HOSTILE = {
     "unknown name": "required_fields = {'response_ids', 'logits'}",
     "a single string of everything": f"required_fields = ','.join([{NEEDED}])",
     "numbers": "required_fields = {1, 2, 3}",
@@ -77,31 +60,21 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("source", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_values_never_score(source):
-    result = result_of(STEM, namespace_from(source))
-    assert result.points_earned == 0, result.feedback()
-    assert all(message for message in failure_messages(result))
+class TestRolloutContract(ConceptCheckTests):
+    stem = STEM
+    groups = ("fields",)
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = {label: (f"required_fields = {{{fields}}}", mistake) for label, (fields, mistake) in WRONG_FIELDS.items()}
+    hostile = hostile_rebinds("", HOSTILE)  # every case reads the one answer: a hostile value earns nothing
 
 
 def test_unknown_names_are_reported_by_name():
-    result = result_of(STEM, namespace_from("required_fields = {'response_ids', 'logits'}"))
+    result = result_of(STEM, "required_fields = {'response_ids', 'logits'}")
     assert all("'logits'" in message for message in failure_messages(result))
 
 
 def test_the_notebook_lists_the_same_candidates_as_the_key():
-    namespace = run_visible_cells(source_notebook(STEM))
+    namespace = run_cells(source_notebook(STEM))
     assert tuple(namespace["CANDIDATE_FIELDS"]) == key.CANDIDATE_FIELDS
     assert key.NOT_REQUIRED_FIELDS == {"response_text", "ui_color"}
-
-
-def test_notebook_solution_earns_every_point_and_totals_three():
-    check_notebook_contract(STEM, 3)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)
-
-
-def test_check_points():
-    assert CHECKS[STEM].points == 2

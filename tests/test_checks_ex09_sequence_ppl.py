@@ -1,13 +1,7 @@
 """Exercise 09 (sequence log-probability and PPL): exact expressions and 6-digit roundings pass, each
 classic slip is named, and hostile values never score."""
 
-import pytest
-
-from autograder.checks import CHECKS
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
-    namespace_from, result_of,
-)
+from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, result_of
 
 STEM = "09_sequence_ppl"
 
@@ -77,24 +71,15 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(source, mistake):
-    assert_mistake(STEM, source, mistake)
-
-
 def test_a_slip_in_one_value_keeps_the_other_points():
-    result = result_of(STEM, namespace_from(EXACT + "perplexity_4 = perplexity\n"))
+    result = result_of(STEM, EXACT + "perplexity_4 = perplexity\n")
     groups = {group.name: group.points_earned for group in result.groups}
     assert groups["three_tokens"] == 1.5
     assert 0 < groups["fourth_token"] < 1
 
 
-ADVERSARIAL = {
+#: Hostile values for ``perplexity``.
+HOSTILE_VALUES = {
     "NaN": "math.nan",
     "infinity": "math.inf",
     "a string": "'2.154435'",
@@ -111,25 +96,16 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("value", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_values_never_score(value):
-    source = EXACT + f"perplexity = {value}\n"
-    result = result_of(STEM, namespace_from(source))
-    perplexity_case = next(case for case in result.cases if case.name == "perplexity of the three tokens")
-    assert not perplexity_case.passed
-    assert perplexity_case.message
-    assert result.points_earned < CHECKS[STEM].points
+class TestSequencePpl(ConceptCheckTests):
+    stem = STEM
+    groups = ("three_tokens", "fourth_token")
+    autograded_points, total_points = 2.5, 3
+    correct = CORRECT
+    wrong = WRONG
+    hostile = hostile_rebinds(EXACT, {label: f"perplexity = {value}" for label, value in HOSTILE_VALUES.items()})
 
 
 def test_feedback_never_reveals_the_expected_numbers():
-    result = result_of(STEM, namespace_from(EXACT.replace("math.log(", "math.log10(")))
+    result = result_of(STEM, EXACT.replace("math.log(", "math.log10("))
     for message in failure_messages(result):
         assert "2.15" not in message and "0.767" not in message and "1.77" not in message
-
-
-def test_notebook_solution_earns_every_point_and_totals_three():
-    check_notebook_contract(STEM, 3)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)

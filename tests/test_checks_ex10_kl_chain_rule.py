@@ -1,13 +1,7 @@
 """Exercise 10 (KL chain rule): any correct route to the numbers passes, the classic slips (equal
 weights, KL the wrong way round, a transposed joint table) are named, hostile values never score."""
 
-import pytest
-
-from autograder.checks import CHECKS
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, namespace_from,
-    result_of,
-)
+from check_support import ConceptCheckTests, hostile_rebinds, result_of
 
 STEM = "10_kl_chain_rule"
 
@@ -77,17 +71,8 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(source, mistake):
-    assert_mistake(STEM, source, mistake)
-
-
-ADVERSARIAL = {
+#: Hostile tables bound to ``joint_p``.
+HOSTILE_TABLES = {
     "NaN in a table": "joint_p = [[math.nan, 0.18], [0.08, 0.32]]",
     "a flat list of four": "joint_p = [0.42, 0.18, 0.08, 0.32]",
     "a 3 x 3 table": "joint_p = np.eye(3)",
@@ -101,23 +86,16 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("value", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_tables_never_score(value):
-    result = result_of(STEM, namespace_from(LOOPS + value + "\n"))
-    case = next(case for case in result.cases if case.name == "joint table of p")
-    assert not case.passed and case.message
-    assert result.points_earned < CHECKS[STEM].points
+class TestKlChainRule(ConceptCheckTests):
+    stem = STEM
+    groups = ("chain_terms", "joint")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = WRONG
+    hostile = hostile_rebinds(LOOPS, HOSTILE_TABLES)
 
 
 def test_a_single_slip_keeps_the_other_group():
-    result = result_of(STEM, namespace_from(LOOPS + "joint_p = np.array(joint_p).T\n"))
+    result = result_of(STEM, LOOPS + "joint_p = np.array(joint_p).T\n")
     groups = {group.name: group.points_earned for group in result.groups}
     assert groups["chain_terms"] == 1.5 and 0 < groups["joint"] < 0.5
-
-
-def test_notebook_solution_earns_every_point_and_totals_three():
-    check_notebook_contract(STEM, 3)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)

@@ -1,13 +1,7 @@
 """Exercise 11 (k1, k2, k3): right values in any numeric form pass, the classic slips (sign of k1,
 inverted ratio, missing half, thinking k3 can go negative) are named, hostile values never score."""
 
-import pytest
-
-from autograder.checks import CHECKS
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, namespace_from,
-    result_of,
-)
+from check_support import ConceptCheckTests, result_of
 
 STEM = "11_k_estimators"
 
@@ -53,50 +47,34 @@ WRONG = {
     "nothing changes sign": (FORMULAS + "changes_sign = set()\n", "k1-never-negative"),
 }
 
-
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(source, mistake):
-    assert_mistake(STEM, source, mistake)
-
-
-ADVERSARIAL = {
-    "a list instead of a dict": "k_at_2 = [-0.693147, 0.240227, 0.306853]",
-    "a missing key": 'k_at_2 = {"k1": -0.693147, "k2": 0.240227}',
-    "NaN": 'k_at_2 = {"k1": math.nan, "k2": math.nan, "k3": math.nan}',
-    "strings": 'k_at_2 = {"k1": "-0.693147", "k2": "0.240227", "k3": "0.306853"}',
+#: Hostile answers after the right ones, and what each attacks (an answer name or a case).
+HOSTILE = {
+    "a list instead of a dict": ("k_at_2 = [-0.693147, 0.240227, 0.306853]", "k_at_2"),
+    "a missing key": ('k_at_2 = {"k1": -0.693147, "k2": 0.240227}', "k3 at r = 2"),
+    "NaN": ('k_at_2 = {"k1": math.nan, "k2": math.nan, "k3": math.nan}', "k_at_2"),
+    "strings": ('k_at_2 = {"k1": "-0.693147", "k2": "0.240227", "k3": "0.306853"}', "k_at_2"),
     "a dict subclass that lies on lookup": (
         "class Lying(dict):\n    def __getitem__(self, key):\n        return {'k1': -0.693147, 'k2': 0.240227, "
-        "'k3': 0.306853}[key]\nk_at_2 = Lying(k1=9.0, k2=9.0, k3=9.0)"),
+        "'k3': 0.306853}[key]\nk_at_2 = Lying(k1=9.0, k2=9.0, k3=9.0)", "k_at_2"),
     "an object with fields": ("k_at_2 = type('K', (), {})()\n"
-                              "k_at_2.k1, k_at_2.k2, k_at_2.k3 = -0.693147, 0.240227, 0.306853"),
-    "a set of everything": 'changes_sign = {"k1", "k2", "k3", "k4"}',
-    "numbers as names": "changes_sign = {1}",
-    "a generator": "changes_sign = (name for name in ['k1'])",
+                              "k_at_2.k1, k_at_2.k2, k_at_2.k3 = -0.693147, 0.240227, 0.306853", "k_at_2"),
+    "a set of everything": ('changes_sign = {"k1", "k2", "k3", "k4"}', "changes_sign"),
+    "numbers as names": ("changes_sign = {1}", "changes_sign"),
+    "a generator": ("changes_sign = (name for name in ['k1'])", "changes_sign"),
 }
 
 
-@pytest.mark.parametrize("source", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_values_never_score(source):
-    result = result_of(STEM, namespace_from(FORMULAS + source + "\n"))
-    assert result.points_earned < CHECKS[STEM].points, result.feedback()
-    assert all(case.message for case in result.cases if not case.passed)
+class TestKEstimators(ConceptCheckTests):
+    stem = STEM
+    groups = ("values", "signs")
+    autograded_points, total_points = 3, 3
+    correct = CORRECT
+    wrong = WRONG
+    hostile = {label: (FORMULAS + source + "\n", (target,)) for label, (source, target) in HOSTILE.items()}
 
 
 def test_a_missing_key_is_named():
-    result = result_of(STEM, namespace_from(FORMULAS + 'del k_at_2["k3"]\n'))
+    result = result_of(STEM, FORMULAS + 'del k_at_2["k3"]\n')
     failed = [case for case in result.cases if not case.passed]
     assert [case.name for case in failed] == ["k3 at r = 2"]
     assert "'k3'" in failed[0].message
-
-
-def test_notebook_solution_earns_every_point_and_totals_three():
-    check_notebook_contract(STEM, 3)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)

@@ -1,13 +1,8 @@
 """Exercise 12 (top-p nucleus): the right nucleus in any container passes, the classic slips (dropping
 the token that reaches the threshold, one too many, no renormalising, 1-based ids) are named."""
 
-import pytest
-
 from autograder.checks import CHECKS
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
-    namespace_from, result_of,
-)
+from check_support import ConceptCheckTests, hostile_rebinds, result_of
 
 STEM = "12_top_p_nucleus"
 
@@ -53,18 +48,8 @@ WRONG = {
                              "zeros-left-out"),
 }
 
-
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(source, mistake):
-    assert_mistake(STEM, source, mistake)
-
-
-ADVERSARIAL = {
+#: Hostile answers that rebind kept_080 or nucleus_080.
+HOSTILE = {
     "float ids": "kept_080 = {0.0, 1.0}",
     "bool ids": "kept_080 = [True, True]",
     "string ids": "kept_080 = {'0', '1'}",
@@ -79,29 +64,22 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("source", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_values_never_score(source):
-    result = result_of(STEM, namespace_from(FRACTIONS + source + "\n"))
-    group = next(group for group in result.groups if group.name == "threshold_080")
-    assert group.points_earned < group.points_available, result.feedback()
-    assert all(failure_messages(result))
+class TestTopPNucleus(ConceptCheckTests):
+    stem = STEM
+    groups = ("threshold_080", "threshold_081")
+    autograded_points, total_points = 3, 3
+    correct = CORRECT
+    wrong = WRONG
+    hostile = hostile_rebinds(FRACTIONS, HOSTILE)
 
 
 def test_a_wrong_length_says_the_shape_not_the_answer():
-    result = result_of(STEM, namespace_from(FRACTIONS + "nucleus_080 = [0.5, 0.5, 0, 0, 0]\n"))
+    result = result_of(STEM, FRACTIONS + "nucleus_080 = [0.5, 0.5, 0, 0, 0]\n")
     message = next(case.message for case in result.cases if not case.passed)
     assert "shape" in message and "0.625" not in message
 
 
 def test_only_the_two_token_nucleus_is_accepted_at_the_exact_threshold():
     # The notebook teaches this exact case, so the float trap's three-token answer must not pass.
-    three = result_of(STEM, namespace_from(FRACTIONS + "kept_080 = {0, 1, 2}\n"))
+    three = result_of(STEM, FRACTIONS + "kept_080 = {0, 1, 2}\n")
     assert three.points_earned < CHECKS[STEM].points
-
-
-def test_notebook_solution_earns_every_point_and_totals_three():
-    check_notebook_contract(STEM, 3)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)

@@ -1,13 +1,7 @@
 """Exercise 13 (truncation correction): exact expressions and 6-digit roundings pass, the classic
 slips (inverted factor, base-10 logs, multiplying by the mass, one position only) are named."""
 
-import pytest
-
-from autograder.checks import CHECKS
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
-    namespace_from, result_of,
-)
+from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, result_of
 
 STEM = "13_truncation_correction"
 
@@ -50,18 +44,8 @@ WRONG = {
     "one position only": (EXACT + "ratio_factor = 1 / 0.85\n", "one-position"),
 }
 
-
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(source, mistake):
-    assert_mistake(STEM, source, mistake)
-
-
-ADVERSARIAL = {
+#: Hostile values for ``ratio_factor``.
+HOSTILE_VALUES = {
     "infinity": "math.inf",
     "NaN": "math.nan",
     "a string": "'1.915686'",
@@ -73,23 +57,16 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("value", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_values_never_score(value):
-    result = result_of(STEM, namespace_from(EXACT + f"ratio_factor = {value}\n"))
-    case = next(case for case in result.cases if case.name == "four-position ratio factor")
-    assert not case.passed and case.message
-    assert result.points_earned < CHECKS[STEM].points
+class TestTruncationCorrection(ConceptCheckTests):
+    stem = STEM
+    groups = ("renormalised", "correction")
+    autograded_points, total_points = 2, 3
+    correct = CORRECT
+    wrong = WRONG
+    hostile = hostile_rebinds(EXACT, {label: f"ratio_factor = {value}" for label, value in HOSTILE_VALUES.items()})
 
 
 def test_feedback_never_reveals_the_expected_numbers():
-    result = result_of(STEM, namespace_from(EXACT.replace("math.log(", "math.log10(") + "ratio_factor = 0.85**4\n"))
+    result = result_of(STEM, EXACT.replace("math.log(", "math.log10(") + "ratio_factor = 0.85**4\n")
     for message in failure_messages(result):
         assert "1.91" not in message and "0.162" not in message and "0.294" not in message
-
-
-def test_notebook_solution_earns_every_point_and_totals_three():
-    check_notebook_contract(STEM, 3)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)

@@ -1,15 +1,8 @@
 """Exercise 14 (support violation): the right diagnosis and remedies pass in any container, the
 numbering slip and each hiding remedy (clipping, epsilon, more samples, skipping) are named."""
 
-import pytest
-
-from autograder.checks import CHECKS
 from autograder.keys import ex14_support_violation as key
-from concept_corpus_support import (
-    assert_full_marks_for, assert_mistake, check_notebook_contract, check_stub_scores_zero, failure_messages,
-    namespace_from, result_of, run_visible_cells,
-)
-from concept_notebook_support import source_notebook
+from check_support import ConceptCheckTests, hostile_rebinds, result_of, run_cells, source_notebook
 
 STEM = "14_support_violation"
 
@@ -43,20 +36,10 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("source", CORRECT.values(), ids=CORRECT.keys())
-def test_correct_answers_get_full_marks(source):
-    assert_full_marks_for(STEM, source)
-
-
-@pytest.mark.parametrize(("source", "mistake"), WRONG.values(), ids=WRONG.keys())
-def test_each_mistake_loses_points_and_is_named(source, mistake):
-    assert_mistake(STEM, source, mistake)
-
-
 def test_remedy_credit_is_not_won_by_choosing_everything_or_nothing():
-    everything = result_of(STEM, namespace_from(RIGHT + f"remedies = set({key.REMEDY_CHOICES!r})\n"))
-    nothing = result_of(STEM, namespace_from(RIGHT + "remedies = set()\n"))
-    one_good = result_of(STEM, namespace_from(RIGHT + "remedies = {'more_exploration'}\n"))
+    everything = result_of(STEM, RIGHT + f"remedies = set({key.REMEDY_CHOICES!r})\n")
+    nothing = result_of(STEM, RIGHT + "remedies = set()\n")
+    one_good = result_of(STEM, RIGHT + "remedies = {'more_exploration'}\n")
     points = {name: next(g.points_earned for g in r.groups if g.name == "remedies")
               for name, r in (("everything", everything), ("nothing", nothing), ("one", one_good))}
     assert points["nothing"] == 0
@@ -64,7 +47,8 @@ def test_remedy_credit_is_not_won_by_choosing_everything_or_nothing():
     assert points["everything"] < points["one"] < 1
 
 
-ADVERSARIAL = {
+#: Hostile answers that rebind one of the three.
+HOSTILE = {
     "a string for the flag": "ratios_work = 'False'",
     "0 for the flag": "ratios_work = 0",
     "a float action": "problem_action = 3.0",
@@ -78,22 +62,16 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("source", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_values_never_score(source):
-    result = result_of(STEM, namespace_from(RIGHT + source + "\n"))
-    assert result.points_earned < CHECKS[STEM].points, result.feedback()
-    assert all(failure_messages(result))
+class TestSupportViolation(ConceptCheckTests):
+    stem = STEM
+    groups = ("diagnosis", "remedies")
+    autograded_points, total_points = 2, 2
+    correct = CORRECT
+    wrong = WRONG
+    hostile = hostile_rebinds(RIGHT, HOSTILE)
 
 
 def test_the_notebook_offers_the_same_remedies_as_the_key():
-    namespace = run_visible_cells(source_notebook(STEM))
+    namespace = run_cells(source_notebook(STEM))
     assert tuple(namespace["REMEDY_CHOICES"]) == key.REMEDY_CHOICES
     assert key.PROBLEM_ACTIONS == {3} and key.RATIOS_WORK is False
-
-
-def test_notebook_solution_earns_every_point_and_totals_two():
-    check_notebook_contract(STEM, 2)
-
-
-def test_released_stub_scores_zero_with_not_implemented():
-    check_stub_scores_zero(STEM)
