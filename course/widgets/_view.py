@@ -101,13 +101,19 @@ class Explorer(widgets.VBox):
                                  f"Cannot compute: {html.escape(str(exc))}</span>")
             for extra in self._explanations():
                 extra.value = ""
-            # The figure still shows the previous controls: hide it rather than mislead.
-            self.plot.image.layout.visibility = "hidden"
+            # The figures still show the previous controls: hide them rather than mislead.
+            for plot in self.plots():
+                plot.image.layout.visibility = "hidden"
             return
         self.state = state
         self.error = None
-        self.plot.image.layout.visibility = "visible"
+        for plot in self.plots():
+            plot.image.layout.visibility = "visible"
         self._show(state)
+
+    def plots(self) -> list:
+        """The explorer's :class:`~course.widgets._figure.FigureImage` objects."""
+        return [self.plot]
 
     def _explanations(self) -> list[widgets.HTML]:
         """Widgets of text that describe the current state (cleared when it cannot be computed)."""

@@ -8,6 +8,7 @@ import math
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
@@ -68,8 +69,8 @@ class KLExplorer(Explorer):
         self._outcomes = start.outcomes
         self._names = dict(NAMES)
         self.labels = {key: value_label(f"m6-kl-{key.replace('_', '-')}") for key in NAMES}
-        cells = [widgets.HTML("<b>estimator</b>")] + [
-            widgets.HTML(f"<b>{heading}</b>") for _, heading, _ in COLUMNS]
+        cells = [widgets.HTML(f'<div style="line-height: 1.3"><b>{heading}</b></div>')
+                 for heading in ["estimator", *(heading for _, heading, _ in COLUMNS)]]
         for k in ESTIMATORS:
             cells.append(widgets.HTML(
                 f'<span style="color: {COLOURS[k]}; font-weight: 600">{k}</span> = {FORMULAS[k]}'))
@@ -84,8 +85,14 @@ class KLExplorer(Explorer):
         self.reasons.add_class("m6-kl-reasons")
         self.lesson = widgets.HTML()
         self.lesson.add_class("m6-kl-lesson")
-        self.plot = FigureImage(10.0, 3.3)
+        # Two pictures: the one that depends on p and q only is not redrawn when the number
+        # of draws or the seed moves.
+        self.outcome_plot = FigureImage(5.3, 3.2)
+        self.plot = FigureImage(4.4, 3.2)
         self._built_for = None
+        self._build_running_figure()
+        self.counts = widgets.HTML()
+        self.counts.add_class("m6-kl-counts")
         rows = [
             self.controls["preset"],
             widgets.HBox([self.controls["p"], self.controls["q"]]),
@@ -94,7 +101,8 @@ class KLExplorer(Explorer):
             widgets.VBox([self.labels[key] for key in NAMES]),
             self.table,
             self.reasons,
-            self.plot.image,
+            self.counts,
+            widgets.HBox([self.outcome_plot.image, self.plot.image]),
         ]
         super().__init__("KL explorer: draws x ~ q, ratio r = p(x)/q(x)", rows)
         self.controls["preset"].observe(self._on_preset, names="value")
@@ -152,7 +160,7 @@ class KLExplorer(Explorer):
 
     # ---------------------------------------------------------------- view
     def _explanations(self) -> list[widgets.HTML]:
-        return [self.reasons, self.lesson]
+        return [self.reasons, self.lesson, self.counts]
 
     def _show(self, s: KLState) -> None:
         # Figure first: once the numbers show the new state, the picture already does.
@@ -184,13 +192,16 @@ class KLExplorer(Explorer):
         self.lesson.value = f"<i>{html.escape(lesson)}</i>"
         self.status.value = ""
 
-    def _build_figure(self, size: int) -> None:
-        fig = self.plot.figure
+    def plots(self) -> list[FigureImage]:
+        return [self.outcome_plot, self.plot]
+
+    def _build_outcome_figure(self, size: int) -> None:
+        """p and q, and the estimators' value at each outcome: depends on p and q only."""
+        fig = self.outcome_plot.figure
         fig.clear()
         with matplotlib.rc_context(STYLE):
-            axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [0.8, 1.2, 1.6]})
-            fig.subplots_adjust(left=0.06, right=0.99, bottom=0.26, top=0.86, wspace=0.32)
-            ax_dist, ax_k, ax_run = axes
+            ax_dist, ax_k = fig.subplots(1, 2, gridspec_kw={"width_ratios": [0.8, 1.25]})
+            fig.subplots_adjust(left=0.11, right=0.99, bottom=0.22, top=0.88, wspace=0.38)
             x = np.arange(size)
             zero = np.zeros(size)
             self._dist_bars = {
@@ -198,11 +209,10 @@ class KLExplorer(Explorer):
                 "q": ax_dist.bar(x + 0.2, zero, 0.4, color=OKABE_ITO["sky"], hatch="..",
                                  edgecolor="white", label="q (draws)"),
             }
-            ax_dist.set_ylim(0, 1.12)
+            ax_dist.set_ylim(0, 1.3)
             ax_dist.set_ylabel("probability")
             ax_dist.set_title("p and q")
             ax_dist.legend(loc="upper center", frameon=False, ncols=2, fontsize=8)
-            ax_dist.set_xticks(x)
             width = 0.26
             self._k_bars, self._k_texts = {}, {}
             for j, k in enumerate(ESTIMATORS):
@@ -211,67 +221,94 @@ class KLExplorer(Explorer):
                 self._k_texts[k] = [ax_k.text(i + offset, 0, "", ha="center", fontsize=7)
                                     for i in x]
             ax_k.axhline(0, color="black", lw=0.8)
-            ax_k.set_ylabel("value of one draw")
-            ax_k.set_title("k1, k2, k3 for a draw at each outcome")
-            ax_k.set_xticks(x)
+            ax_k.set_ylabel("value at one draw")
+            ax_k.set_title("k1, k2, k3 at each outcome")
             ax_k.legend(loc="upper right", frameon=False, ncols=3, fontsize=8)
+            self._outcome_axes = (ax_dist, ax_k)
+
+    def _build_running_figure(self) -> None:
+        """Running means and their spread: depends on p, q, the number of draws and the seed."""
+        fig = self.plot.figure
+        with matplotlib.rc_context(STYLE):
+            ax_run = fig.add_axes((0.15, 0.22, 0.82, 0.66))
             self._run_lines, self._bands = {}, {}
             for k in ESTIMATORS:
                 (self._run_lines[k],) = ax_run.plot([], [], color=COLOURS[k], lw=1.6,
                                                     label=f"mean of {k}")
                 self._bands[k] = None
-            self._kl_line = ax_run.axhline(0, color="black", ls="--", lw=1.2, label="exact KL(q‖p)")
+            self._kl_line = ax_run.axhline(0, color="black", ls="--", lw=1.2,
+                                           label="exact KL(q\u2016p)")
             ax_run.axhline(0, color="#666666", lw=0.6)
             ax_run.set_xscale("log")
+            # Decades only: minor ticks of a log axis cost drawing time and say little here.
+            ax_run.xaxis.set_minor_locator(NullLocator())
             ax_run.set_xlabel("number of draws n (log scale)")
             ax_run.set_ylabel("running estimate")
-            ax_run.set_title("running means, band = ±2 std. errors")
-            ax_run.legend(loc="upper right", frameon=False, fontsize=8, ncols=2)
-            self._run_note = ax_run.text(0.02, 0.04, "", transform=ax_run.transAxes, fontsize=8,
-                                         color=OKABE_ITO["vermillion"])
-            self._axes = axes
-        self._built_for = size
+            ax_run.set_title("running means, band = \u00b12 std. errors")
+            # A light frame keeps the legend readable over the early, wide bands.
+            ax_run.legend(loc="upper right", fontsize=8, ncols=2, frameon=True, framealpha=0.9,
+                          edgecolor="none")
+            # Notes appear only when the curves stop early, leaving the right side empty.
+            self._run_note = ax_run.text(0.97, 0.5, "", transform=ax_run.transAxes, fontsize=8,
+                                         ha="right", va="center", color=OKABE_ITO["vermillion"])
+            self._ax_run = ax_run
 
     def _draw(self, s: KLState) -> None:
+        counts = np.bincount(s.draws, minlength=s.p.size)
+        self.counts.value = "Draws per outcome: " + ", ".join(
+            f"{name}: <b>{counts[i]}</b>" for i, name in enumerate(s.outcomes))
+        distributions = (tuple(s.p), tuple(s.q), s.outcomes)
+        self._draw_outcomes(s)
+        self._draw_running(s)
+        self.outcome_plot.render(key=distributions)
+        self.plot.render(key=(distributions, s.samples, s.seed))
+
+    def _draw_outcomes(self, s: KLState) -> None:
         size = s.p.size
         if self._built_for != size:
-            self._build_figure(size)
-        ax_dist, ax_k, ax_run = self._axes
+            self._build_outcome_figure(size)
+            self._built_for = size
+        ax_dist, ax_k = self._outcome_axes
         for key, dist in (("p", s.p), ("q", s.q)):
             for rect, v in zip(self._dist_bars[key], dist):
                 rect.set_height(float(v))
-        counts = np.bincount(s.draws, minlength=size)
         ax_dist.set_xticks(np.arange(size), s.outcomes)
         labels = []
         for i, name in enumerate(s.outcomes):
-            ratio = "r undefined" if not s.q[i] > 0 else f"r = {s.ratio[i]:.3g}"
-            labels.append(f"{name}\n{ratio}\ndrawn {counts[i]}×")
+            ratio = "never drawn" if not s.q[i] > 0 else f"r = {s.ratio[i]:.3g}"
+            labels.append(f"{name}\n{ratio}")
         ax_k.set_xticks(np.arange(size), labels)
-
         finite_values = [v for k in ESTIMATORS for v in s.per_outcome[k] if math.isfinite(v)]
         low = min([0.0, *finite_values])
         high = max([0.05, *finite_values])
         span = high - low
-        top = high + 0.25 * span
+        top = high + 0.5 * span  # head room for the legend
+        infinite_height = high + 0.15 * span
         for k in ESTIMATORS:
             for rect, text, v in zip(self._k_bars[k], self._k_texts[k], s.per_outcome[k]):
-                if math.isnan(v):  # q = 0: never drawn
+                x = text.get_position()[0]
+                if math.isnan(v):  # q = 0: never drawn, no value to show
                     rect.set_height(0.0)
                     text.set_text("")
                 elif math.isinf(v):
-                    rect.set_height(top - 0.08 * span)
+                    # An infinite bar is drawn to the top, hatched, and labelled inf.
+                    rect.set_height(infinite_height)
                     rect.set_hatch("xx")
-                    text.set_position((text.get_position()[0], top - 0.08 * span))
+                    text.set_position((x, infinite_height))
+                    text.set_va("bottom")
                     text.set_text("inf")
                 else:
                     rect.set_height(float(v))
                     rect.set_hatch(None)
-                    text.set_position((text.get_position()[0], float(v) if v >= 0 else float(v)))
+                    text.set_position((x, float(v)))
                     text.set_va("bottom" if v >= 0 else "top")
                     text.set_text(f"{v:.3f}")
         ax_k.set_ylim(low - 0.12 * span, top)
 
+    def _draw_running(self, s: KLState) -> None:
+        ax_run = self._ax_run
         n_max = s.samples
+        # About 300 log-spaced points draw the same curve as all n, much faster.
         idx = np.unique(np.geomspace(1, n_max, num=min(n_max, 300)).astype(np.int64)) - 1
         n = idx + 1.0
         shown = []
@@ -284,8 +321,8 @@ class KLExplorer(Explorer):
                     self._bands[k].remove()
                 ok = np.isfinite(mean) & np.isfinite(spread)
                 self._bands[k] = ax_run.fill_between(
-                    n, np.where(ok, mean - 2 * spread, np.nan), np.where(ok, mean + 2 * spread, np.nan),
-                    color=COLOURS[k], alpha=0.18, lw=0)
+                    n, np.where(ok, mean - 2 * spread, np.nan),
+                    np.where(ok, mean + 2 * spread, np.nan), color=COLOURS[k], alpha=0.18, lw=0)
                 shown.extend(mean[np.isfinite(mean)])
         if math.isfinite(s.kl_qp):
             self._kl_line.set_ydata([s.kl_qp, s.kl_qp])
@@ -300,13 +337,11 @@ class KLExplorer(Explorer):
             ax_run.set_ylim(lo - pad, hi + 2.2 * pad)
         notes = []
         if not math.isfinite(s.kl_qp):
-            notes.append("exact KL(q‖p) = inf: no line")
-        infinite = [k for k in ESTIMATORS if math.isinf(s.sample_mean[k])]
-        if infinite:
+            notes.append("exact KL(q\u2016p) = inf: no line")
+        if any(math.isinf(s.sample_mean[k]) for k in ESTIMATORS):
             first = int(np.argmax(~np.isfinite(s.running_mean["k1"]))) + 1
             notes.append(f"running means are +inf from draw {first} on")
         self._run_note.set_text("\n".join(notes))
-        self.plot.render()
 
 
 def kl_explorer(preset: str = "k_estimators", *, samples: int = 1000, seed: int = 0) -> KLExplorer:

@@ -224,7 +224,9 @@ class TruncationExplorer(Explorer):
         else:
             title = "No behaviour distribution: " + s.error
         self._title.set_text(title)
-        self.plot.render()
+        # The picture does not depend on n: moving that slider only changes the labels.
+        self.plot.render(key=(s.temperature, s.top_k, s.top_p, s.min_tokens_to_keep, s.banned,
+                              s.chosen, s.error))
 
 
 def truncation_explorer(logits: Sequence[float] | None = None, tokens: Sequence[str] | None = None,

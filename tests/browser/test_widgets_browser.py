@@ -114,11 +114,11 @@ def widget_root(notebook, index: int, css: str):
     return output, root.first
 
 
-def assert_single_view(output, root) -> None:
-    """One output, one image: no figure pile-up after redraws."""
+def assert_single_view(output, root, images: int = 1) -> None:
+    """One output holding the explorer's own images only: no figure pile-up after redraws."""
     assert output.locator(".jp-OutputArea-output").count() == 1
-    assert root.locator("img").count() == 1
-    assert output.locator("img").count() == 1
+    assert root.locator("img").count() == images
+    assert output.locator("img").count() == images
 
 
 def shoot(output, directory: Path, name: str) -> None:
@@ -204,6 +204,8 @@ def drive_kl(notebook, index, preset, shots, name):
     params["samples"] = int(press_right(root, "m6-kl-samples"))
     assert params["samples"] == 2000
     second = check(key)
+    drawn = [int(n) for n in re.findall(r": (\d+)", root.locator(".m6-kl-counts").inner_text())]
+    assert sum(drawn) == 2000
     if first.kl_qp > 0 and key == "k_estimators":
         assert second.sample_mean["k1"] != first.sample_mean["k1"]
     if preset == "support":
@@ -215,7 +217,7 @@ def drive_kl(notebook, index, preset, shots, name):
         reason = root.locator(".m6-kl-kl-qp .m6-reason")
         expect_text(reason, f"({state.reasons['kl_qp']})")
         assert "landed where p = 0" in root.locator(".m6-kl-reasons").inner_text()
-    assert_single_view(output, root)
+    assert_single_view(output, root, images=2)  # outcomes and running means
     shoot(output, shots, f"{name}-moved")
 
 
