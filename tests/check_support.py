@@ -93,8 +93,8 @@ def failure_messages(result) -> list:
 
 
 def group_points(result) -> dict:
-    """``group name -> points earned``."""
-    return {group.name: group.points_earned for group in result.groups}
+    """``group name -> (points earned, points available)``."""
+    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
 
 
 # --------------------------------------------------------------------------- assertions

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
-from pathlib import Path
 
-import nbformat
 import numpy as np
-import pytest
 
 from autograder.channel import Call, Raised
-from autograder.checks import CHECKS, run_check
-from course import reference
+from autograder.checks import CHECKS
+from check_support import CodingCheckTests, group_points, result_of
 
 STEM = "15_stable_log_softmax"
-NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
 
 # Input checks shared by the answers below (each answer is a complete cell's worth of code).
 CHECKED = """
@@ -220,74 +215,23 @@ def stable_log_softmax(logits, axis=-1): return {"-0.4", "-1.4"}
 }
 
 
-def namespace_of(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
-    return namespace
-
-
-def group_points(result) -> dict:
-    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
-
-
-def test_groups_and_points():
-    check = CHECKS[STEM]
-    assert [group.name for group in check.groups] == ["public", "shapes_axes", "numerics", "validation"]
-    assert check.points == 9  # plus the 1-point explanation in the notebook
-
-
-def test_notebook_totals_ten_points():
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    points = [cell.metadata["nbgrader"]["points"] for cell in notebook.cells
-              if cell.metadata.get("nbgrader", {}).get("grade")]
-    assert sum(points) == 10
-    graded_ids = {cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
-                  if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"}
-    assert graded_ids == {group.grade_id for group in CHECKS[STEM].groups}
-
-
-def test_the_reference_gets_full_marks():
-    result = run_check(STEM, {"stable_log_softmax": reference.stable_log_softmax})
-    assert result.points_earned == result.points_available, result.feedback()
-
-
-def test_validation_cases_are_rejected_by_the_reference_too():
-    for case in CHECKS[STEM].cases(["validation"]):
-        (call,) = case.calls
-        with pytest.raises((ValueError, TypeError)):
-            reference.stable_log_softmax(*call.args, **call.kwargs)
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_answers_get_full_marks(name):
-    result = run_check(STEM, namespace_of(CORRECT[name]))
-    assert result.points_earned == result.points_available, result.feedback()
-    assert result.misconceptions == ()
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_each_misconception_loses_points_and_is_named(name):
-    source, key = WRONG[name]
-    result = run_check(STEM, namespace_of(source))
-    assert result.points_earned < result.points_available, result.feedback()
-    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+class TestStableLogSoftmax(CodingCheckTests):
+    stem = STEM
+    groups = ("public", "shapes_axes", "numerics", "validation")
+    autograded_points, total_points = 9, 10
+    correct = CORRECT
+    wrong = WRONG
+    hostile = ADVERSARIAL
+    reference_functions = ("stable_log_softmax",)
+    quiet_mistakes = ("no_max_shift", "ignores_axis", "max_not_restored")
 
 
 def test_a_nearly_right_answer_keeps_most_points():
     # Ignoring `axis` only fails the cases that ask for another axis.
-    result = run_check(STEM, namespace_of(WRONG["ignores_axis"][0]))
+    result = result_of(STEM, WRONG["ignores_axis"][0])
     points = group_points(result)
     assert points["public"] == (2, 2) and points["validation"] == (2, 2)
     assert result.points_earned >= 6, result.feedback()
-
-
-@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
-    source, attacked = ADVERSARIAL[name]
-    result = run_check(STEM, namespace_of(source))
-    points = group_points(result)
-    for group in attacked:
-        assert points[group][0] == 0, (group, result.feedback())
 
 
 def test_a_float32_answer_to_a_float64_input_is_not_accepted():
@@ -297,14 +241,8 @@ def test_a_float32_answer_to_a_float64_input_is_not_accepted():
         shifted = z - z.max(axis=axis, keepdims=True)
         return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
     """)
-    result = run_check(STEM, namespace_of(source), ["shapes_axes"])
+    result = result_of(STEM, source, ["shapes_axes"])
     assert result.points_earned < result.points_available, result.feedback()
-
-
-def test_feedback_never_reveals_hidden_inputs():
-    for name in ("no_max_shift", "ignores_axis", "max_not_restored"):
-        text = run_check(STEM, namespace_of(WRONG[name][0])).feedback()
-        assert not re.search(r"\d\.\d{4,}", text), text
 
 
 def test_validation_inputs_reach_the_student_as_sent():
@@ -314,45 +252,3 @@ def test_validation_inputs_reach_the_student_as_sent():
     rebuilt = Call.from_json(call.to_json())
     assert np.isnan(rebuilt.args[0]).any()
     assert case.judge((Raised("ValueError", ("ValueError", "Exception"), "bad"),)).passed
-
-
-# ----------------------------------------------------------------------------- the notebook itself
-
-
-def notebook_code(stub: bool) -> str:
-    """Setup and answer cells of the source notebook; with ``stub`` the solutions become nbgrader stubs."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    parts = []
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
-            continue
-        if cell.id.startswith("check") and stub:
-            continue
-        source = cell.source
-        if stub and meta.get("solution"):
-            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
-                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
-                            source, flags=re.S)
-        parts.append(source)
-    return "\n\n".join(parts)
-
-
-def test_notebook_solution_gets_full_marks():
-    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
-    assert result.points_earned == result.points_available == 9, result.feedback()
-
-
-def test_notebook_stub_gets_zero_with_not_implemented_feedback():
-    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
-    assert result.points_earned == 0, result.feedback()
-    assert "not implemented" in result.feedback()
-
-
-def test_notebook_is_stored_without_outputs_and_public_cells_import_no_grader():
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, cell.id
-            if not cell.metadata.get("nbgrader", {}).get("grade"):
-                assert "autograder" not in cell.source and "course.reference" not in cell.source, cell.id

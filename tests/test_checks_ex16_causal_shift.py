@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
-from pathlib import Path
 
-import nbformat
 import pytest
 
-from autograder.checks import CHECKS, run_check
-from course import reference
+from check_support import CodingCheckTests, group_points, result_of
 
 STEM = "16_causal_shift"
-NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
 
 # Input checks shared by the answers below (each answer is a complete cell's worth of code).
 CHECKED = """
@@ -261,127 +256,24 @@ def causal_response_logprobs(model_logits, input_ids, response_token_mask):
 }
 
 
-def namespace_of(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
-    return namespace
-
-
-def group_points(result) -> dict:
-    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
-
-
-def test_groups_and_points():
-    check = CHECKS[STEM]
-    assert [group.name for group in check.groups] == ["public", "alignment", "inputs", "validation"]
-    assert check.points == 9  # plus the 1-point explanation in the notebook
-
-
-def test_notebook_totals_ten_points():
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    points = [cell.metadata["nbgrader"]["points"] for cell in notebook.cells
-              if cell.metadata.get("nbgrader", {}).get("grade")]
-    assert sum(points) == 10
-    graded_ids = {cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
-                  if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"}
-    assert graded_ids == {group.grade_id for group in CHECKS[STEM].groups}
-
-
-def test_the_reference_gets_full_marks():
-    result = run_check(STEM, {"causal_response_logprobs": reference.causal_response_logprobs})
-    assert result.points_earned == result.points_available, result.feedback()
-
-
-def test_validation_cases_are_rejected_by_the_reference_too():
-    for case in CHECKS[STEM].cases(["validation"]):
-        (call,) = case.calls
-        with pytest.raises((ValueError, TypeError)):
-            reference.causal_response_logprobs(*call.args, **call.kwargs)
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_answers_get_full_marks(name):
-    result = run_check(STEM, namespace_of(CORRECT[name]))
-    assert result.points_earned == result.points_available, result.feedback()
-    assert result.misconceptions == ()
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_each_misconception_loses_points_and_is_named(name):
-    source, key = WRONG[name]
-    result = run_check(STEM, namespace_of(source))
-    assert result.points_earned < result.points_available, result.feedback()
-    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+class TestCausalShift(CodingCheckTests):
+    stem = STEM
+    groups = ("public", "alignment", "inputs", "validation")
+    autograded_points, total_points = 9, 10
+    correct = CORRECT
+    wrong = WRONG
+    hostile = ADVERSARIAL
+    reference_functions = ("causal_response_logprobs",)
+    quiet_mistakes = ("same_position_full_length", "gathers_raw_logits", "mask_shifted_wrong_way")
 
 
 def test_the_public_check_alone_cannot_see_the_same_position_mistake_but_the_hidden_ones_do():
-    result = run_check(STEM, namespace_of(WRONG["same_position_drop_first"][0]))
+    result = result_of(STEM, WRONG["same_position_drop_first"][0])
     points = group_points(result)
     assert points["public"] == (2, 2)
     assert points["alignment"][0] <= 1.5, result.feedback()
 
 
 def test_a_wrongly_shifted_mask_keeps_the_points_for_selected():
-    result = run_check(STEM, namespace_of(WRONG["mask_shifted_wrong_way"][0]), ["alignment"])
+    result = result_of(STEM, WRONG["mask_shifted_wrong_way"][0], ["alignment"])
     assert result.points_earned == pytest.approx(1.5), result.feedback()
-
-
-@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
-    source, attacked = ADVERSARIAL[name]
-    result = run_check(STEM, namespace_of(source))
-    points = group_points(result)
-    for target in attacked:
-        if target in points:
-            assert points[target][0] == 0, (target, result.feedback())
-        else:
-            judged = [case for case in result.cases if case.name.endswith(target)]
-            assert judged and not any(case.passed for case in judged), (target, result.feedback())
-
-
-def test_feedback_never_reveals_hidden_inputs():
-    for name in ("same_position_full_length", "gathers_raw_logits", "mask_shifted_wrong_way"):
-        text = run_check(STEM, namespace_of(WRONG[name][0])).feedback()
-        assert not re.search(r"\d\.\d{4,}", text), text
-
-
-# ----------------------------------------------------------------------------- the notebook itself
-
-
-def notebook_code(stub: bool) -> str:
-    """Setup and answer cells of the source notebook; with ``stub`` the solutions become nbgrader stubs."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    parts = []
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
-            continue
-        if cell.id.startswith("check") and stub:
-            continue
-        source = cell.source
-        if stub and meta.get("solution"):
-            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
-                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
-                            source, flags=re.S)
-        parts.append(source)
-    return "\n\n".join(parts)
-
-
-def test_notebook_solution_gets_full_marks():
-    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
-    assert result.points_earned == result.points_available == 9, result.feedback()
-
-
-def test_notebook_stub_gets_zero_with_not_implemented_feedback():
-    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
-    assert result.points_earned == 0, result.feedback()
-    assert "not implemented" in result.feedback()
-
-
-def test_notebook_is_stored_without_outputs_and_public_cells_import_no_grader():
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, cell.id
-            if not cell.metadata.get("nbgrader", {}).get("grade"):
-                assert "autograder" not in cell.source and "course.reference" not in cell.source, cell.id

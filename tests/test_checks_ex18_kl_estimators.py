@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
-from pathlib import Path
-
-import nbformat
-import pytest
-
-from autograder.checks import CHECKS, run_check
+from check_support import CodingCheckTests
 
 STEM = "18_kl_estimators"
-NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
 
 # Pieces shared by several answers (each answer is a complete cell's worth of code).
 LOG_SOFTMAX = """
@@ -253,83 +245,12 @@ def kl_sample_values(log_q, log_p): return Sneaky(k1=None, k2=None, k3=None)
 }
 
 
-def namespace_of(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
-    return namespace
-
-
-def group_points(result) -> dict:
-    return {group.name: (group.points_earned, group.points_available) for group in result.groups}
-
-
-def test_autograded_groups_total_nine_points():
-    # the tenth point is the manually graded explanation in the notebook
-    check = CHECKS[STEM]
-    assert check.points == 9
-    assert [group.name for group in check.groups] == ["public", "exact_kl", "sample_values", "validation"]
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_answers_get_full_marks(name):
-    result = run_check(STEM, namespace_of(CORRECT[name]))
-    assert result.points_earned == result.points_available == 9, result.feedback()
-    assert result.misconceptions == ()
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_each_misconception_loses_points_and_is_named(name):
-    source, key = WRONG[name]
-    result = run_check(STEM, namespace_of(source))
-    assert result.points_earned < result.points_available, result.feedback()
-    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
-
-
-@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
-    source, attacked = ADVERSARIAL[name]
-    result = run_check(STEM, namespace_of(source))
-    points = group_points(result)
-    for group in attacked:
-        assert points[group][0] == 0, (group, result.feedback())
-
-
-def test_feedback_never_reveals_hidden_inputs():
-    result = run_check(STEM, namespace_of(WRONG["k2_without_half"][0]))
-    text = result.feedback()
-    # No numbers with many digits (hidden inputs or expected values) appear in the feedback.
-    assert not re.search(r"\d\.\d{4,}", text), text
-
-
-# ----------------------------------------------------------------------------- the notebook itself
-
-
-def notebook_code(stub: bool) -> str:
-    """Setup and answer cells of the source notebook; with ``stub`` the solutions become nbgrader stubs."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    parts = []
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
-            continue
-        if cell.id.startswith("check"):
-            if stub:
-                continue
-        source = cell.source
-        if stub and meta.get("solution"):
-            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
-                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
-                            source, flags=re.S)
-        parts.append(source)
-    return "\n\n".join(parts)
-
-
-def test_notebook_solution_gets_full_marks():
-    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
-    assert result.points_earned == 9, result.feedback()
-
-
-def test_notebook_stub_gets_zero_with_not_implemented_feedback():
-    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
-    assert result.points_earned == 0, result.feedback()
-    assert "not implemented" in result.feedback()
+class TestKlEstimators(CodingCheckTests):
+    stem = STEM
+    groups = ("public", "exact_kl", "sample_values", "validation")
+    autograded_points, total_points = 9, 10
+    correct = CORRECT
+    wrong = WRONG
+    hostile = ADVERSARIAL
+    reference_functions = ("exact_kl_from_logits", "kl_sample_values")
+    quiet_mistakes = ("k2_without_half",)

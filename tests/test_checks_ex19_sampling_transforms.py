@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
-from pathlib import Path
-
-import nbformat
-import pytest
-
-from autograder.checks import CHECKS, run_check
+from check_support import CodingCheckTests, result_of
 
 STEM = "19_sampling_transforms"
-NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
 
 # A complete, correct answer written in small replaceable pieces; the wrong answers edit one piece.
 COMMON = """
@@ -231,89 +223,22 @@ def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): raise RuntimeErr
 }
 
 
-def namespace_of(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
-    return namespace
-
-
-def group_points(result) -> dict:
-    return {group.name: group.points_earned for group in result.groups}
-
-
-def test_autograded_groups_total_nine_points():
-    # the tenth point is the manually graded explanation in the notebook
-    check = CHECKS[STEM]
-    assert check.points == 9
-    assert [group.name for group in check.groups] == ["public", "temperature", "top_k", "top_p", "validation"]
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_answers_get_full_marks(name):
-    result = run_check(STEM, namespace_of(CORRECT[name]))
-    assert result.points_earned == 9, result.feedback()
-    assert result.misconceptions == ()
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_each_misconception_loses_points_and_is_named(name):
-    source, key = WRONG[name]
-    result = run_check(STEM, namespace_of(source))
-    assert result.points_earned < 9, result.feedback()
-    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
-
-
-@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_hostile_return_values_earn_nothing_in_the_groups_they_attack(name):
-    source, attacked = ADVERSARIAL[name]
-    result = run_check(STEM, namespace_of(source))
-    points = group_points(result)
-    for group in attacked:
-        assert points[group] == 0, (group, result.feedback())
+class TestSamplingTransforms(CodingCheckTests):
+    stem = STEM
+    groups = ("public", "temperature", "top_k", "top_p", "validation")
+    autograded_points, total_points = 9, 10
+    correct = CORRECT
+    wrong = WRONG
+    hostile = ADVERSARIAL
+    reference_functions = ("temperature_distribution", "top_k_distribution", "top_p_distribution")
+    quiet_mistakes = ("ties_to_larger_id",)
 
 
 def test_the_seeds_solution_loses_only_the_taught_boundary_cases():
     # The seed's own top-p compares a float running sum with 0.80 without a tolerance, so on
     # logits log(0.5, 0.3, 0.15, 0.05) it keeps three tokens; the notebook teaches two.
     seed = REFERENCE_STYLE.replace("top_p - 1e-12", "top_p").replace("if top_p >= 1.0:", "if False:")
-    result = run_check(STEM, namespace_of(seed))
+    result = result_of(STEM, seed)
     failed = [case.name for case in result.cases if not case.passed]
     assert failed == ["top-p: the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
                       "top-p: top_p = 1 keeps even a token of probability 1e-20"], result.feedback()
-
-
-def test_feedback_never_reveals_hidden_inputs():
-    result = run_check(STEM, namespace_of(WRONG["ties_to_larger_id"][0]))
-    assert not re.search(r"\d\.\d{4,}", result.feedback()), result.feedback()
-
-
-# ----------------------------------------------------------------------------- the notebook itself
-
-
-def notebook_code(stub: bool) -> str:
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    parts = []
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
-            continue
-        if stub and cell.id.startswith("check"):
-            continue
-        source = cell.source
-        if stub and meta.get("solution"):
-            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
-                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
-                            source, flags=re.S)
-        parts.append(source)
-    return "\n\n".join(parts)
-
-
-def test_notebook_solution_gets_full_marks():
-    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
-    assert result.points_earned == 9, result.feedback()
-
-
-def test_notebook_stub_gets_zero_with_not_implemented_feedback():
-    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
-    assert result.points_earned == 0, result.feedback()
-    assert "not implemented" in result.feedback()

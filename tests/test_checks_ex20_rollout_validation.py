@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
-from pathlib import Path
-
-import nbformat
 import pytest
 
-from autograder.checks import CHECKS, run_check
+from autograder.checks import CHECKS
+from check_support import CodingCheckTests, result_of
 
 STEM = "20_rollout_validation"
-NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "module6" / f"{STEM}.ipynb"
 
 SUMMARY = """
 from dataclasses import dataclass
@@ -234,17 +229,17 @@ def validate_rollout_batch(batch):
 }
 
 
-def namespace_of(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(textwrap.dedent(source), "<answer>", "exec"), namespace)
-    return namespace
-
-
-def test_autograded_groups_total_nine_points():
-    # the tenth point is the manually graded explanation in the notebook
-    check = CHECKS[STEM]
-    assert check.points == 9
-    assert [group.name for group in check.groups] == ["public", "summary", "structure", "values"]
+class TestRolloutValidation(CodingCheckTests):
+    stem = STEM
+    groups = ("public", "summary", "structure", "values")
+    autograded_points, total_points = 9, 10
+    correct = CORRECT
+    wrong = WRONG
+    hostile = ADVERSARIAL
+    reference_functions = ("validate_rollout_batch",)
+    rejecting_groups = ("structure", "values")
+    quiet_mistakes = ("padding_counted",)
+    revealing = r"\d\.\d{3,}"
 
 
 def test_batch_sizes_one_to_five_are_covered():
@@ -253,32 +248,6 @@ def test_batch_sizes_one_to_five_are_covered():
         batch = case.calls[0].args[0]
         sizes.add(len(batch["sequence_rewards"]))
     assert {1, 2, 3, 4, 5} <= sizes
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_validators_get_full_marks(name):
-    result = run_check(STEM, namespace_of(CORRECT[name]))
-    assert result.points_earned == 9, result.feedback()
-    assert result.misconceptions == ()
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_each_mistake_loses_points_and_is_named(name):
-    source, key, case_name = WRONG[name]
-    result = run_check(STEM, namespace_of(source))
-    assert result.points_earned < 9, result.feedback()
-    assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
-    failed = {case.name for case in result.cases if not case.passed}
-    assert case_name in failed, (case_name, sorted(failed))
-
-
-@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_hostile_validators_earn_nothing_in_the_groups_they_attack(name):
-    source, attacked = ADVERSARIAL[name]
-    result = run_check(STEM, namespace_of(source))
-    points = {group.name: group.points_earned for group in result.groups}
-    for group in attacked:
-        assert points[group] == 0, (group, result.feedback())
 
 
 RULE_CASES = {
@@ -296,43 +265,6 @@ def test_each_rule_is_broken_alone(rule):
     # A validator that skips exactly one rule fails exactly that rule's cases: each invalid batch
     # breaks one rule and no other.
     changes = {rule: "    lengths = mask.sum(axis=1)\n" if rule == "empty" else ""}
-    result = run_check(STEM, namespace_of(validator(**changes)))
+    result = result_of(STEM, validator(**changes))
     failed = sorted(case.name for case in result.cases if not case.passed)
     assert failed == sorted(RULE_CASES[rule]), failed
-
-
-def test_feedback_never_reveals_hidden_inputs():
-    result = run_check(STEM, namespace_of(WRONG["padding_counted"][0]))
-    assert not re.search(r"\d\.\d{3,}", result.feedback()), result.feedback()
-
-
-# ----------------------------------------------------------------------------- the notebook itself
-
-
-def notebook_code(stub: bool) -> str:
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    parts = []
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
-            continue
-        if stub and cell.id.startswith("check"):
-            continue
-        source = cell.source
-        if stub and meta.get("solution"):
-            source = re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION",
-                            lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()",
-                            source, flags=re.S)
-        parts.append(source)
-    return "\n\n".join(parts)
-
-
-def test_notebook_solution_gets_full_marks():
-    result = run_check(STEM, namespace_of(notebook_code(stub=False)))
-    assert result.points_earned == 9, result.feedback()
-
-
-def test_notebook_stub_gets_zero_with_not_implemented_feedback():
-    result = run_check(STEM, namespace_of(notebook_code(stub=True)))
-    assert result.points_earned == 0, result.feedback()
-    assert "not implemented" in result.feedback()
