@@ -187,8 +187,9 @@ class TruncationExplorer(Explorer):
             notes.append(f"Using base instead of behaviour log-probs at {s.positions} positions that "
                          f"each keep Z_S = {format_number(s.support_mass, 4)} multiplies the ratio "
                          f"by {format_number(s.ratio_error, 4)} (or its inverse).")
-        self.notes.value = "<br>".join(
-            f'<span style="font-size: 90%">{html.escape(n)}</span>' for n in notes)
+        self.notes.value = "".join(
+            f'<div style="font-size: 90%; line-height: 1.35; margin-top: 4px">{html.escape(n)}</div>'
+            for n in notes)
         self.status.value = "" if s.error is None else (
             f'<span class="m6-reason" style="color: #8a3b00">{html.escape(s.error)}</span>')
 

@@ -106,6 +106,7 @@ def widget_root(notebook, index: int, css: str):
     if root.count() == 0:
         # Released notebooks stop Run All at the first unsolved answer; the learner would
         # then run the widget cell by itself, which must work before anything is solved.
+        print(f"{notebook.path.name}: Run All stopped before cell {index}; running it alone")
         notebook.run_cell(index)
     root.first.wait_for(timeout=60_000)
     errors = output.locator('[data-mime-type="application/vnd.jupyter.stderr"], '
