@@ -222,11 +222,18 @@ class NotebookPage:
         self.wait_idle()
 
 
-@pytest.fixture(scope="session")
-def jupyter_lab(tmp_path_factory):
+def _require_browser_stack() -> None:
+    """Skip locally when chromium/playwright are missing; under CI (``CI=true``) that is a failure."""
     missing = _missing_browser_stack()
     if missing:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"browser tests cannot run in CI: {missing}")
         pytest.skip(missing)
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab(tmp_path_factory):
+    _require_browser_stack()
     root = tmp_path_factory.mktemp("lab-root")
     with start_jupyter_lab(root) as server:
         yield server
@@ -234,9 +241,7 @@ def jupyter_lab(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
-    missing = _missing_browser_stack()
-    if missing:
-        pytest.skip(missing)
+    _require_browser_stack()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
