@@ -301,7 +301,12 @@ def behaviour_logprob(logits, token_id, config):
     else:
         kept = tempered[keep]
         log_mass = min(0.0, float(kept.max() + np.log(np.exp(kept - kept.max()).sum())))
-    behaviour = float(tempered[token_id] - log_mass) if keep[token_id] else -math.inf
+    # The behaviour log-probability is a log-softmax over the kept tokens alone: exact (0.0 for a
+    # one-token support) and never above 0, unlike tempered - log Z_S formed from two roundings.
+    if keep[token_id]:
+        behaviour = float(stable_log_softmax(tempered[keep])[int(np.count_nonzero(keep[:token_id]))])
+    else:
+        behaviour = -math.inf
     return BehaviourLogprob(token_id=token_id, base_logprob=float(stable_log_softmax(z)[token_id]),
                             tempered_logprob=float(tempered[token_id]), behaviour_logprob=behaviour,
                             support=keep, support_mass=float(math.exp(log_mass)), log_support_mass=float(log_mass),
