@@ -1,12 +1,18 @@
 """Throughput of ``autograder grade`` against plain ``nbgrader autograde`` on the same files, side by side.
 
-    python benchmarks/bench_grader.py [--students 12] [--jobs 2]
+    python benchmarks/bench_grader.py [--students 12] [--jobs 2] [--keep]
 
 Builds a scratch course from ``source/module6`` (every notebook present), a simulated class
 (``solutions`` / ``untouched`` / one wrong function, cycling), then grades two identical copies:
 one with ``nbgrader autograde module6``, one with ``autograder grade module6 --jobs N``. Also
 measures the floor: starting a sandboxed Python that imports NumPy (bubblewrap, as the grader
 would without its pre-forked zygote). Prints the ratio and the cost per notebook.
+
+Both sides import one frozen copy of ``autograder`` and ``course`` taken at the start: the
+nbgrader phase lasts minutes, and its kernels would otherwise import whatever the (shared,
+editable) working tree holds when each one starts. Every test cell whose scores differ is listed
+with its cause (:mod:`autograder.grading.compare`); the exit status is 1 when a difference is
+unexplained or on the batch grader's side.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder import scratch_course  # noqa: E402
+from autograder.grading.compare import compare, freeze_code, imported_from  # noqa: E402
 from autograder.simulate import answer_cells, write_class  # noqa: E402
 
 
@@ -58,6 +65,12 @@ def _floor(repeats: int = 10) -> float:
     return (time.perf_counter() - start) / repeats
 
 
+def _nbgrader_autograde(course: Path, env: dict) -> subprocess.CompletedProcess:
+    """``nbgrader autograde module6 --force`` in ``course`` with ``env`` (its kernels inherit it)."""
+    return subprocess.run([sys.executable, "-m", "nbgrader", "autograde", scratch_course.ASSIGNMENT, "--force"],
+                          cwd=course, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=12)
@@ -66,6 +79,11 @@ def main(argv: list | None = None) -> int:
     args = parser.parse_args(argv)
     base = Path(tempfile.mkdtemp(prefix="bench-grader-"))
     try:
+        env = freeze_code(base / "code")
+        where = imported_from(env, cwd=base)
+        if any(Path(path).parent != base / "code" for path in where.values()):
+            print(f"the frozen code is not what Python imports: {where}")
+            return 1
         theirs = scratch_course.make_course_copy(base / "nbgrader")
         scratch_course.generate_release(theirs)
         write_class(theirs, _class(theirs, args.students))
@@ -74,23 +92,20 @@ def main(argv: list | None = None) -> int:
         notebooks = len(list((theirs / "submitted").rglob("*.ipynb")))
 
         start = time.perf_counter()
-        run = scratch_course.run_nbgrader(theirs, "autograde", scratch_course.ASSIGNMENT, "--force", check=False)
+        run = _nbgrader_autograde(theirs, env)
         nbgrader_seconds = time.perf_counter() - start
+        (base / "nbgrader.log").write_text(run.stdout)
 
-        env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "autograder", "grade", scratch_course.ASSIGNMENT,
-                               "--jobs", str(args.jobs), "--no-progress"], cwd=ours, env=env,
-                              capture_output=True, text=True)
+                               "--jobs", str(args.jobs), "--no-progress", "--report", str(base / "report.jsonl")],
+                              cwd=ours, env=env, capture_output=True, text=True)
         ours_seconds = time.perf_counter() - start
         if proc.returncode != 0:
             print(proc.stdout, proc.stderr)
             return 1
         floor = _floor()
-        a = scratch_course.read_gradebook(theirs)
-        b = scratch_course.read_gradebook(ours)
-        same = sum(a[s][n].test_cells == b[s][n].test_cells for s in a for n in a[s])
-        total = sum(len(a[s]) for s in a)
+        result = compare(theirs, ours, nbgrader_log=run.stdout, report=base / "report.jsonl")
         print(f"class: {args.students} students x {notebooks // max(args.students, 1)} notebooks = {notebooks}")
         print(f"nbgrader autograde : {nbgrader_seconds:8.1f} s  ({nbgrader_seconds / notebooks:.3f} s/notebook, "
               f"exit {run.returncode})")
@@ -99,10 +114,18 @@ def main(argv: list | None = None) -> int:
         print(f"throughput ratio   : {nbgrader_seconds / ours_seconds:8.1f} x")
         print(f"floor (bwrap python + import numpy, no zygote): {floor:.3f} s; "
               f"our core-s per notebook / floor = {ours_seconds * args.jobs / notebooks / floor:.2f}")
-        print(f"identical test-cell scores: {same}/{total} notebooks")
-        return 0
+        print(f"identical test-cell scores: {result.identical}/{result.notebooks} notebooks")
+        for title, group in (("nbgrader did not run the check (not the batch grader's doing)", result.on_nbgrader_side),
+                             ("the batch grader did not run the check", result.on_grader_side),
+                             ("UNEXPLAINED: both ran, the scores differ", result.unexplained)):
+            print(f"{title}: {len(group)} test cells")
+            for difference in group:
+                print("  " + difference.line())
+        return 1 if result.unexplained or result.on_grader_side else 0
     finally:
-        if not args.keep:
+        if args.keep:
+            print(f"kept: {base} (code/ = the frozen packages, nbgrader/ + nbgrader.log, autograder/ + report.jsonl)")
+        else:
             shutil.rmtree(base, ignore_errors=True)
 
 

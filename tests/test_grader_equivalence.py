@@ -2,7 +2,9 @@
 
 Real notebooks of the module (a few, to stay quick), a simulated class (solutions, untouched,
 one wrong function), graded twice from identical copies: once by ``nbgrader autograde``, once by
-``autograder grade``; every test cell's auto score must agree.
+``autograder grade``; every test cell's auto score must agree. Both sides import one frozen copy
+of ``autograder`` and ``course`` (see :mod:`autograder.grading.compare`): the working tree is
+shared and edited while the suite runs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder import scratch_course
+from autograder.grading.compare import compare, freeze_code, imported_from
 from autograder.simulate import answer_cells, write_class
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
@@ -33,12 +36,19 @@ def courses(tmp_path_factory):
                          "cai": f"solutions+wrong:{stems[-1]}:{first_code}"})
     ours = base / "ours"
     shutil.copytree(course, ours)
-    scratch_course.run_nbgrader(course, "autograde", scratch_course.ASSIGNMENT, "--force")
+    code = base / "code"
+    env = freeze_code(code)
+    assert {Path(p).parent for p in imported_from(env, cwd=base).values()} == {code}
+    theirs = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", scratch_course.ASSIGNMENT, "--force"],
+                            cwd=course, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert theirs.returncode == 0, theirs.stdout
     env_path = str(Path(sys.executable).parent)
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", scratch_course.ASSIGNMENT, "--jobs", "2",
                            "--report", str(ours / "report.jsonl"), "--no-progress"], cwd=ours, text=True,
-                          capture_output=True, env={"PATH": env_path + ":/usr/bin:/bin", "HOME": str(base)})
+                          capture_output=True, env={"PATH": env_path + ":/usr/bin:/bin", "HOME": str(base),
+                                                    "PYTHONPATH": str(code)})
     assert proc.returncode == 0, proc.stderr + proc.stdout
+    (ours / "nbgrader.log").write_text(theirs.stdout)
     return course, ours
 
 
@@ -46,6 +56,10 @@ def courses(tmp_path_factory):
 def test_same_scores_as_nbgrader_autograde(courses):
     theirs, ours = (scratch_course.read_gradebook(path) for path in courses)
     assert set(theirs) == set(ours) == {"ada", "ben", "cai"}
+    result = compare(courses[0], courses[1], nbgrader_log=(courses[1] / "nbgrader.log").read_text(),
+                     report=courses[1] / "report.jsonl")
+    assert result.differences == (), "\n".join(d.line() for d in result.differences)
+    assert result.identical == result.notebooks > 0
     compared = 0
     for student, notebooks in theirs.items():
         for stem, score in notebooks.items():

@@ -1,0 +1,104 @@
+"""Comparing the batch grader with nbgrader: both sides import one frozen copy, and every difference is named.
+
+Regression for the 5/240 mismatches of the 12 x 20 benchmark: its nbgrader phase lasts minutes and
+each kernel imported ``autograder.checks`` from the shared working tree as it was when that kernel
+started. A refactor caught half written (``_concept_answers`` rewritten, ``ex08`` still importing
+a removed name; every hidden test cell imports all checks) made each test cell of those kernels
+raise ImportError and score 0, while the batch grader, run afterwards, graded the finished code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading.compare import explain, freeze_code, imported_from
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _stdout(text):
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+
+def _stderr(text):
+    return nbformat.v4.new_output("stream", name="stderr", text=text)
+
+
+def _error(ename, evalue):
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
+
+
+def _points(value):
+    return nbformat.v4.new_output("execute_result", data={"text/plain": repr(value)}, execution_count=1)
+
+
+def test_frozen_copy_is_what_a_fresh_python_imports(tmp_path):
+    # Kernels and `autograder grade` are fresh Pythons started with this environment.
+    env = freeze_code(tmp_path / "code")
+    where = imported_from(env, cwd=tmp_path)
+    assert where == {"autograder": str(tmp_path / "code" / "autograder"), "course": str(tmp_path / "code" / "course")}
+    checks = ROOT / "autograder" / "checks"
+    frozen = tmp_path / "code" / "autograder" / "checks"
+    names = sorted(path.name for path in checks.glob("*.py"))
+    assert names and sorted(path.name for path in frozen.glob("*.py")) == names
+    assert not list((tmp_path / "code").rglob("__pycache__"))
+
+
+def test_frozen_copy_needs_a_new_directory(tmp_path):
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "stray.txt").write_text("x")
+    with pytest.raises(ValueError, match="dest"):
+        freeze_code(tmp_path / "code")
+
+
+def test_half_written_checks_in_the_kernel_are_nbgrader_side():
+    ours = [_stdout("Alignment: 3 / 3 points\n  [PASS] a case\n"), _points(3.0)]
+    theirs = [_error("ImportError", "cannot import name 'answer' from 'autograder.checks._concept_answers'")]
+    cause, detail = explain(theirs, ours, grader_status="graded")
+    assert cause == "nbgrader-error"
+    assert "ImportError" in detail and "answer" in detail
+
+
+@pytest.mark.parametrize("theirs, cause", [
+    ([_error("CellTimeoutError", "")], "nbgrader-timeout"),
+    ([_stdout("T: 2 / 3 points\n  [FAIL] big: the call did not finish within 10 s\n"), _points(2.0)],
+     "nbgrader-call-timeout"),
+])
+def test_timeouts_in_the_kernel_are_reported_as_such(theirs, cause):
+    ours = [_stdout("T: 3 / 3 points\n  [PASS] big\n"), _points(3.0)]
+    assert explain(theirs, ours, grader_status="graded")[0] == cause
+
+
+def test_a_failed_nbgrader_run_is_not_graded():
+    assert explain(None, [_points(1.0)])[0] == "nbgrader-not-graded"
+    assert explain([_points(0.0)], [_points(1.0)], nbgrader_failed=True)[0] == "nbgrader-not-graded"
+
+
+def test_grader_side_failures_are_named():
+    theirs = [_stdout("T: 3 / 3 points\n  [PASS] big\n"), _points(3.0)]
+    timed_out = [_stdout("T: 0 / 3 points\n  [FAIL] big: the answer could not be run for this case\n"), _points(0.0)]
+    assert explain(theirs, timed_out, grader_status="timeout")[0] == "grader-timeout"
+    call = [_stdout("T: 2 / 3 points\n  [FAIL] big: the call did not finish within 10 s\n"), _points(2.0)]
+    assert explain(theirs, call, grader_status="graded")[0] == "grader-call-timeout"
+    assert explain(theirs, None)[0] == "grader-error"
+
+
+def test_a_clean_disagreement_stays_unexplained_and_names_the_cases():
+    theirs = [_stdout("T: 1.5 / 3 points\n  [PASS] a\n  [FAIL] b: wrong\n"), _points(1.5)]
+    ours = [_stdout("T: 3 / 3 points\n  [PASS] a\n  [PASS] b\n"), _points(3.0)]
+    cause, detail = explain(theirs, ours, grader_status="graded")
+    assert cause is None
+    assert "[FAIL] b: wrong" in detail
+
+
+def test_stderr_in_the_kernel_is_a_disagreement_not_an_excuse():
+    # nbgrader scores a test cell that wrote to stderr 0: the batch grader must match that, so the
+    # comparison must not file it under the environment.
+    theirs = [_stdout("T: 3 / 3 points\n"), _stderr("RuntimeWarning: overflow\n"), _points(3.0)]
+    ours = [_stdout("T: 3 / 3 points\n"), _points(3.0)]
+    cause, detail = explain(theirs, ours, grader_status="graded")
+    assert cause is None
+    assert "stderr" in detail and "overflow" in detail
