@@ -19,56 +19,65 @@ from autograder.checks._core import (
 )
 
 
-def _discover() -> dict:
-    checks = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda item: item.name):
-        if info.name.startswith("ex") and info.name[2:4].isdigit():
-            module = importlib.import_module(f"{__name__}.{info.name}")
-            check = module.CHECK
-            checks[check.stem] = check
-    return checks
+def _module_names() -> dict:
+    """``stem -> module name`` from the file names (``exNN_<slug>.py`` checks notebook ``NN_<slug>``)."""
+    return {info.name[2:]: f"{__name__}.{info.name}"
+            for info in sorted(pkgutil.iter_modules(__path__), key=lambda item: item.name)
+            if info.name.startswith("ex") and info.name[2:4].isdigit()}
 
 
 class _Registry(dict):
-    """``stem -> ExerciseCheck``, filled on first use so that importing this package stays cheap."""
+    """``stem -> ExerciseCheck``, importing a notebook's check module only when it is asked for.
 
-    _loaded = False
+    Grading one notebook therefore never depends on the other 19 modules: a broken or half-edited
+    check can only cost its own notebook.
+    """
 
-    def _load(self) -> None:
-        if not self._loaded:
-            self.update(_discover())
-            self._loaded = True
+    def __init__(self):
+        super().__init__()
+        self._modules: dict | None = None
+
+    def _names(self) -> dict:
+        if self._modules is None:
+            self._modules = _module_names()
+        return self._modules
 
     def __getitem__(self, stem):
-        self._load()
-        try:
-            return dict.__getitem__(self, stem)
-        except KeyError:
-            raise KeyError(f"no check for notebook {stem!r}; known: {sorted(dict.keys(self))}") from None
+        if not dict.__contains__(self, stem):
+            module = self._names().get(stem)
+            if module is None:  # unknown (a registered check is already in the dict)
+                raise KeyError(f"no check for notebook {stem!r}; known: {sorted(self._names())}")
+            check = importlib.import_module(module).CHECK
+            if check.stem != stem:
+                raise RuntimeError(f"{module} defines the check of {check.stem!r}, expected {stem!r}")
+            dict.__setitem__(self, stem, check)
+        return dict.__getitem__(self, stem)
 
     def __iter__(self):
-        self._load()
-        return dict.__iter__(self)
+        return iter(self._names())
 
     def __len__(self):
-        self._load()
-        return dict.__len__(self)
+        return len(self._names())
 
     def __contains__(self, stem):
-        self._load()
-        return dict.__contains__(self, stem)
+        return stem in self._names()
 
     def keys(self):
-        self._load()
-        return dict.keys(self)
+        return self._names().keys()
 
     def items(self):
-        self._load()
-        return dict.items(self)
+        return [(stem, self[stem]) for stem in self._names()]
 
     def values(self):
-        self._load()
-        return dict.values(self)
+        return [self[stem] for stem in self._names()]
+
+    def get(self, stem, default=None):
+        return self[stem] if stem in self else default
+
+    def register(self, check: ExerciseCheck) -> None:
+        """Add a check that has no module here (a test course's, for instance)."""
+        self._names()[check.stem] = None
+        dict.__setitem__(self, check.stem, check)
 
 
 CHECKS: Mapping[str, ExerciseCheck] = _Registry()

@@ -207,6 +207,11 @@ def _execute(tasks: list, options: Options):
         finally:
             close_sandbox()
         return
+    # Load every needed check (and build its cases) here, before the workers fork: they all judge
+    # with the one version whose fingerprint was taken, even if the tree changes during the batch.
+    from autograder import checks
+    for stem in sorted({task["stem"] for task in tasks}):
+        checks.plan(stem)
     context = multiprocessing.get_context("fork")
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_pool_init) as pool:
         futures = {pool.submit(grade_notebook, task): task for task in tasks}

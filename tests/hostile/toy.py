@@ -58,8 +58,7 @@ CHECK = ExerciseCheck(STEM, [Group("double", 2, "Doubling"), Group("answer", 1, 
 
 def register() -> None:
     """Make the toy check known to ``autograder.checks`` in this process (and forked workers)."""
-    CHECKS._load()
-    dict.__setitem__(CHECKS, STEM, CHECK)
+    CHECKS.register(CHECK)
 
 
 def source_notebook():

@@ -1,0 +1,34 @@
+"""The check registry: every notebook has its check, and each check loads on its own."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from autograder import checks
+from autograder.checks import CHECKS
+
+
+def test_each_of_the_twenty_notebooks_has_a_check_named_after_it():
+    assert len(CHECKS) == 20
+    for stem in CHECKS:
+        assert CHECKS[stem].stem == stem
+
+
+def test_a_broken_check_module_costs_only_its_own_notebook(monkeypatch):
+    broken = types.ModuleType("autograder.checks.ex99_broken")
+    monkeypatch.setitem(sys.modules, "autograder.checks.ex99_broken", broken)  # no CHECK: an import-time failure
+    registry = checks._Registry()
+    registry._names()["99_broken"] = "autograder.checks.ex99_broken"
+    with pytest.raises(AttributeError):
+        registry["99_broken"]
+    assert registry["15_stable_log_softmax"].stem == "15_stable_log_softmax"
+    loaded = [name for name in sys.modules if name.startswith("autograder.checks.ex")]
+    assert "autograder.checks.ex15_stable_log_softmax" in loaded
+
+
+def test_unknown_notebooks_are_named_in_the_error():
+    with pytest.raises(KeyError, match="99_nothing"):
+        CHECKS["99_nothing"]
