@@ -301,12 +301,14 @@ def behaviour_logprob(logits, token_id, config):
     else:
         kept = tempered[keep]
         log_mass = min(0.0, float(kept.max() + np.log(np.exp(kept - kept.max()).sum())))
-    # The behaviour log-probability is a log-softmax over the kept tokens alone: exact (0.0 for a
-    # one-token support) and never above 0, unlike tempered - log Z_S formed from two roundings.
-    if keep[token_id]:
-        behaviour = float(stable_log_softmax(tempered[keep])[int(np.count_nonzero(keep[:token_id]))])
-    else:
+    # tempered - log Z_S with log Z_S <= 0 is never below the tempered value (rounding is monotone);
+    # the clamp keeps it a log-probability where two roundings meet, and one kept token is certain.
+    if not keep[token_id]:
         behaviour = -math.inf
+    elif np.count_nonzero(keep) == 1:
+        behaviour = 0.0
+    else:
+        behaviour = min(0.0, float(tempered[token_id] - log_mass))
     return BehaviourLogprob(token_id=token_id, base_logprob=float(stable_log_softmax(z)[token_id]),
                             tempered_logprob=float(tempered[token_id]), behaviour_logprob=behaviour,
                             support=keep, support_mass=float(math.exp(log_mass)), log_support_mass=float(log_mass),
