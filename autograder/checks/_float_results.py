@@ -41,6 +41,13 @@ _any = np.any
 _float32 = np.dtype(np.float32)
 
 
+def log_softmax(z: np.ndarray, axis: int | None = -1) -> np.ndarray:
+    """The textbook max-shifted log-softmax of trusted float64 input along ``axis`` (``None``: the whole
+    array), for computing what a mistake outputs; expected values come from :mod:`course.reference`."""
+    shifted = z - z.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
 def is_float32(value: Any) -> bool:
     """True when the decoded value is a float32 array (the channel keeps array dtypes exactly)."""
     return isinstance(value, np.ndarray) and value.dtype == _float32
@@ -115,4 +122,4 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
 
 
 __all__ = ["ATOL", "F32_ATOL", "F32_RTOL", "FLOAT32_OUTPUT", "ROUNDED_ATOL", "ROUNDED_RTOL", "RTOL",
-           "finite_floats", "float32_output", "is_float32", "judge_floats"]
+           "finite_floats", "float32_output", "is_float32", "judge_floats", "log_softmax"]

@@ -13,8 +13,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from autograder.channel import ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable
-from autograder.checks._core import PASS, Reject, Verdict
+from autograder.channel import Call, ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable
+from autograder.checks._core import PASS, Case, Reject, Verdict
 
 _array = np.array
 _isfinite = np.isfinite
@@ -163,6 +163,14 @@ def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeErr
                    "silent-bad-input")
 
 
+def error_case(name: str, target: str, args: tuple, problem: str, argument: str | None = None, *,
+               kwargs: dict | None = None, group: str = "validation") -> Case:
+    """A case that calls ``target(*args, **kwargs)`` on bad input and passes when it raises
+    ValueError or TypeError (see :func:`expect_error`; ``problem`` and ``argument`` word the feedback)."""
+    return Case(name, group, (Call(target, args, dict(kwargs or {})),),
+                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, ObjectData):
         return f"a {value.type_name} object"
@@ -171,5 +179,5 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-__all__ = ["Misconception", "Reject", "bool_array", "close", "expect_close", "expect_error", "field",
+__all__ = ["Misconception", "Reject", "bool_array", "close", "error_case", "expect_close", "expect_error", "field",
            "float_array", "scalar", "value_of"]

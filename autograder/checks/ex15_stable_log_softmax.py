@@ -12,8 +12,9 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import Case, ExerciseCheck, Group
-from autograder.checks._float_results import judge_floats
-from autograder.checks._judge import Misconception, expect_error, value_of
+from autograder.checks._float_results import judge_floats, log_softmax
+from autograder.checks._judge import Misconception, error_case, value_of
+from course import reference
 
 STEM = "15_stable_log_softmax"
 TARGET = "stable_log_softmax"
@@ -60,16 +61,6 @@ NEGATED = Misconception(
     "The sign is flipped: log-probabilities are <= 0 (you returned negative log-probabilities).")
 
 
-def _reference():
-    from course import reference
-    return reference
-
-
-def _log_softmax_along(z: np.ndarray, axis) -> np.ndarray:
-    shifted = z - z.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-
-
 def wrong_outputs(z: np.ndarray, axis: int) -> list:
     """Outputs of the classic mistakes for ``stable_log_softmax(z, axis)`` (trusted process)."""
     axis = axis % z.ndim
@@ -91,9 +82,9 @@ def wrong_outputs(z: np.ndarray, axis: int) -> list:
     wrong.append((probabilities, RETURNED_SOFTMAX))
     for other in range(z.ndim):
         if other != axis:
-            wrong.append((_log_softmax_along(z, other), AXIS_IGNORED if other == z.ndim - 1 else WRONG_AXIS))
+            wrong.append((log_softmax(z, other), AXIS_IGNORED if other == z.ndim - 1 else WRONG_AXIS))
     if z.ndim > 1:
-        wrong.append((_log_softmax_along(z, None), WRONG_AXIS))
+        wrong.append((log_softmax(z, None), WRONG_AXIS))
     wrong.append((shifted, NO_NORMALISER))
     wrong.append((z - log_sum_shifted, MAX_NOT_RESTORED))
     wrong.append((-correct, NEGATED))
@@ -113,7 +104,7 @@ def _case(name: str, group: str, logits: np.ndarray, axis=_DEFAULT, *, positiona
         call, used_axis = Call(TARGET, (sent, axis)), axis
     else:
         call, used_axis = Call(TARGET, (sent,), {"axis": axis}), axis
-    expected = np.asarray(_reference().stable_log_softmax(logits, axis=used_axis), dtype=np.float64)
+    expected = np.asarray(reference.stable_log_softmax(logits, axis=used_axis), dtype=np.float64)
     wrong = wrong_outputs(np.asarray(logits, dtype=np.float64), used_axis)
     float32_input = isinstance(sent, np.ndarray) and sent.dtype == np.float32
 
@@ -126,8 +117,7 @@ def _case(name: str, group: str, logits: np.ndarray, axis=_DEFAULT, *, positiona
 
 
 def _error_case(name: str, logits, problem: str, argument: str = "logits", **kwargs) -> Case:
-    return Case(name, "validation", (Call(TARGET, (logits,), kwargs),),
-                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
+    return error_case(name, TARGET, (logits,), problem, argument, kwargs=kwargs)
 
 
 def build_cases():

@@ -13,8 +13,9 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
-from autograder.checks._float_results import judge_floats
-from autograder.checks._judge import Misconception, bool_array, expect_error, value_of
+from autograder.checks._float_results import judge_floats, log_softmax
+from autograder.checks._judge import Misconception, bool_array, error_case, value_of
+from course import reference
 
 STEM = "16_causal_shift"
 TARGET = "causal_response_logprobs"
@@ -68,23 +69,13 @@ MASK_NOT_SHIFTED = Misconception(
     "response_token_mask[:, 1:] (shape [B, L - 1]).")
 
 
-def _reference():
-    from course import reference
-    return reference
-
-
-def _log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
-    shifted = z - z.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-
-
 def _pick(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return np.take_along_axis(values, ids[..., None], axis=-1)[..., 0]
 
 
 def wrong_selected(z: np.ndarray, ids: np.ndarray, mask: np.ndarray) -> list:
     """Outputs of the classic mistakes for ``selected`` (trusted process)."""
-    log_p = _log_softmax(z)
+    log_p = log_softmax(z)
     correct = _pick(log_p[:, :-1], ids[:, 1:])
     wrong = [
         (_pick(log_p, ids), SAME_POSITION),
@@ -93,8 +84,8 @@ def wrong_selected(z: np.ndarray, ids: np.ndarray, mask: np.ndarray) -> list:
         (_pick(log_p[:, 1:], ids[:, :-1]), SHIFT_BACKWARDS),
         (_pick(z[:, :-1], ids[:, 1:]), RAW_LOGITS),
         (np.exp(correct), PROBABILITIES),
-        (_pick(_log_softmax(z[:, :-1], axis=1), ids[:, 1:]), VOCAB_AXIS),
-        (_pick(_log_softmax(z, axis=1)[:, :-1], ids[:, 1:]), VOCAB_AXIS),
+        (_pick(log_softmax(z[:, :-1], axis=1), ids[:, 1:]), VOCAB_AXIS),
+        (_pick(log_softmax(z, axis=1)[:, :-1], ids[:, 1:]), VOCAB_AXIS),
         (-correct, NEGATED),
     ]
     response = mask[:, 1:].astype(bool)
@@ -133,7 +124,7 @@ def _cases(name: str, group: str, logits, ids, mask, *, split: bool, send=None) 
     """Cases for one input: ``split`` judges ``selected`` and the mask as two cases (partial credit)."""
     z = np.asarray(logits, dtype=np.float64)
     ids_array, mask_array = np.asarray(ids), np.asarray(mask)
-    selected, _ = _reference().causal_response_logprobs(logits, ids, mask)
+    selected, _ = reference.causal_response_logprobs(logits, ids, mask)
     expected = np.asarray(selected, dtype=np.float64)
     wrong = wrong_selected(z, ids_array.astype(np.int64), mask_array)
     float32_input = isinstance(logits, np.ndarray) and logits.dtype == np.float32
@@ -161,8 +152,7 @@ def _cases(name: str, group: str, logits, ids, mask, *, split: bool, send=None) 
 
 
 def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
-    return Case(name, "validation", (Call(TARGET, args),),
-                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
+    return error_case(name, TARGET, args, problem, argument)
 
 
 def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *, scale: float = 2.0):

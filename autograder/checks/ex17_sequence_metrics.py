@@ -20,7 +20,8 @@ import numpy as np
 from autograder.channel import Call, ObjectData
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject
 from autograder.checks._float_results import judge_floats
-from autograder.checks._judge import Misconception, expect_error, field, value_of
+from autograder.checks._judge import Misconception, error_case, field, value_of
+from course import reference
 
 STEM = "17_sequence_metrics"
 TARGET = "masked_sequence_metrics"
@@ -74,11 +75,6 @@ NAN_PADDING = Misconception(
     "and NaN * 0 is NaN. Select active entries (np.where(mask, x, 0.0) or x[mask]) instead of multiplying by the mask.")
 
 
-def _reference():
-    from course import reference
-    return reference
-
-
 def read_fields(value) -> dict:
     """The four metrics from a returned object, dict or (named)tuple; :class:`Reject` otherwise."""
     if isinstance(value, (tuple, list)) and not isinstance(value, ObjectData):
@@ -122,8 +118,8 @@ def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, ov
     """One case per entry of ``parts`` (each a tuple of field names judged in order)."""
     x = np.asarray(logprobs, dtype=np.float64)
     mask_array = np.asarray(mask)
-    reference = _reference().masked_sequence_metrics(logprobs, mask)
-    expected = {name_: np.asarray(getattr(reference, name_), dtype=np.float64) for name_ in FIELDS}
+    metrics = reference.masked_sequence_metrics(logprobs, mask)
+    expected = {name_: np.asarray(getattr(metrics, name_), dtype=np.float64) for name_ in FIELDS}
     wrong = wrong_outputs(x, mask_array)
     float32_input = isinstance(logprobs, np.ndarray) and logprobs.dtype == np.float32
     call = Call(TARGET, send if send is not None else (logprobs, mask))
@@ -153,8 +149,7 @@ MEANS = ("mean_nll", "perplexity")
 
 
 def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
-    return Case(name, "validation", (Call(TARGET, args),),
-                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
+    return error_case(name, TARGET, args, problem, argument)
 
 
 def _batch(rng: np.random.Generator, batch: int, length: int):

@@ -11,10 +11,11 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
-from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output
+from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output, log_softmax
 from autograder.checks._judge import (
-    Misconception, close, expect_close, expect_error, field, float_array, value_of,
+    Misconception, close, error_case, expect_close, field, float_array, value_of,
 )
+from course import reference
 
 STEM = "18_kl_estimators"
 
@@ -54,19 +55,9 @@ K3_MINUS_ONE = Misconception(
     "k3 is missing the -1: k3 = (r - 1) - log r, which is zero when p = q.")
 
 
-def _reference():
-    from course import reference
-    return reference
-
-
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    shifted = z - z.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
 def _kl_wrong_outputs(p_logits: np.ndarray, q_logits: np.ndarray) -> list:
     """The outputs of the classic mistakes on this input (trusted process)."""
-    log_p, log_q = _log_softmax(p_logits), _log_softmax(q_logits)
+    log_p, log_q = log_softmax(p_logits), log_softmax(q_logits)
     p, q = np.exp(log_p), np.exp(log_q)
     wrong = [(np.sum(q * (log_q - log_p), axis=-1), KL_DIRECTION)]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -96,7 +87,7 @@ def _sample_wrong(log_q: np.ndarray, log_p: np.ndarray) -> dict:
 
 
 def _judge_exact(p_logits: np.ndarray, q_logits: np.ndarray, *, large: bool = False):
-    expected = np.asarray(_reference().exact_kl_from_logits(p_logits, q_logits), dtype=np.float64)
+    expected = np.asarray(reference.exact_kl_from_logits(p_logits, q_logits), dtype=np.float64)
     wrong = _kl_wrong_outputs(p_logits, q_logits)
 
     def judge(outcomes):
@@ -159,7 +150,7 @@ def _diagnose(value, log_q: np.ndarray, log_p: np.ndarray, shape: tuple) -> Verd
 
 
 def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
-    expected_all = _reference().kl_sample_values(log_q, log_p)
+    expected_all = reference.kl_sample_values(log_q, log_p)
     expected = np.asarray(expected_all[key], dtype=np.float64)
     shape = expected.shape
 
@@ -182,17 +173,12 @@ def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
     return judge
 
 
-def _error_case(name: str, group: str, target: str, args: tuple, problem: str, argument: str) -> Case:
-    return Case(name, group, (Call(target, args),),
-                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
-
-
 # ----------------------------------------------------------------------------- cases
 
 
 def _log_probs(rng: np.random.Generator, shape: tuple, scale: float = 1.5) -> np.ndarray:
     """Log-probabilities of sampled tokens: rows of a random softmax, picked at random."""
-    return _log_softmax(rng.normal(scale=scale, size=shape + (7,)))[..., 3]
+    return log_softmax(rng.normal(scale=scale, size=shape + (7,)))[..., 3]
 
 
 def build_cases():
@@ -253,19 +239,19 @@ def build_cases():
     inf_logits = good.copy()
     inf_logits[0, 0] = np.inf
     cases += [
-        _error_case("exact KL: different vocabulary sizes", "validation", "exact_kl_from_logits",
+        error_case("exact KL: different vocabulary sizes", "exact_kl_from_logits",
                     (rng.normal(size=3), rng.normal(size=4)), "a pair of logits over different vocabularies",
                     "q_logits"),
-        _error_case("exact KL: NaN in p_logits", "validation", "exact_kl_from_logits",
+        error_case("exact KL: NaN in p_logits", "exact_kl_from_logits",
                     (nan_logits, good), "a p_logits with a NaN", "p_logits"),
-        _error_case("exact KL: infinity in q_logits", "validation", "exact_kl_from_logits",
+        error_case("exact KL: infinity in q_logits", "exact_kl_from_logits",
                     (good, inf_logits), "a q_logits with an infinity", "q_logits"),
-        _error_case("samples: log_q and log_p of different shapes", "validation", "kl_sample_values",
+        error_case("samples: log_q and log_p of different shapes", "kl_sample_values",
                     (np.array([-0.1, -0.2, -0.3]), np.array([-0.1, -0.2])), "a log_p whose shape differs from log_q's",
                     "log_p"),
-        _error_case("samples: NaN in log_p", "validation", "kl_sample_values",
+        error_case("samples: NaN in log_p", "kl_sample_values",
                     (np.array([-0.1, -0.2]), np.array([-0.1, np.nan])), "a log_p with a NaN", "log_p"),
-        _error_case("samples: -inf in log_q", "validation", "kl_sample_values",
+        error_case("samples: -inf in log_q", "kl_sample_values",
                     (np.array([-np.inf, -0.2]), np.array([-0.1, -0.3])), "a log_q with -inf", "log_q"),
     ]
     return cases

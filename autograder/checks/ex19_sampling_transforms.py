@@ -16,7 +16,8 @@ import numpy as np
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output
-from autograder.checks._judge import Misconception, close, expect_error, float_array, value_of
+from autograder.checks._judge import Misconception, close, error_case, float_array, value_of
+from course import reference
 
 STEM = "19_sampling_transforms"
 #: Prefix masses this close to ``top_p`` are "within rounding": either outcome is accepted.
@@ -78,16 +79,11 @@ TOP_P_ONE = Misconception(
     "token, so treat top_p = 1 as 'keep the whole support'.")
 
 
-def _reference():
-    from course import reference
-    return reference
-
-
 # ----------------------------------------------------------------------------- trusted helpers
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
-    return np.asarray(_reference().softmax(np.asarray(z, dtype=np.float64)), dtype=np.float64)
+    return np.asarray(reference.softmax(np.asarray(z, dtype=np.float64)), dtype=np.float64)
 
 
 def _stable_order(p: np.ndarray) -> np.ndarray:
@@ -166,7 +162,7 @@ def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternat
 
 def _temperature_case(name: str, logits, temperature: float, group: str = "temperature") -> Case:
     z = np.asarray(logits, dtype=np.float64)
-    expected = _reference().temperature_distribution(z, temperature)
+    expected = reference.temperature_distribution(z, temperature)
     wrong = [(_softmax(z * temperature), TEMPERATURE_MULTIPLIED)]
     scaled = z / temperature
     wrong.append((np.exp(scaled - scaled.max()), UNNORMALISED_SOFTMAX))
@@ -182,7 +178,7 @@ def _temperature_case(name: str, logits, temperature: float, group: str = "tempe
 def _top_k_case(name: str, logits, k: int, group: str = "top_k") -> Case:
     z = np.asarray(logits, dtype=np.float64)
     p = _softmax(z)
-    expected = _reference().top_k_distribution(z, k)
+    expected = reference.top_k_distribution(z, k)
     order = _stable_order(p)
     wrong = [
         (_keep(p, p >= p[order[k - 1]]), TOP_K_TIES_EXTRA),
@@ -204,7 +200,7 @@ def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, 
     p = _softmax(z)
     floor = 1 if min_tokens is None else min_tokens
     kwargs = {} if min_tokens is None else {"min_tokens_to_keep": min_tokens}
-    expected = np.asarray(_reference().top_p_distribution(z, top_p, min_tokens_to_keep=floor), dtype=np.float64)
+    expected = np.asarray(reference.top_p_distribution(z, top_p, min_tokens_to_keep=floor), dtype=np.float64)
     order = _stable_order(p)
     count, acceptable = _nucleus_counts(p, top_p)
     alternatives = [] if exact else [_keep(p, order[:max(n, floor)]) for n in sorted(acceptable)]
@@ -227,11 +223,6 @@ def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, 
     return Case(f"top-p: {name}", group, (Call("top_p_distribution", (logits, top_p), kwargs),),
                 _judge_distribution("top_p_distribution", expected, wrong=wrong, alternatives=alternatives,
                                     large=_overflows(z)))
-
-
-def _error_case(name: str, target: str, args: tuple, problem: str, argument: str, kwargs=None) -> Case:
-    return Case(name, "validation", (Call(target, args, dict(kwargs or {})),),
-                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
 
 
 # ----------------------------------------------------------------------------- public cases
@@ -312,19 +303,19 @@ def build_cases():
     # --- validation
     logits = rng.normal(size=5)
     cases += [
-        _error_case("temperature 0", "temperature_distribution", (logits, 0.0), "temperature = 0", "temperature"),
-        _error_case("negative temperature", "temperature_distribution", (logits, -1.0), "a negative temperature",
+        error_case("temperature 0", "temperature_distribution", (logits, 0.0), "temperature = 0", "temperature"),
+        error_case("negative temperature", "temperature_distribution", (logits, -1.0), "a negative temperature",
                     "temperature"),
-        _error_case("NaN in the logits", "temperature_distribution", (np.array([0.0, np.nan, 1.0]), 1.0),
+        error_case("NaN in the logits", "temperature_distribution", (np.array([0.0, np.nan, 1.0]), 1.0),
                     "a NaN among the logits", "logits"),
-        _error_case("k = 0", "top_k_distribution", (logits, 0), "k = 0", "k"),
-        _error_case("k larger than the vocabulary", "top_k_distribution", (logits, 6), "k above the vocabulary size",
+        error_case("k = 0", "top_k_distribution", (logits, 0), "k = 0", "k"),
+        error_case("k larger than the vocabulary", "top_k_distribution", (logits, 6), "k above the vocabulary size",
                     "k"),
-        _error_case("k given as a bool", "top_k_distribution", (logits, True), "k = True (a bool, not a count)", "k"),
-        _error_case("k given as a non-integer float", "top_k_distribution", (logits, 2.5), "k = 2.5", "k"),
-        _error_case("top_p = 0", "top_p_distribution", (logits, 0.0), "top_p = 0", "top_p"),
-        _error_case("top_p above 1", "top_p_distribution", (logits, 1.5), "top_p = 1.5", "top_p"),
-        _error_case("negative top_p", "top_p_distribution", (logits, -0.2), "a negative top_p", "top_p"),
+        error_case("k given as a bool", "top_k_distribution", (logits, True), "k = True (a bool, not a count)", "k"),
+        error_case("k given as a non-integer float", "top_k_distribution", (logits, 2.5), "k = 2.5", "k"),
+        error_case("top_p = 0", "top_p_distribution", (logits, 0.0), "top_p = 0", "top_p"),
+        error_case("top_p above 1", "top_p_distribution", (logits, 1.5), "top_p = 1.5", "top_p"),
+        error_case("negative top_p", "top_p_distribution", (logits, -0.2), "a negative top_p", "top_p"),
     ]
     return cases
 

@@ -14,6 +14,7 @@ import numpy as np
 from autograder.channel import Call, Raised
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception, expect_error, field, scalar, value_of
+from course import reference
 
 STEM = "20_rollout_validation"
 
@@ -43,11 +44,6 @@ MISSING_FIELD_KEYERROR = Misconception(
     "A missing field surfaced as a KeyError from a lookup: check that every required field is present "
     "first and raise ValueError naming the missing ones.")
 SILENT = "silent-bad-input"
-
-
-def _reference():
-    from course import reference
-    return reference
 
 
 # ----------------------------------------------------------------------------- batches
@@ -107,7 +103,7 @@ def _summary_values(value) -> dict:
 
 
 def _judge_summary(batch: dict):
-    expected = _reference().validate_rollout_batch(_copy(batch))
+    expected = reference.validate_rollout_batch(_copy(batch))
     mask = np.asarray(batch["response_mask"], dtype=bool)
     want = {name: float(getattr(expected, name)) for name in SUMMARY_FIELDS}
     both = bool(np.any(np.asarray(batch["terminated"], dtype=bool) & np.asarray(batch["truncated"], dtype=bool)))
@@ -158,7 +154,7 @@ def _broken(base: dict, name: str, group: str, problem: str, change, *, missing:
     change(batch)
     # Guard against a mistaken case: the reference must reject what we call invalid.
     try:
-        _reference().validate_rollout_batch(_copy(batch))
+        reference.validate_rollout_batch(_copy(batch))
     except (ValueError, TypeError):
         pass
     else:
@@ -221,7 +217,7 @@ def build_cases():
     base["old_logprobs"] = np.where(base["response_mask"] == 1, -rng.exponential(size=(3, 4)), np.nan)
     base["ref_logprobs"] = np.where(base["response_mask"] == 1, -rng.exponential(size=(3, 4)), np.nan)
     base["response_ids"] = np.where(base["response_mask"] == 1, base["response_ids"], 0)
-    _reference().validate_rollout_batch(_copy(base))  # the base itself is valid
+    reference.validate_rollout_batch(_copy(base))  # the base itself is valid
 
     for name in FIELDS:
         cases.append(_broken(base, f"the field {name!r} is missing", "structure", f"a batch without {name!r}",
