@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from check_support import CodingCheckTests
+from check_support import CodingCheckTests, result_of
 
 STEM = "18_kl_estimators"
 
@@ -254,3 +254,15 @@ class TestKlEstimators(CodingCheckTests):
     hostile = ADVERSARIAL
     reference_functions = ("exact_kl_from_logits", "kl_sample_values")
     quiet_mistakes = ("k2_without_half",)
+
+
+def test_a_wrong_key_is_never_blamed_on_another_keys_mistake():
+    # k1 wrong in no recognised way, k2 missing its half, k3 right: the k1 cases fail without naming
+    # k2's mistake, which belongs to the k2 cases alone.
+    answer = EXACT_KL + samples("-1.5 * lr", "lr**2", "r - 1.0 - lr")
+    failed = [case for case in result_of(STEM, answer, ["sample_values"]).cases if not case.passed]
+    k1 = [case for case in failed if case.name.startswith("k1 ")]
+    k2 = [case for case in failed if case.name.startswith("k2 ")]
+    assert k1 and k2 and len(k1) + len(k2) == len(failed)
+    assert all(case.misconception is None and "k1 is not correct" in case.message for case in k1)
+    assert all(case.misconception == "k2-missing-half" for case in k2)

@@ -128,25 +128,21 @@ def _judge_public_samples(outcomes):
     return PASS
 
 
-def _diagnose(value, log_q: np.ndarray, log_p: np.ndarray, shape: tuple) -> Verdict | None:
-    """Name the mistake from the whole dict (an inverted ratio shows in k1 and k3 together)."""
+def _diagnose(value, key: str, log_q: np.ndarray, log_p: np.ndarray, shape: tuple) -> Verdict | None:
+    """Name the mistake behind a wrong ``key``: its own classic mistake, except that an inverted ratio
+    (seen in k3) explains k1 and k3 together. k2 is the same for r and 1/r, so it is never blamed on
+    the ratio, and a key is never blamed on another key's mistake."""
     wrong = _sample_wrong(log_q, log_p)
-    found = {}
-    for key in ("k1", "k2", "k3"):
+
+    def mistake(name: str) -> Misconception | None:
         try:
-            actual = float_array(field(value, key, "the returned dict"), key, shape=shape)
+            actual = float_array(field(value, name, "the returned dict"), name, shape=shape)
         except Reject:
-            continue
-        for output, misconception in wrong[key]:
-            if close(actual, output, rtol=1e-8, atol=1e-10):
-                found[key] = misconception
-                break
-    if found.get("k3") is RATIO_INVERTED:
-        return Verdict(False, RATIO_INVERTED.sentence, RATIO_INVERTED.key)
-    for key in ("k1", "k2", "k3"):
-        if key in found:
-            return Verdict(False, found[key].sentence, found[key].key)
-    return None
+            return None
+        return next((m for output, m in wrong[name] if close(actual, output, rtol=1e-8, atol=1e-10)), None)
+
+    found = RATIO_INVERTED if key != "k2" and mistake("k3") is RATIO_INVERTED else mistake(key)
+    return None if found is None else Verdict(False, found.sentence, found.key)
 
 
 def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
@@ -165,8 +161,8 @@ def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
         rounded = float32_output(raw, actual, expected)
         if rounded is not None:
             return rounded
-        diagnosis = _diagnose(value, log_q, log_p, shape)
-        if diagnosis is not None and (diagnosis.misconception != RATIO_INVERTED.key or key != "k2"):
+        diagnosis = _diagnose(value, key, log_q, log_p, shape)
+        if diagnosis is not None:
             return diagnosis
         return Verdict(False, f"{key} is not correct for these samples")
 
