@@ -55,6 +55,15 @@ def test_docstring(source: str) -> str:
     return '"""Hidden tests."""'
 
 
+def utf8(text: str) -> str:
+    """``text`` with every lone surrogate replaced by ``?``: text that can be hashed and written as UTF-8.
+
+    Untrusted text may carry lone surrogates (a ``\\ud800`` escape in a submission's JSON, or printed by
+    its code); nbgrader's checksums and the coordinator's file writes would raise on them.
+    """
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def group_of(grade_id: str) -> str | None:
     return grade_id[len("test_"):] if grade_id.startswith("test_") else None
 
@@ -97,7 +106,7 @@ def extract(source_nb, submitted_nb) -> Extraction:
         if not isinstance(cell, dict) or "cell_type" not in cell:
             continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
+        source = utf8("".join(source) if isinstance(source, list) else str(source))
         meta = _nbgrader(cell)
         grade_id = meta.get("grade_id") if isinstance(meta.get("grade_id"), str) else None
         match = by_grade_id.get(grade_id) if grade_id else None

@@ -19,7 +19,7 @@ from autograder.channel import Unreadable, decode_outcome
 from autograder.grading import feedback as feedback_html
 from autograder.grading.sandbox import Sandbox
 from autograder.grading.submission import (
-    Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring,
+    Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
 
 DEFAULT_LIMITS = {
@@ -155,7 +155,7 @@ def grade_notebook(task: dict) -> dict:
     rows = _rows(task, autograded, reason)
     html = feedback_html.render(autograded, task, rows, notes)
     return {"student": task["student"], "assignment": task["assignment"], "stem": stem,
-            "autograded": nbformat.writes(autograded), "feedback": html, "rows": rows, "notes": notes,
+            "autograded": utf8(nbformat.writes(autograded)), "feedback": utf8(html), "rows": rows, "notes": notes,
             "reason": reason, "seconds": time.perf_counter() - started, "digest": task.get("digest")}
 
 

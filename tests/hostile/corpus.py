@@ -190,4 +190,11 @@ def double(x):
     sys.stderr.write("stderr inside the call\\n")
     return 2 * np.asarray(x, dtype=float)
 ''', "answer_value": "import warnings\nwarnings.warn('hm')\nANSWER = 42"}, {"test_double": 2.0, "test_answer": 1.0}),
+
+    ("lone_surrogates", {"double": '''
+import sys
+print("\\ud800")
+sys.stderr.write("\\udfff\\n")
+''' + WRONG, "answer_value": "ANSWER = 42", "explain_why": "Because \udfff."},
+     {"test_double": 0.0, "test_answer": 1.0}),
 ]

@@ -128,7 +128,8 @@ def submit(course: Path, student: str, answers: dict | None = None, *, cells=Non
         cells(nb)
     target = course / "submitted" / student / assignment
     target.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(target / f"{stem}.ipynb"))
+    # ASCII JSON: a lone surrogate in a hostile answer is written as its escape, as a hand-edited file would.
+    (target / f"{stem}.ipynb").write_text(nbformat.writes(nb, ensure_ascii=True), encoding="utf-8")
     return target / f"{stem}.ipynb"
 
 
