@@ -325,23 +325,43 @@ def _kill_others(pidns, child):
     return False
 
 
-def _wipe(path, keep=()):
+def _wipe(path):
+    """Empty ``path``; True when nothing is left in it.
+
+    A job can take the write bit off its own directories so that a plain ``rmtree`` leaves their files
+    behind for the next notebook: such directories are opened up again and removed. Whatever still
+    survives makes the job unclean, and the coordinator then starts a fresh sandbox.
+    """
     import shutil
+
+    def reopen(function, target, excinfo):
+        try:
+            os.chmod(os.path.dirname(target), 0o700)
+            if os.path.isdir(target) and not os.path.islink(target):
+                os.chmod(target, 0o700)
+                shutil.rmtree(target, onerror=reopen)
+            else:
+                os.unlink(target)
+        except (OSError, RecursionError):
+            pass
+
     try:
         entries = os.listdir(path)
     except OSError:
-        return
+        return False
     for entry in entries:
-        if entry in keep:
-            continue
         full = os.path.join(path, entry)
         try:
             if os.path.isdir(full) and not os.path.islink(full):
-                shutil.rmtree(full, ignore_errors=True)
+                shutil.rmtree(full, onerror=reopen)
             else:
                 os.unlink(full)
-        except OSError:
+        except (OSError, RecursionError):
             pass
+    try:
+        return not os.listdir(path)
+    except OSError:
+        return False
 
 
 def _relay(read_fd, out_fd, pid, deadline, budget):
@@ -476,7 +496,7 @@ def main():
             except ChildProcessError:
                 pass
         for path in writable:
-            _wipe(path)
+            clean = _wipe(path) and clean
         _write_all(frames_out, frame_bytes({"type": "finished", "token": job["token"], "reason": reason,
                                             "status": status, "clean": clean}))
 

@@ -3,8 +3,8 @@
 With bubblewrap the sandbox sees, read-only: ``/usr`` (and the merged-usr links), the Python
 installation, the virtualenv's ``site-packages`` (with the editable finder of this project blanked),
 a copy of the harness, and a copy of the student-facing ``course`` package without
-``course/reference``. It has its own PID, network, IPC and UTS namespaces, a private size-capped
-``/tmp``, no network at all, and runs under its own unprivileged uid (so ``RLIMIT_NPROC`` counts
+``course/reference``. It has its own PID, network, IPC and UTS namespaces, private size-capped
+``/tmp`` and ``/dev/shm``, no network at all, and runs under its own unprivileged uid (so ``RLIMIT_NPROC`` counts
 only its processes). Nothing of the course directory, the gradebook or ``autograder`` is visible.
 
 Without bubblewrap the zygote still runs in its own session with the resource limits and a
@@ -113,7 +113,7 @@ class Sandbox:
     use_bwrap : bool or None
         None: use bubblewrap when it works, warn loudly otherwise. False: never (tests of the fallback).
     tmp_mb : int
-        Size of the sandbox's private ``/tmp``.
+        Size of each of the sandbox's private ``/tmp`` and ``/dev/shm``.
     """
 
     def __init__(self, *, use_bwrap: bool | None = None, tmp_mb: int = 256, ipython: bool = True):
@@ -228,7 +228,8 @@ class Sandbox:
         command += ["--ro-bind", str(harness), "/opt/harness", "--dir", "/opt/ipython",
                     "--proc", "/proc", "--dev", "/dev",
                     "--size", str(self.tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
-                    "--chmod", "1777", "/dev/shm",
+                    # /dev/shm is RAM too: bwrap's /dev leaves it at half the machine's memory.
+                    "--size", str(self.tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/dev/shm",
                     "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
         env = self._environment("/tmp")
         for key, value in env.items():

@@ -197,4 +197,21 @@ print("\\ud800")
 sys.stderr.write("\\udfff\\n")
 ''' + WRONG, "answer_value": "ANSWER = 42", "explain_why": "Because \udfff."},
      {"test_double": 0.0, "test_answer": 1.0}),
+
+    ("fills_shared_memory", {"double": '''
+import os
+for base in ("/tmp", "/dev/shm"):
+    os.makedirs(base + "/kept", exist_ok=True)
+    open(base + "/kept/planted", "w").write("left for the next notebook")
+    os.chmod(base + "/kept", 0o555)
+written = 0
+try:
+    for index in range(64):
+        with open("/dev/shm/fill%d" % index, "wb") as handle:
+            handle.write(b"x" * (8 * 2 ** 20))
+        written += 8
+except OSError:
+    pass
+ANSWER = 0 if written >= 512 else 42
+''' + WRONG, "answer_value": "pass"}, {"test_double": 0.0, "test_answer": 1.0}),
 ]
