@@ -140,3 +140,27 @@ def test_without_bubblewrap_it_warns_and_still_limits(course):
         assert not box.isolated
     finally:
         box.close()
+
+
+def test_a_notebook_whose_results_cannot_be_stored_does_not_stop_the_batch(course, monkeypatch):
+    from autograder.grading import batch
+    toy.submit(course, "ann", toy.honest_answers())
+    toy.submit(course, "bob", toy.honest_answers())
+    real = batch.write_outputs
+
+    def refuse_ann(coursedir, assignment, result):
+        if result["student"] == "ann":
+            raise OSError("disk full")
+        real(coursedir, assignment, result)
+
+    monkeypatch.setattr(batch, "write_outputs", refuse_ann)
+    report = course / "report.jsonl"
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == 0
+    rows = _rows(report)
+    assert [r["status"] for r in rows if r["student"] == "ann"] == ["error"]
+    assert "disk full" in _by(rows, "ann", None)["feedback"]
+    assert _by(rows, "bob", "test_double")["score"] == 2.0
+    # ann's failure is not remembered as graded: the next run grades her again.
+    monkeypatch.setattr(batch, "write_outputs", real)
+    run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False))
+    assert _by(_rows(report), "ann", "test_double")["score"] == 2.0

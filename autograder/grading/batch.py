@@ -151,6 +151,13 @@ def run(options: Options) -> int:
         def store(task: dict, result: dict | None, error: BaseException | None) -> None:
             nonlocal failures
             student, stem = task["student"], task["stem"]
+            if result is not None:
+                try:
+                    write_outputs(coursedir, assignment, result)
+                    writer.save(student, stem, result["autograded"])
+                except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
+                    writer.rollback()
+                    result, error = None, failure
             if result is None:
                 failures += 1
                 rows.append({"student": student, "notebook": stem, "grade_id": None, "score": None,
@@ -158,8 +165,6 @@ def run(options: Options) -> int:
                              "feedback": f"grading failed: {type(error).__name__}: {error}"})
                 states[student].pop(stem, None)
             else:
-                write_outputs(coursedir, assignment, result)
-                writer.save(student, stem, result["autograded"])
                 rows.extend(result["rows"])
                 timings.append(result["seconds"])
                 states[student][stem] = {"digest": result["digest"], "rows": result["rows"]}

@@ -150,6 +150,10 @@ class GradebookWriter:
                                   "db_url": self.coursedir.db_url}}
         self._saver.save(self.gradebook, nb, resources)
 
+    def rollback(self) -> None:
+        """Drop a notebook's unfinished scores after its results could not be stored."""
+        self.gradebook.db.rollback()
+
     def zero_missing(self, student: str, stem: str) -> list:
         """A notebook that was not submitted scores zero, as under ``nbgrader autograde``."""
         submission = self.gradebook.find_submission_notebook(stem, self.assignment, student)
