@@ -51,3 +51,40 @@ def test_files_left_in_read_only_directories_do_not_reach_the_next_notebook():
         assert _stdout(seen) == str(sorted([".output", "work"]))
     finally:
         box.close()
+
+
+def test_a_frame_of_millions_of_tiny_containers_is_refused_before_parsing():
+    """A forged frame built to cost the coordinator gigabytes to parse is rejected unparsed."""
+    import os
+    import time
+    import tracemalloc
+
+    from autograder.grading import sandbox as sandbox_module
+    from autograder.grading.harness import frame_bytes
+
+    class _Pipe:
+        def __init__(self, fd):
+            self.fd = fd
+
+        def fileno(self):
+            return self.fd
+
+    honest = frame_bytes({"kind": "returned", "value": [{"t": "int", "v": i} for i in range(10_000)]})
+    bomb = frame_bytes([{}] * 2_000_000)
+    read_fd, write_fd = os.pipe()
+    box = sandbox_module.Sandbox.__new__(sandbox_module.Sandbox)
+    box._proc = type("P", (), {"stdout": _Pipe(read_fd)})()
+    import threading
+    writer = threading.Thread(target=lambda: (os.write(write_fd, honest + bomb), os.close(write_fd)))
+    writer.start()
+    tracemalloc.start()
+    try:
+        assert box._read(time.monotonic() + 30)["kind"] == "returned", "an honest 10,000-item answer must pass"
+        with pytest.raises(sandbox_module.SandboxError, match="too many JSON nodes"):
+            box._read(time.monotonic() + 30)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        writer.join()
+        os.close(read_fd)
+    assert peak < 4 * len(bomb), f"refusing the frame still cost {peak / 1e6:.0f} MB"

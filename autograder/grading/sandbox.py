@@ -37,6 +37,10 @@ HARNESS = Path(__file__).with_name("harness.py")
 CHANNEL = Path(__file__).resolve().parents[1] / "channel.py"
 
 
+#: Upper bound on JSON containers and separators in one frame (a few MB of Python objects at most).
+MAX_FRAME_NODES = 1_000_000
+
+
 class SandboxError(RuntimeError):
     """The sandbox could not be started or stopped answering (not the student's fault alone)."""
 
@@ -311,6 +315,11 @@ class Sandbox:
         body = self._read_exact(size, deadline)
         if body is None:
             return None
+        # Any process in the sandbox can write a well-formed frame; a 96 MB one made of tiny
+        # containers would cost the coordinator gigabytes to parse. Honest frames carry arrays as
+        # base64 strings and need few containers, so count them before parsing.
+        if body.count(b"{") + body.count(b"[") + body.count(b",") > MAX_FRAME_NODES:
+            raise SandboxError("the sandbox sent a frame with too many JSON nodes")
         return json.loads(body.decode("utf-8"))
 
     # ------------------------------------------------------------------ jobs
