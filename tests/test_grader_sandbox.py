@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from autograder.grading.sandbox import Sandbox, bubblewrap
@@ -88,3 +90,76 @@ def test_a_frame_of_millions_of_tiny_containers_is_refused_before_parsing():
         writer.join()
         os.close(read_fd)
     assert peak < 4 * len(bomb), f"refusing the frame still cost {peak / 1e6:.0f} MB"
+
+
+def test_student_code_cannot_tell_it_is_graded():
+    """No module, path, command line, environment or caller's frame says "grader" to a cell or a call."""
+    from autograder.channel import Call, Returned, decode_outcome
+    from hostile.corpus import TELLS
+
+    probe = TELLS + "\ndef seen():\n    return _tells()\n"
+    calls = [Call("seen").to_json(), Call.value("_seen").to_json()]
+    steps = [{"kind": "exec", "id": "probe", "source": probe},
+             {"kind": "calls", "cases": [{"name": "first", "calls": calls},
+                                         {"name": "other", "calls": [Call("seen", ([1.5, "other case"],)).to_json()]}]}]
+    box = Sandbox(tmp_mb=32)
+    try:
+        result = box.run(steps, limits_for(timeout=20))
+    finally:
+        box.close()
+    outcomes = [decode_outcome(f["data"].encode()) for f in result["frames"] if f["type"] == "outcome"]
+    assert len(outcomes) == 3, result
+    for outcome in outcomes[:2]:
+        assert isinstance(outcome, Returned), outcome
+        assert outcome.value == [], "\n".join(map(str, outcome.value))
+
+
+KILL = """
+import os, signal
+for pid in (1, os.getppid()):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError as error:
+        print(type(error).__name__)
+print("still here")
+"""
+
+
+def test_a_notebook_cannot_kill_the_zygote_and_a_dead_one_is_reported():
+    """Inside, the zygote is PID 1 and survives SIGKILL; killed from outside, the job ends as "sandbox"."""
+    import os
+    import signal
+    import threading
+
+    box = Sandbox(tmp_mb=32)
+    try:
+        first = box.run([{"kind": "exec", "id": "kill", "source": KILL}], limits_for(timeout=20))
+        assert first["reason"] == "exited" and _stdout(first).endswith("still here")
+        zygote = box._proc
+        second = box.run([{"kind": "exec", "id": "look", "source": "print(6 * 7)"}], limits_for(timeout=20))
+        assert _stdout(second) == "42" and box._proc is zygote, "the same zygote grades the next notebook"
+
+        started = threading.Event()
+        result: dict = {}
+
+        def grade_slow_notebook():
+            started.set()
+            result.update(box.run([{"kind": "exec", "id": "slow", "source": "import time\ntime.sleep(60)"}],
+                                  limits_for(timeout=30)))
+
+        outer = zygote.pid  # bwrap; the zygote is its only child
+        (inner,) = Path(f"/proc/{outer}/task/{outer}/children").read_text().split()
+        worker = threading.Thread(target=grade_slow_notebook)
+        worker.start()
+        started.wait()
+        # Kill the zygote from outside while the job is under way (its frames are not back yet).
+        while not result:
+            try:
+                os.kill(int(inner), signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            worker.join(0.2)
+        worker.join()
+        assert result["reason"] == "sandbox" and result["frames"] == []
+    finally:
+        box.close()

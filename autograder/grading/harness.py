@@ -1,13 +1,15 @@
 """The program that runs inside the sandbox: a zygote that forks one child per notebook.
 
-This file is copied, together with ``autograder/channel.py`` (as ``channel.py``), into a read-only
-directory of the sandbox and run as ``python -I -S harness.py CONFIG_JSON``. It imports only the
-standard library, NumPy and (when present) IPython: never ``autograder``.
+The coordinator copies this file as ``ipykernel_launcher.py`` next to a copy of
+``autograder/channel.py`` (the codec, under a private name) into a read-only directory of the
+sandbox and starts it there as ``python -S -m ipykernel_launcher -f /tmp/kernel-<uuid>.json``: the
+command line of a notebook kernel. The configuration arrives as the first frame on fd 0. It imports
+only the standard library, NumPy and (when present) IPython: never ``autograder``.
 
 Protocol (both directions): frames of a 4-byte big-endian length followed by UTF-8 JSON, on the
-file descriptors the sandbox received as 0 (jobs in) and 1 (frames out). They are moved to private
-numbers at start-up; fd 0/1/2 then point at ``/dev/null`` or a capped file, so nothing a student
-prints can ever be read as a frame.
+file descriptors the sandbox received as 0 (configuration, then jobs in) and 1 (frames out). They
+are moved to private numbers at start-up; fd 0/1/2 then point at ``/dev/null`` or a capped file,
+so nothing a student prints can ever be read as a frame.
 
 For every job the zygote
 
@@ -17,10 +19,18 @@ For every job the zygote
 3. when the child is gone (or killed), kills every other process of the sandbox's PID namespace,
    wipes the writable directories, and writes a ``finished`` frame.
 
+Student code must not be able to tell a graded run from its own kernel, so the child leaves no
+trace of the job where a notebook cheaply looks: the codec is not in ``sys.modules``, the zygote's
+frames are gone from the child's stack (``main`` returns the child's work to the module level), the
+job's remaining steps and token live only in closures of functions that are not running, and every
+student function is called through a cell-like trampoline whose frame holds only the function and
+its own arguments.
+
 The zygote is trusted only to keep notebooks apart; the judging happens outside the sandbox.
 """
 
 import ctypes
+import functools
 import json
 import os
 import select
@@ -81,8 +91,12 @@ def frame_bytes(message):
 # --------------------------------------------------------------------------- the child (student code)
 
 
-class _Sink:
-    """A text stream that keeps the first ``limit`` characters and counts the rest."""
+class OutStream:
+    """A text stream that keeps the first ``limit`` characters and counts the rest.
+
+    Named (and placed) like the kernel's own stream class: ``type(sys.stdout)`` is the first thing
+    a curious notebook prints.
+    """
 
     encoding = "utf-8"
     errors = "replace"
@@ -166,29 +180,71 @@ def _format_error(error):
     return text[-6000:]
 
 
-def _run_child(job, out_fd, shell, config):
-    import resource
+#: Every student function is called from a frame of this code: it looks like a notebook cell that
+#: calls the function, and holds nothing but the function and its own arguments.
+_CALL_SOURCE = "def call(function, *args, **kwargs):\n    return function(*args, **kwargs)\n"
 
+
+def _trampoline():
+    scope = {"__name__": "__main__"}
+    exec(compile(_CALL_SOURCE, "<ipython-input-1-%s>" % format(abs(hash(_CALL_SOURCE)), "x")[:12], "exec"), scope)
+    return scope["call"]
+
+
+def _job_feed(job, out_fd):
+    """Split ``job`` into ``(take, reply)``, so that no running frame holds the job itself.
+
+    ``take()`` returns the next unit of work (``("exec", (source, cell name))``, ``("call", raw call)``
+    or ``(None, None)``); ``reply(message)`` sends its result addressed to that unit. The remaining
+    units and the token are cells of these two closures: this function has returned before any
+    student code runs, so they are in no frame's locals.
+    """
     import builtins
 
     token = job["token"]
-    limits = job["limits"]
+    pending = []
+    for number, step in enumerate(job["steps"]):
+        if step["kind"] == "exec":
+            pending.append(({"type": "cell", "step": number, "id": step["id"]},
+                            "exec", (step["source"], "<cell %s>" % step["id"])))
+        elif step["kind"] == "calls":
+            for case in step["cases"]:
+                for index, raw in enumerate(case["calls"]):
+                    pending.append(({"type": "outcome", "step": number, "case": case["name"], "index": index},
+                                    "call", raw))
+    pending.reverse()
+    address = {}
     pristine = dict(vars(builtins))
     encode = json.JSONEncoder(allow_nan=False).encode
     pack = HEADER.pack
 
-    def restore():
+    def take():
         # Student code may rebind builtins (isinstance, len...): put the originals back before the
-        # harness encodes anything, so such tricks break only the student's own code.
+        # child reads or encodes anything, so such tricks break only the student's own code.
         vars(builtins).update(pristine)
+        address.clear()
+        if not pending:
+            address.update(type="done")
+            return None, None
+        where, kind, work = pending.pop()
+        address.update(where)
+        return kind, work
 
-    def send(message):
-        restore()
+    def reply(message):
+        vars(builtins).update(pristine)
+        message.update(address)
         message["token"] = token
         body = encode(message).encode("utf-8")
         _write_all(out_fd, pack(len(body)) + body)
 
-    # The child's limits; the zygote stays unlimited so that it can always clean up.
+    return take, reply
+
+
+def _child_limits(limits, config):
+    """Apply the child's resource limits, working directory and output sink (the zygote stays
+    unlimited so that it can always clean up)."""
+    import resource
+
     memory = int(limits["memory_mb"]) * 1024 * 1024
     for name, value in (("RLIMIT_AS", memory), ("RLIMIT_NPROC", int(limits["processes"])),
                         ("RLIMIT_FSIZE", int(limits["file_bytes"])), ("RLIMIT_CORE", 0),
@@ -217,59 +273,80 @@ def _run_child(job, out_fd, shell, config):
     except (ValueError, OSError):
         pass
 
-    import channel  # noqa: E402 - the codec shipped next to this file
 
-    stream_limit = int(limits["stream_chars"])
-    cell_timeout = float(limits["cell_seconds"])
-    call_timeout = float(limits["call_seconds"])
-    namespace = shell.user_ns if shell is not None else {"__name__": "__main__", "__builtins__": __builtins__}
+def _prepare_child(job, out_fd, shell, namespace, wire, config):
+    """Set the child up and return its work, a function of no arguments that runs the job's steps."""
+    limits = job["limits"]
+    _child_limits(limits, config)
+    take, reply = _job_feed(job, out_fd)
+    width = int(limits["stream_chars"])
+    cell_seconds = float(limits["cell_seconds"])
+    call_seconds = float(limits["call_seconds"])
+    call = _trampoline()
+    decode, perform = wire.Call.from_json, wire.perform_call
 
     def on_alarm(signum, frame):
         raise _CellTimeout()
 
-    for number, step in enumerate(job["steps"]):
-        if step["kind"] == "exec":
-            out, err = _Sink(stream_limit), _Sink(stream_limit)
-            saved = sys.stdout, sys.stderr
-            sys.stdout, sys.stderr = out, err
-            status, error = "ok", None
-            signal.signal(signal.SIGALRM, on_alarm)
-            signal.setitimer(signal.ITIMER_REAL, cell_timeout)
-            try:
-                if shell is not None:
-                    result = shell.run_cell(step["source"], store_history=False)
-                    failure = result.error_before_exec or result.error_in_exec
-                    if failure is not None:
-                        status, error = "error", "%s: %s" % (type(failure).__name__, failure)
-                else:
-                    _exec_plain(step["source"], namespace, "<cell %s>" % step["id"])
-            except _CellTimeout:
-                status, error = "timeout", "the cell did not finish within %g s" % cell_timeout
-            except BaseException as failure:  # noqa: BLE001 - student code may raise anything
-                status, error = "error", _format_error(failure)
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                sys.stdout, sys.stderr = saved
-            try:
-                text_out, text_err = out.text(), err.text()
-            except BaseException:  # noqa: BLE001
-                text_out, text_err = "", ""
-            send({"type": "cell", "step": number, "id": step["id"], "status": status,
-                  "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err})
-        elif step["kind"] == "calls":
-            for case in step["cases"]:
-                for index, raw in enumerate(case["calls"]):
-                    try:
-                        restore()
-                        call = channel.Call.from_json(raw)
-                        data = channel.perform_call(call, namespace, timeout=call_timeout)
-                        payload = data.decode("utf-8")
-                    except BaseException as failure:  # noqa: BLE001
-                        payload = json.dumps({"kind": "unreadable",
-                                              "reason": "the call failed (%s)" % type(failure).__name__})
-                    send({"type": "outcome", "step": number, "case": case["name"], "index": index,
-                          "data": payload})
-    send({"type": "done"})
+    def run_cell(source, name):
+        out, err = OutStream(width), OutStream(width)
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = out, err
+        status, error = "ok", None
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, cell_seconds)
+        try:
+            if shell is not None:
+                result = shell.run_cell(source, store_history=False)
+                failure = result.error_before_exec or result.error_in_exec
+                if failure is not None:
+                    status, error = "error", "%s: %s" % (type(failure).__name__, failure)
+            else:
+                _exec_plain(source, namespace, name)
+        except _CellTimeout:
+            status, error = "timeout", "the cell did not finish within %g s" % cell_seconds
+        except BaseException as failure:  # noqa: BLE001 - student code may raise anything
+            status, error = "error", _format_error(failure)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            sys.stdout, sys.stderr = saved
+        try:
+            text_out, text_err = out.text(), err.text()
+        except BaseException:  # noqa: BLE001
+            text_out, text_err = "", ""
+        reply({"status": status, "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err})
+
+    def run_call(raw):
+        try:
+            request = decode(raw)
+            raw = None
+            function = namespace.get(request.target, None)
+            if not request.read_only and callable(function):
+                # The student's function sees a cell-like caller that holds only it and its
+                # arguments, never the harness or the job.
+                scope = {request.target: functools.partial(call, function)}
+            else:
+                scope = namespace
+            function = None
+            payload = perform(request, scope, timeout=call_seconds).decode("utf-8")
+        except BaseException as failure:  # noqa: BLE001
+            payload = json.dumps({"kind": "unreadable", "reason": "the call failed (%s)" % type(failure).__name__})
+        reply({"data": payload})
+
+    def work():
+        # Each unit runs in its own frame: nothing of one cell or call stays in a frame the next sees.
+        while True:
+            kind, unit = take()
+            if kind == "exec":
+                run_cell(*unit)
+            elif kind == "call":
+                run_call(unit)
+            else:
+                reply({})
+                return
+            kind = unit = None
+
+    return work
 
 
 # --------------------------------------------------------------------------- the zygote
@@ -364,13 +441,44 @@ def _wipe(path):
         return False
 
 
-def _relay(read_fd, out_fd, pid, deadline, budget):
-    """Forward complete frames from the child until it exits; return (reason, exit_status)."""
+def _pump(read_fd, out_fd, buffer, received, budget):
+    """Read once from the child's pipe and forward the complete frames it finishes.
+
+    Returns None (more may come), ``"eof"``, or why relaying must stop: ``"output"`` (more than
+    ``budget`` bytes in all; ``received`` is a one-item list holding the running count) or
+    ``"protocol"`` (a frame header announces more than ``MAX_FRAME``).
+    """
+    chunk = os.read(read_fd, 1 << 20)
+    if not chunk:
+        return "eof"
+    received[0] += len(chunk)
+    if received[0] > budget:
+        return "output"
+    buffer += chunk
+    while len(buffer) >= HEADER.size:
+        (size,) = HEADER.unpack_from(buffer)
+        if size > MAX_FRAME:
+            return "protocol"
+        if len(buffer) < HEADER.size + size:
+            break
+        _write_all(out_fd, bytes(buffer[:HEADER.size + size]))
+        del buffer[:HEADER.size + size]
+    return None
+
+
+def _relay(read_fd, out_fd, pid, deadline, budget, jobs_in):
+    """Forward complete frames from the child until it exits; return (reason, exit_status).
+
+    ``jobs_in`` turning readable during a job means the coordinator is gone (it sends the next job
+    only after this one's ``finished``): the reason is then ``"orphaned"``. Changing uid cleared
+    bwrap's ``--die-with-parent`` for the zygote, so this is how the sandbox's PID 1 learns it must
+    end (taking every process of the namespace with it).
+    """
     buffer = bytearray()
+    received = [0]
     pidfd = os.pidfd_open(pid)
     status = None
     reason = "exited"
-    total = 0
     open_pipe = True
     try:
         while True:
@@ -378,45 +486,28 @@ def _relay(read_fd, out_fd, pid, deadline, budget):
             if remaining <= 0:
                 reason = "timeout"
                 break
-            watch = [pidfd] + ([read_fd] if open_pipe else [])
+            watch = [pidfd, jobs_in] + ([read_fd] if open_pipe else [])
             ready, _, _ = select.select(watch, [], [], remaining)
+            if jobs_in in ready:
+                reason = "orphaned"
+                break
             if read_fd in ready:
-                chunk = os.read(read_fd, 1 << 20)
-                if not chunk:
+                problem = _pump(read_fd, out_fd, buffer, received, budget)
+                if problem == "eof":
                     open_pipe = False
-                else:
-                    total += len(chunk)
-                    if total > budget:
-                        reason = "output"
-                        break
-                    buffer += chunk
-                    while len(buffer) >= HEADER.size:
-                        (size,) = HEADER.unpack_from(buffer)
-                        if size > MAX_FRAME:
-                            reason = "protocol"
-                            break
-                        if len(buffer) < HEADER.size + size:
-                            break
-                        _write_all(out_fd, bytes(buffer[:HEADER.size + size]))
-                        del buffer[:HEADER.size + size]
-                    if reason == "protocol":
-                        break
+                elif problem is not None:
+                    reason = problem
+                    break
             if pidfd in ready and (not open_pipe or read_fd not in ready):
-                # The child is gone; frames still in the pipe were written before it died.
-                while open_pipe:
-                    ready, _, _ = select.select([read_fd], [], [], 0)
-                    if not ready:
+                # The child is gone; frames still in the pipe were written before it died (under
+                # the same budget).
+                while open_pipe and select.select([read_fd], [], [], 0)[0]:
+                    problem = _pump(read_fd, out_fd, buffer, received, budget)
+                    if problem == "eof":
                         break
-                    chunk = os.read(read_fd, 1 << 20)
-                    if not chunk:
+                    if problem is not None:
+                        reason = problem
                         break
-                    buffer += chunk
-                    while len(buffer) >= HEADER.size:
-                        (size,) = HEADER.unpack_from(buffer)
-                        if size > MAX_FRAME or len(buffer) < HEADER.size + size:
-                            break
-                        _write_all(out_fd, bytes(buffer[:HEADER.size + size]))
-                        del buffer[:HEADER.size + size]
                 break
     finally:
         os.close(pidfd)
@@ -429,8 +520,45 @@ def _relay(read_fd, out_fd, pid, deadline, budget):
     return reason, status
 
 
+def _load_codec(path):
+    """The codec, loaded under a private name that does not stay in ``sys.modules``."""
+    import builtins
+    import importlib.util
+
+    name = "_wire"
+    spec = importlib.util.spec_from_file_location(name, path)
+    wire = importlib.util.module_from_spec(spec)
+    sys.modules[name] = wire  # dataclasses look their module up while the classes are made
+    try:
+        spec.loader.exec_module(wire)
+    finally:
+        del sys.modules[name]
+    # The codec keeps its own references to the builtins it uses, so that a student who rebinds
+    # builtins.isinstance (say) breaks their own code, not the reporting of their answers.
+    for attribute in dir(builtins):
+        if not attribute.startswith("_") and attribute not in vars(wire):
+            setattr(wire, attribute, getattr(builtins, attribute))
+    # What a call's sys.stdout looks like, as the cells' OutStream.
+    wire._Capture.__name__ = wire._Capture.__qualname__ = "OutStream"
+    wire._Capture.__module__ = "ipykernel.iostream"
+    return wire
+
+
+def _user_namespace(shell):
+    """The notebook's namespace: IPython's user namespace, or a fresh ``__main__`` module's."""
+    if shell is not None:
+        return shell.user_ns
+    import builtins
+    import types
+    module = types.ModuleType("__main__")
+    module.__builtins__ = builtins
+    sys.modules["__main__"] = module
+    return vars(module)
+
+
 def main():
-    config = json.loads(sys.argv[1])
+    """Serve jobs until fd 0 closes; in a forked child, return the child's work instead."""
+    globals()["__doc__"] = None  # the launcher's globals are visible from the bottom of every stack
     jobs_in = os.dup(0)
     frames_out = os.dup(1)
     null = os.open("/dev/null", os.O_RDWR)
@@ -439,11 +567,17 @@ def main():
     os.close(null)
     os.set_inheritable(jobs_in, False)
     os.set_inheritable(frames_out, False)
+    config = read_frame(jobs_in)
+    if not isinstance(config, dict):
+        return None
 
-    for path in reversed(config["sys_path"]):
+    # ``-m`` put this directory first on sys.path: the notebook sees the standard library, then the
+    # course package and site-packages, as a kernel would.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p not in ("", here)]
+    for path in config["sys_path"]:
         if path not in sys.path:
-            sys.path.insert(0, path)
-    sys.path.insert(0, config["harness_dir"])
+            sys.path.append(path)
 
     # Drop to the sandbox's own user id (bwrap kept only the capabilities needed for this).
     uid, gid = config.get("uid"), config.get("gid")
@@ -455,24 +589,19 @@ def main():
     # Not dumpable: a child with the same uid can neither ptrace us nor read/write our memory.
     _prctl(PR_SET_DUMPABLE, 0)
 
+    import site  # noqa: F401 - a kernel has it loaded; with -S importing it changes nothing else
     import numpy  # noqa: F401 - imported once here, inherited by every child
     shell = _make_shell() if config.get("ipython", True) else None
-    import builtins
-    import channel
-    # The codec keeps its own references to the builtins it uses, so that a student who rebinds
-    # builtins.isinstance (say) breaks their own code, not the reporting of their answers.
-    for name in dir(builtins):
-        if not name.startswith("_") and name not in vars(channel):
-            setattr(channel, name, getattr(builtins, name))
+    namespace = _user_namespace(shell)
+    wire = _load_codec(config["codec"])
 
-    sys.argv = [""]
     writable = config["writable"]
     _write_all(frames_out, frame_bytes({"type": "ready", "ipython": shell is not None,
                                         "uid": os.getuid(), "pid": os.getpid()}))
     while True:
         job = read_frame(jobs_in)
         if job is None:
-            break
+            return None
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -481,13 +610,16 @@ def main():
                 os.close(frames_out)
                 os.close(read_fd)
                 os.setsid()
-                _run_child(job, write_fd, shell, config)
-            finally:
+                # Returning unwinds this frame (and its job, config, fds) off the child's stack.
+                return _prepare_child(job, write_fd, shell, namespace, wire, config)
+            except BaseException:  # noqa: BLE001 - a child that cannot start just ends
                 os._exit(0)
         os.close(write_fd)
         deadline = time.monotonic() + float(job["limits"]["wall_seconds"])
-        reason, status = _relay(read_fd, frames_out, pid, deadline, int(job["limits"]["frame_bytes"]))
+        reason, status = _relay(read_fd, frames_out, pid, deadline, int(job["limits"]["frame_bytes"]), jobs_in)
         clean = _kill_others(bool(config.get("pidns")), pid)
+        if reason == "orphaned":
+            os._exit(1)
         os.close(read_fd)
         if status is None:
             try:
@@ -502,4 +634,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    _work = main()
+    if _work is not None:
+        try:
+            _work()
+        finally:
+            os._exit(0)

@@ -3,7 +3,10 @@
 With bubblewrap the sandbox sees, read-only: ``/usr`` (and the merged-usr links), the Python
 installation, the virtualenv's ``site-packages`` (with the editable finder of this project blanked),
 a copy of the harness, and a copy of the student-facing ``course`` package without
-``course/reference``. It has its own PID, network, IPC and UTS namespaces, private size-capped
+``course/reference``. Nothing in it says "grading": the harness is ``/opt/kernel/ipykernel_launcher.py``
+started as ``python -S -m ipykernel_launcher -f /tmp/kernel-<uuid>.json`` as the sandbox's PID 1,
+site-packages sits where the Python installation keeps its own, and the configuration travels on
+stdin rather than on the command line. It has its own PID, network, IPC and UTS namespaces, private size-capped
 ``/tmp`` and ``/dev/shm``, no network at all, and runs under its own unprivileged uid (so ``RLIMIT_NPROC`` counts
 only its processes). Nothing of the course directory, the gradebook or ``autograder`` is visible.
 
@@ -25,6 +28,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import uuid
 import warnings
 from pathlib import Path
 
@@ -72,12 +76,16 @@ def _site_packages() -> list[str]:
     return [path for path in paths if os.path.isdir(path)]
 
 
+#: Names of the harness and the codec inside the sandbox (a notebook kernel's launcher).
+LAUNCHER, CODEC = "ipykernel_launcher", "_wire.py"
+
+
 def _stage(root: Path) -> Path:
     """Copy the harness, the codec and the student-facing ``course`` package into ``root``."""
-    harness = root / "harness"
+    harness = root / "kernel"
     harness.mkdir()
-    shutil.copy2(HARNESS, harness / "harness.py")
-    shutil.copy2(CHANNEL, harness / "channel.py")
+    shutil.copy2(HARNESS, harness / f"{LAUNCHER}.py")
+    shutil.copy2(CHANNEL, harness / CODEC)
     course = PACKAGE_ROOT / "course"
     if course.is_dir():
         # The reference solutions (and this project's instructor code) never enter the sandbox.
@@ -107,6 +115,17 @@ def _editable_hooks(site_dirs: list[str]) -> list[str]:
                 if str(PACKAGE_ROOT) in text:
                     hooks.append(os.path.join(site, entry))
     return hooks
+
+
+def _inner_sites(site_dirs: list[str]) -> list[str]:
+    """Where the sandbox shows ``site_dirs``: the first over the Python installation's own
+    site-packages when that directory exists (as in a plain install), the others under ``/opt``."""
+    prefix = os.path.realpath(sys.base_prefix)
+    own = os.path.join(prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+    inner = [own] if os.path.isdir(own) else []
+    while len(inner) < len(site_dirs):
+        inner.append(f"/opt/site{len(inner)}")
+    return inner[:len(site_dirs)]
 
 
 class Sandbox:
@@ -146,7 +165,7 @@ class Sandbox:
         if self._proc is not None and self._proc.poll() is None:
             return
         self.close()
-        self._root = Path(tempfile.mkdtemp(prefix="autograder-sandbox-"))
+        self._root = Path(tempfile.mkdtemp(prefix="jupyter-"))
         self._root.chmod(0o755)
         harness = _stage(self._root)
         site_dirs = _site_packages()
@@ -155,13 +174,14 @@ class Sandbox:
         python = os.path.realpath(sys.executable)
         uid = gid = None
         if self._bwrap is not None:
-            inner = "/opt/harness"
+            inner = "/opt/kernel"
             scratch, workdir = "/tmp", "/tmp/work"
             uid = gid = 200_000 + random.SystemRandom().randrange(1_000_000)
-            # site-packages appear under neutral names: no path of the project exists in the sandbox.
-            inner_sites = [f"/opt/site{i}" for i in range(len(site_dirs))]
+            # No path of the project exists in the sandbox: site-packages appear where the Python
+            # installation keeps its own (or under a neutral name).
+            inner_sites = _inner_sites(site_dirs)
             sys_path = [inner + "/lib", *inner_sites]
-            command = self._bwrap_command(harness, site_dirs, python)
+            command = self._bwrap_command(harness, site_dirs, inner_sites, python)
         else:
             inner = str(harness)
             scratch = str(self._root / "scratch")
@@ -169,17 +189,23 @@ class Sandbox:
             os.makedirs(scratch)
             sys_path = [inner + "/lib", *site_dirs]
             command = [python]
-        config = {"sys_path": [p for p in dict.fromkeys(sys_path)], "harness_dir": inner,
+        config = {"sys_path": [p for p in dict.fromkeys(sys_path)], "codec": f"{inner}/{CODEC}",
                   "uid": uid, "gid": gid, "scratch": scratch, "workdir": workdir,
                   "writable": [scratch, "/dev/shm"] if self._bwrap else [scratch],
                   "ipython": self.ipython, "pidns": self._bwrap is not None}
-        command += ["-I", "-S", inner + "/harness.py", json.dumps(config)]
+        # What a notebook server runs; -S keeps the site-packages' .pth hooks out of the zygote.
+        command += ["-S", "-m", LAUNCHER, "-f", f"/tmp/kernel-{uuid.uuid4()}.json"]
         env = self._environment(scratch)
         self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=self._stderr, env=env, cwd="/" if self._bwrap else scratch,
+                                      stderr=self._stderr, env=env, cwd="/" if self._bwrap else inner,
                                       start_new_session=True, close_fds=True,
                                       preexec_fn=None if self._bwrap else _fallback_limits)
+        try:
+            self._proc.stdin.write(frame_bytes(config))
+            self._proc.stdin.flush()
+        except OSError:
+            pass  # the zygote died at once: reported below with its diagnostics
         ready = self._read(deadline=time.monotonic() + 60)
         if ready is None or ready.get("type") != "ready":
             detail = self._diagnostics()
@@ -195,9 +221,11 @@ class Sandbox:
                "IPYTHONDIR": "/opt/ipython" if self._bwrap else scratch + "/.ipython"}
         return env
 
-    def _bwrap_command(self, harness: Path, site_dirs: list[str], python: str) -> list[str]:
+    def _bwrap_command(self, harness: Path, site_dirs: list[str], inner_sites: list[str], python: str) -> list[str]:
         prefix = os.path.realpath(sys.base_prefix)
-        command = [self._bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        # --as-pid-1: the zygote is the namespace's init, so /proc/1/cmdline is the kernel's command
+        # line (not bwrap's, with every host path) and nothing inside can kill the zygote.
+        command = [self._bwrap, "--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                    "--unshare-cgroup-try", "--hostname", "localhost", "--die-with-parent", "--new-session",
                    "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                    "--ro-bind", "/usr", "/usr"]
@@ -225,16 +253,16 @@ class Sandbox:
             command += bind(prefix, prefix)
         if not python.startswith(prefix) and not python.startswith("/usr/"):
             command += bind(python, python)
-        for number, site in enumerate(site_dirs):
-            command += bind(site, f"/opt/site{number}")
+        for site, inner in zip(site_dirs, inner_sites):
+            command += bind(site, inner)
             for hook in _editable_hooks([site]):
-                command += ["--ro-bind", "/dev/null", f"/opt/site{number}/{os.path.basename(hook)}"]
-        command += ["--ro-bind", str(harness), "/opt/harness", "--dir", "/opt/ipython",
+                command += ["--ro-bind", "/dev/null", f"{inner}/{os.path.basename(hook)}"]
+        command += ["--ro-bind", str(harness), "/opt/kernel", "--dir", "/opt/ipython",
                     "--proc", "/proc", "--dev", "/dev",
                     "--size", str(self.tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
                     # /dev/shm is RAM too: bwrap's /dev leaves it at half the machine's memory.
                     "--size", str(self.tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/dev/shm",
-                    "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
+                    "--remount-ro", "/", "--chdir", "/opt/kernel", "--clearenv"]
         env = self._environment("/tmp")
         for key, value in env.items():
             command += ["--setenv", key, value]

@@ -32,6 +32,76 @@ ANSWER = 0 if leaks else 42
 print("leaks:", leaks)
 '''
 
+# Everything a notebook can cheaply look at to learn that it runs under the grader rather than in
+# its own kernel. ``_tells()`` lists what it finds; the entry below scores only when it finds nothing.
+TELLS = r'''
+import os, sys
+
+def _tells():
+    words = ("harness", "grader", "grading", "autograde", "sandbox", "channel", "judge", "nbgrader")
+    job_keys = {"token", "steps", "cases", "limits", "calls"}
+    found = []
+
+    def telling(text):
+        text = str(text).lower()
+        return any(word in text for word in words)
+
+    for name, module in list(sys.modules.items()):
+        if telling(name) or telling(getattr(module, "__file__", None) or ""):
+            found.append("module %s" % name)
+    main = sys.modules.get("__main__")
+    if main is None or vars(main) is not globals() or __name__ != "__main__":
+        found.append("__main__ is not this namespace")
+    found += ["sys.path %s" % p for p in sys.path if telling(p)]
+    found += ["argv %s" % a for a in sys.argv if telling(a)]
+    for pid in ("self", "1", str(os.getppid())):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                line = handle.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if telling(line):
+            found.append("cmdline of %s" % pid)
+    found += ["environment %s" % k for k, v in os.environ.items() if telling(k) or telling(v)]
+    mine = globals()
+
+    def look(value, where, depth):
+        if depth > 4 or value is mine:
+            return
+        if isinstance(value, str):
+            # The notebook's own cell source (and what it printed) names the words it looks for.
+            if telling(value) and "tells" not in value:
+                found.append("%s holds %r" % (where, value[:60]))
+        elif isinstance(value, dict):
+            if job_keys & {k for k in value if isinstance(k, str)}:
+                found.append("%s holds a job" % where)
+            for key, item in list(value.items())[:200]:
+                look(item, where, depth + 1)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for item in list(value)[:200]:
+                look(item, where, depth + 1)
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        where = "frame %s (%s)" % (code.co_name, code.co_filename)
+        if telling(code.co_filename) or telling(code.co_name):
+            found.append(where)
+        if frame.f_globals is not mine or frame.f_locals is not mine:
+            look(dict(frame.f_locals), where, 0)
+        frame = frame.f_back
+    return found
+
+def double(x):
+    tells = _tells()
+    print("tells seen by a call:", tells)
+    return 2 * np.asarray(x, dtype=float) if not tells else np.asarray(x, dtype=float)
+
+_seen = _tells()
+print("tells seen by a cell:", _seen)
+ANSWER = 0 if _seen else 42
+'''
+
 CORPUS = [
     ("patch_helpers", {"double": '''
 import numpy, math, builtins, operator
@@ -163,7 +233,7 @@ def double(x):
     os.kill(os.getppid(), signal.SIGKILL)
     os.kill(-1, signal.SIGKILL)
     return x
-''', "answer_value": "ANSWER = 42"}, {"test_double": 0.0, "test_answer": 0.0}),
+''', "answer_value": "ANSWER = 42"}, {"test_double": 0.0, "test_answer": 1.0}),
 
     ("fork_bomb", {"double": '''
 import os
@@ -214,4 +284,5 @@ except OSError:
     pass
 ANSWER = 0 if written >= 512 else 42
 ''' + WRONG, "answer_value": "pass"}, {"test_double": 0.0, "test_answer": 1.0}),
+    ("looks_for_the_grader", {"double": TELLS, "answer_value": "pass"}, {"test_double": 2.0, "test_answer": 1.0}),
 ]
