@@ -357,10 +357,6 @@ class Call:
         return cls(str(node["target"]), tuple(decode_value(node["args"])), dict(decode_value(node["kwargs"])),
                    bool(node["read_only"]))
 
-    def describe(self) -> str:
-        """A short human label that shows the target, never the (possibly hidden) argument values."""
-        return self.target if self.read_only else f"{self.target}(...)"
-
 
 class _Capture(io.StringIO):
     """A bounded text sink: output beyond ``limit`` characters is counted, not stored."""

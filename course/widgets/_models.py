@@ -62,10 +62,6 @@ def _support_mask(support, size: int) -> np.ndarray:
     return mask
 
 
-def _token_list(names: Sequence[str]) -> str:
-    return ", ".join(names) if names else "(none)"
-
-
 # --------------------------------------------------------------------------------------
 # truncation
 
