@@ -7,12 +7,12 @@ STAMP  := $(VENV)/.installed
 # Parallel test workers: the machine's cores (the suite is sized for 2).
 JOBS   ?= auto
 
-.PHONY: test demo lab release selfstudy bench clean-state
+.PHONY: test demo lab release selfstudy bench dist clean-state
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml course/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e ./course -e '.[test]'
 	@touch $@
 
 ## make test: the whole test suite (unit, doctests, notebooks, nbgrader pipeline, grader, browser)
@@ -28,17 +28,24 @@ demo: $(STAMP)
 lab: $(STAMP)
 	mkdir -p build/lab
 	cp -rn release/module6 build/lab/
-	$(PY) -m autograder.selfstudy.build build/lab/selfstudy --keep-existing
+	$(PY) -m autograder.authoring.selfstudy_build build/lab/selfstudy --keep-existing
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab --notebook-dir=build/lab
 
 ## make selfstudy: build the self-study notebooks (local checks, hints, gated worked solutions)
 selfstudy: $(STAMP)
-	$(PY) -m autograder.selfstudy.build
+	$(PY) -m autograder.authoring.selfstudy_build
 
 ## make release: regenerate release/module6 from source/module6 with nbgrader
 release: $(STAMP)
-	$(PY) -m autograder.release
+	$(PY) -m autograder.authoring.release
 
 ## make bench: speed and memory benchmarks (by hand, never part of the tests)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_causal_logprobs.py
+
+## make dist: both wheels into dist/: module6-course (students) and module6-instructor (instructors)
+dist: $(STAMP)
+	rm -rf dist && mkdir -p dist
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation ./course -w dist
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation . -w dist
+	@ls -l dist

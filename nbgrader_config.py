@@ -20,8 +20,7 @@ from autograder.feedback_redaction import RedactHiddenTests  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-COURSE_ID = "llm-policy-module6"
-ASSIGNMENT = "module6"
+from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 
 c.CourseDirectory.course_id = COURSE_ID
 c.CourseDirectory.root = ROOT

@@ -1,4 +1,4 @@
-"""Benchmark: ``course.reference.causal_response_logprobs`` against the plain formula.
+"""Benchmark: ``autograder.reference.causal_response_logprobs`` against the plain formula.
 
 The plain formula is what the seed's solution does: convert every shifted logit to float64,
 take a log-softmax over the whole ``[B, L-1, V]`` block, then ``take_along_axis``. The
@@ -45,7 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from course.reference import causal_response_logprobs  # noqa: E402
+from autograder.reference import causal_response_logprobs  # noqa: E402
 
 SPEED_TARGET = 2.0
 MEMORY_TARGET = 0.1

@@ -11,7 +11,7 @@ would without its pre-forked zygote). Prints the ratio and the cost per notebook
 Both sides import one frozen copy of ``autograder`` and ``course`` taken at the start: the
 nbgrader phase lasts minutes, and its kernels would otherwise import whatever the (shared,
 editable) working tree holds when each one starts. Every test cell whose scores differ is listed
-with its cause (:mod:`autograder.grading.compare`); the exit status is 1 when a difference is
+with its cause (:mod:`autograder.demo.compare`); the exit status is 1 when a difference is
 unexplained or on the batch grader's side.
 """
 
@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import scratch_course  # noqa: E402
-from autograder.grading.compare import compare, freeze_code, imported_from  # noqa: E402
-from autograder.simulate import answer_cells, write_class  # noqa: E402
+from autograder.authoring import scratch_course  # noqa: E402
+from autograder.demo.compare import compare, freeze_code, imported_from  # noqa: E402
+from autograder.demo.simulate import answer_cells, write_class  # noqa: E402
 
 
 def _class(course: Path, count: int) -> dict:

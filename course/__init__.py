@@ -1,7 +1,7 @@
-"""Module 6 course package: what a student's kernel may import.
+"""Module 6, student side (distribution ``module6-course``): what a student's kernel imports.
 
-* :mod:`course.reference`: reference NumPy solutions (the truth the checks compare with);
-* :mod:`course.widgets`: interactive explorers of truncation and KL.
+* :mod:`course.widgets`: interactive explorers of truncation, KL and the KL chain rule.
 
-Nothing here imports the instructor-only :mod:`autograder` package.
+This package holds no exercise answer: no function with a graded name, no key, no worked solution.
+It never imports the instructor's package (:mod:`autograder`), which depends on it, not the reverse.
 """

@@ -277,7 +277,7 @@ class CheckTests:
             elif meta.get("grade"):
                 manual += meta["points"]
             elif cell.cell_type == "code":  # what students see must not import the grader or the answers
-                assert "autograder" not in cell.source and "course.reference" not in cell.source, cell.id
+                assert "autograder" not in cell.source and "autograder.reference" not in cell.source, cell.id
         assert list(hidden.items()) == [(group.grade_id, group.points) for group in check.groups]
         assert check.points + manual == self.total_points
 
@@ -294,7 +294,7 @@ class CodingCheckTests(CheckTests):
     Attributes
     ----------
     reference_functions : tuple of str
-        The functions the exercise asks for, all found in :mod:`course.reference`.
+        The functions the exercise asks for, all found in :mod:`autograder.reference`.
     rejecting_groups : tuple of str
         Groups whose every case expects the call to raise ValueError or TypeError.
     quiet_mistakes : tuple of str
@@ -309,7 +309,7 @@ class CodingCheckTests(CheckTests):
     revealing = r"\d\.\d{4,}"
 
     def _reference_namespace(self) -> dict:
-        from course import reference
+        from autograder import reference
 
         return {name: getattr(reference, name) for name in self.reference_functions}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.scratch_course import REPO_ROOT, release_dir, source_dir
+from autograder.authoring.scratch_course import REPO_ROOT, release_dir, source_dir
 
 #: The 20 exercises in the seed's order (docs/DESIGN.md).
 STEMS = (

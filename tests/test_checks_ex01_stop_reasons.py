@@ -65,8 +65,9 @@ WRONG = [
 
 
 def test_key_follows_the_reference_contract():
-    from autograder.keys import ex01_stop_reasons as key
-    from course.reference import EOS_IS_TERMINAL
+    from autograder.exercises import load_key
+    key = load_key('01_stop_reasons')
+    from autograder.reference import EOS_IS_TERMINAL
 
     assert key.STOP_FLAGS["response_1"] == EOS_IS_TERMINAL.map("eos")
     assert (key.STOP_FLAGS["response_2"].terminated, key.STOP_FLAGS["response_2"].truncated) == (False, True)

@@ -83,8 +83,9 @@ def test_forgetting_the_ban_is_named():
 
 
 def test_key_metadata_follows_the_reference_record():
-    from autograder.keys import ex07_behaviour_policy as key
-    from course.reference import SamplingConfig
+    from autograder.exercises import load_key
+    key = load_key('07_behaviour_policy')
+    from autograder.reference import SamplingConfig
 
     assert set(SamplingConfig().as_record()) <= set(key.METADATA_OPTIONS)
     assert set(key.CONFIG.as_record()) <= key.REQUIRED_METADATA

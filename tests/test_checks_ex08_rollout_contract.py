@@ -1,7 +1,8 @@
 """Exercise 08 (rollout contract): right selections in any container get full marks, each classic
 slip loses points under its own name, and hostile values never score."""
 
-from autograder.keys import ex08_rollout_contract as key
+from autograder.exercises import load_key
+key = load_key('08_rollout_contract')
 from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, result_of, run_cells, source_notebook
 
 STEM = "08_rollout_contract"

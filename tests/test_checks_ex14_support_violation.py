@@ -1,7 +1,8 @@
 """Exercise 14 (support violation): the right diagnosis and remedies pass in any container, the
 numbering slip and each hiding remedy (clipping, epsilon, more samples, skipping) are named."""
 
-from autograder.keys import ex14_support_violation as key
+from autograder.exercises import load_key
+key = load_key('14_support_violation')
 from check_support import ConceptCheckTests, hostile_rebinds, result_of, run_cells, source_notebook
 
 STEM = "14_support_violation"

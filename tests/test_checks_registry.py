@@ -18,15 +18,15 @@ def test_each_of_the_twenty_notebooks_has_a_check_named_after_it():
 
 
 def test_a_broken_check_module_costs_only_its_own_notebook(monkeypatch):
-    broken = types.ModuleType("autograder.checks.ex99_broken")
-    monkeypatch.setitem(sys.modules, "autograder.checks.ex99_broken", broken)  # no CHECK: an import-time failure
+    broken = types.ModuleType("autograder.exercises.99_broken.check")
+    monkeypatch.setitem(sys.modules, "autograder.exercises.99_broken.check", broken)  # no CHECK: an import-time failure
     registry = checks._Registry()
-    registry._names()["99_broken"] = "autograder.checks.ex99_broken"
+    registry._names()["99_broken"] = "autograder.exercises.99_broken.check"
     with pytest.raises(AttributeError):
         registry["99_broken"]
     assert registry["15_stable_log_softmax"].stem == "15_stable_log_softmax"
-    loaded = [name for name in sys.modules if name.startswith("autograder.checks.ex")]
-    assert "autograder.checks.ex15_stable_log_softmax" in loaded
+    loaded = [name for name in sys.modules if name.startswith("autograder.exercises.")]
+    assert "autograder.exercises.15_stable_log_softmax.check" in loaded
 
 
 def test_unknown_notebooks_are_named_in_the_error():

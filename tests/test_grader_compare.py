@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.compare import explain, freeze_code, imported_from
+from autograder.demo.compare import explain, freeze_code, imported_from
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from autograder import scratch_course
+from autograder.authoring import scratch_course
 from autograder.grading.batch import Options, run
-from autograder.simulate import write_class
+from autograder.demo.simulate import write_class
 
 STEM = "15_stable_log_softmax"
 

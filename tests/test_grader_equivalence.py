@@ -3,7 +3,7 @@
 Real notebooks of the module (a few, to stay quick), a simulated class (solutions, untouched,
 one wrong function), graded twice from identical copies: once by ``nbgrader autograde``, once by
 ``autograder grade``; every test cell's auto score must agree. Both sides import one frozen copy
-of ``autograder`` and ``course`` (see :mod:`autograder.grading.compare`): the working tree is
+of ``autograder`` and ``course`` (see :mod:`autograder.demo.compare`): the working tree is
 shared and edited while the suite runs.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import scratch_course
-from autograder.grading.compare import compare, freeze_code, imported_from
-from autograder.simulate import answer_cells, write_class
+from autograder.authoring import scratch_course
+from autograder.demo.compare import compare, freeze_code, imported_from
+from autograder.demo.simulate import answer_cells, write_class
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
 

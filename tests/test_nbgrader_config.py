@@ -17,7 +17,7 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.feedback_redaction import HIDDEN_MESSAGE, PLACEHOLDER, RedactHiddenTests
-from autograder.scratch_course import COURSE_ID, REPO_ROOT
+from autograder.authoring.scratch_course import COURSE_ID, REPO_ROOT
 
 # Runs in a child process (cwd = a course directory) so that nbgrader's singletons and sys.path
 # start clean; it prints what nbgrader's classes resolved from the config.

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from autograder.checks import CHECKS
-from autograder.scratch_course import source_dir
+from autograder.authoring.scratch_course import source_dir
 from tests.nbrun_support import (
     CODING, CONCEPT, HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, STEMS, in_pool, is_answer_cell,
     is_test_cell, nbgrader_meta, present_stems, read, regions, validate,

@@ -15,10 +15,10 @@ import pytest
 
 from autograder.checks import CHECKS, plan
 from autograder.feedback_redaction import PLACEHOLDER
-from autograder.scratch_course import (
+from autograder.authoring.scratch_course import (
     ASSIGNMENT, generate_release, make_course_copy, notebook_points, read_gradebook, run_nbgrader, source_dir,
 )
-from autograder.simulate import defined_names, solution_text, write_class
+from autograder.demo.simulate import defined_names, solution_text, write_class
 from tests.nbrun_support import HIDDEN_BEGIN, HIDDEN_END, nbgrader_meta, present_stems, read, regions
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Behaviour of ``course.reference`` beyond the seed's worked numbers.
+"""Behaviour of ``autograder.reference`` beyond the seed's worked numbers.
 
 * the sampling chain (temperature -> banned tokens -> top-k -> top-p) against an independent
   composition written here from the individual transforms' definitions;
@@ -22,7 +22,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from course.reference import (
+from autograder.reference import (
     EOS_IS_TERMINAL,
     SamplingConfig,
     StopFlags,
@@ -368,7 +368,7 @@ def test_causal_logprobs_does_not_copy_the_logits():
     """
     import tracemalloc
 
-    from course.reference import causal_response_logprobs
+    from autograder.reference import causal_response_logprobs
 
     rng = np.random.default_rng(3)
     logits = rng.standard_normal((2, 128, 32000), dtype=np.float32)

@@ -1,4 +1,4 @@
-"""Fuzzing every public function of ``course.reference`` with arbitrary input.
+"""Fuzzing every public function of ``autograder.reference`` with arbitrary input.
 
 Contract under test: whatever the input (NaN, inf, huge, tiny, empty, 0-d, ragged lists,
 strings, objects, bools, complex numbers), a function either raises ``ValueError`` /
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from course.reference import (
+from autograder.reference import (
     EOS_IS_TERMINAL,
     SamplingConfig,
     behaviour_distribution,

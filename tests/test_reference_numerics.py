@@ -1,4 +1,4 @@
-"""Floating-point accuracy of ``course.reference`` against an independent oracle.
+"""Floating-point accuracy of ``autograder.reference`` against an independent oracle.
 
 The oracle is mpmath at 50 significant digits, fed the *exact* binary values of the float64
 inputs (``mpmath.mpf(float)`` is exact), so the truth is the exact answer for the numbers the
@@ -40,7 +40,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from course.reference import (
+from autograder.reference import (
     exact_kl_from_logits,
     kl_divergence,
     kl_estimators_at_ratio,

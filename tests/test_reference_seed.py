@@ -1,4 +1,4 @@
-"""The seed's contract for ``course.reference``.
+"""The seed's contract for ``autograder.reference``.
 
 Two kinds of checks live here:
 
@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pytest
 
-from course.reference import (
+from autograder.reference import (
     EOS_IS_TERMINAL,
     REPRODUCIBILITY_FIELDS,
     ROLLOUT_BATCH_FIELDS,

@@ -1,4 +1,4 @@
-"""Bad input to every public function of ``course.reference``.
+"""Bad input to every public function of ``autograder.reference``.
 
 House rule: bad input raises ``ValueError`` or ``TypeError`` and the message names the
 argument (for a rollout batch: the field) so a student can see what to fix. Every case below
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.reference import (
+from autograder.reference import (
     EOS_IS_TERMINAL,
     ROLLOUT_BATCH_FIELDS,
     SamplingConfig,

@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.release import check_release
-from autograder.scratch_course import REPO_ROOT, release_dir, source_dir
+from autograder.authoring.release import check_release
+from autograder.authoring.scratch_course import REPO_ROOT, release_dir, source_dir
 from tests.nbrun_support import (
     HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, errors, in_pool, is_answer_cell,
     config, is_test_cell, nbgrader_meta, normalise, present_stems, read, regions, release_with_hidden_tests,

@@ -7,8 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
-from autograder.scratch_course import REPO_ROOT, make_course_copy, release_dir
-from autograder.simulate import Profile, answer_cells, defined_names, solution_text, write_class, wrong_version
+from autograder.authoring.scratch_course import REPO_ROOT, make_course_copy, release_dir
+from autograder.demo.simulate import Profile, answer_cells, defined_names, solution_text, write_class, wrong_version
 from tests.nbrun_support import present_stems
 
 

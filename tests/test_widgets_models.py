@@ -1,4 +1,4 @@
-"""The widgets' pure models: seed numbers, agreement with course.reference, honest non-finite values.
+"""The widgets' pure models: seed numbers, agreement with autograder.reference, honest non-finite values.
 
 No display is needed: these tests exercise ``course.widgets._models`` only.
 """
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import reference as ref
+from autograder import reference as ref
 from course.widgets import (
     ESTIMATORS,
     KL_PRESETS,

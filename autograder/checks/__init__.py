@@ -1,6 +1,7 @@
 """Hidden checks for the 20 exercises of Module 6.
 
-One module per notebook (``exNN_<slug>.py``) defines ``CHECK``, an :class:`ExerciseCheck`.
+Each exercise's ``autograder/exercises/NN_slug/check.py`` defines ``CHECK``, an :class:`ExerciseCheck`;
+this package holds what they share (cases, judges, the concept-answer readers) and the registry.
 Three callers share them:
 
 * hidden test cells (plain ``nbgrader autograde``, inside the student's kernel): :func:`grade`;
@@ -11,7 +12,6 @@ Three callers share them:
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from typing import Iterable, Mapping, Sequence
 
 from autograder.checks._core import (
@@ -20,10 +20,9 @@ from autograder.checks._core import (
 
 
 def _module_names() -> dict:
-    """``stem -> module name`` from the file names (``exNN_<slug>.py`` checks notebook ``NN_<slug>``)."""
-    return {info.name[2:]: f"{__name__}.{info.name}"
-            for info in sorted(pkgutil.iter_modules(__path__), key=lambda item: item.name)
-            if info.name.startswith("ex") and info.name[2:4].isdigit()}
+    """``stem -> module name`` of every exercise folder (``autograder/exercises/<stem>/check.py``)."""
+    from autograder import exercises
+    return {stem: f"{exercises.__name__}.{stem}.check" for stem in exercises.stems()}
 
 
 class _Registry(dict):

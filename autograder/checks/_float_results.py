@@ -43,7 +43,7 @@ _float32 = np.dtype(np.float32)
 
 def log_softmax(z: np.ndarray, axis: int | None = -1) -> np.ndarray:
     """The textbook max-shifted log-softmax of trusted float64 input along ``axis`` (``None``: the whole
-    array), for computing what a mistake outputs; expected values come from :mod:`course.reference`."""
+    array), for computing what a mistake outputs; expected values come from :mod:`autograder.reference`."""
     shifted = z - z.max(axis=axis, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 

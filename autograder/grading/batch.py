@@ -46,8 +46,10 @@ def _grader_fingerprint() -> str:
     """Changes whenever the grader or the checks change, so that results are not reused across versions."""
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]
-    for path in sorted(list(root.glob("grading/*.py")) + list(root.glob("checks/*.py")) + [root / "channel.py"]):
-        digest.update(path.name.encode())
+    paths = [*root.glob("grading/*.py"), *root.glob("checks/*.py"), *root.glob("exercises/*/*.py"),
+             *root.glob("reference/*.py"), root / "channel.py"]
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
 

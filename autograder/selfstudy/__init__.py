@@ -16,7 +16,6 @@ from pathlib import Path
 
 from autograder.checks import CHECKS, run_check
 
-SOLUTIONS = Path(__file__).with_name("solutions")
 PROGRESS_FILE = Path(".selfstudy-progress.json")
 
 
@@ -74,20 +73,21 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
 
 
 def load_solution(stem: str) -> dict:
-    """The hints, worked solution and key idea of ``stem``, parsed from ``solutions/<stem>.md``.
+    """The hints, worked solution and key idea of ``stem``, parsed from ``autograder/exercises/<stem>/solution.md``.
 
     The file has three level-2 sections: ``## Hints`` (one ``### Hint`` subsection each),
     ``## Worked solution`` and ``## Remember``.
     """
     if stem not in CHECKS:
         raise KeyError(f"unknown exercise {stem!r}")
-    text = (SOLUTIONS / f"{stem}.md").read_text(encoding="utf-8")
+    from autograder.exercises import solution_path
+    text = solution_path(stem).read_text(encoding="utf-8")
     sections = {}
     for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M):
         sections[match.group(1).strip().lower()] = match.group(2).strip()
     missing = {"hints", "worked solution", "remember"} - set(sections)
     if missing:
-        raise ValueError(f"solutions/{stem}.md lacks section(s) {sorted(missing)}")
+        raise ValueError(f"exercises/{stem}/solution.md lacks section(s) {sorted(missing)}")
     hints = [h.strip() for h in re.split(r"^### .*\n", sections["hints"], flags=re.M) if h.strip()]
     return {"hints": hints, "solution": sections["worked solution"], "remember": sections["remember"]}
 

@@ -1,7 +1,7 @@
 """Interactive explorers for Module 6: truncation, KL estimators and the KL chain rule.
 
 Each explorer is a pure model (``*_state`` functions returning plain state
-objects of numbers and arrays, computed with :mod:`course.reference`) plus a
+objects of numbers and arrays, computed with :mod:`autograder.reference`) plus a
 thin ipywidgets view that redraws in place. The explorers never import a
 student's code, so they work in a released notebook before anything is solved.
 

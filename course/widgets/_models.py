@@ -2,7 +2,7 @@
 
 Nothing here touches ipywidgets or matplotlib, so the numbers a learner sees
 can be unit-tested without a display. Every quantity is computed by
-:mod:`course.reference`; the models only choose the inputs, collect the
+:mod:`autograder.reference`; the models only choose the inputs, collect the
 outputs and attach a one-line reason to every value that is not finite.
 """
 
@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from course import reference as ref
+from autograder import reference as ref
 
 ESTIMATORS = ("k1", "k2", "k3")
 
@@ -129,7 +129,7 @@ class TruncationState:
     logprob_shift : float
         ``behaviour_logprob - tempered_logprob`` (= -log Z_S inside S, -inf outside).
     log_correction : float
-        ``-log Z_S`` from :func:`course.reference.truncation_log_correction`.
+        ``-log Z_S`` from :func:`autograder.reference.truncation_log_correction`.
     ratio_error : float
         ``Z_S ** -positions``: how far an n-position ratio is off when it uses
         pre-truncation log-probs at every position (each position keeping Z_S).
@@ -204,7 +204,7 @@ def truncation_state(
     tokens : sequence of str, optional
         Token names; ``t0, t1, ...`` by default.
     temperature, top_k, top_p, min_tokens_to_keep
-        The sampling controls, as in :class:`course.reference.SamplingConfig`
+        The sampling controls, as in :class:`autograder.reference.SamplingConfig`
         (``top_k=None`` or ``0`` switches top-k off).
     banned : sequence of int or str
         Banned tokens, by id or name.
@@ -399,7 +399,7 @@ KL_PRESET_GROUPS = {
     "k_estimators": "k_estimators",
 }
 
-# course.reference accepts probability vectors that sum to one within 1e-9.
+# autograder.reference accepts probability vectors that sum to one within 1e-9.
 SUM_TOLERANCE = 1e-9
 
 SAMPLE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
@@ -412,7 +412,7 @@ def parse_distribution(text: str, name: str = "distribution") -> np.ndarray:
     ------
     ValueError
         Naming ``name``: empty, not a number, negative, or not summing to 1
-        (within 1e-9, as :func:`course.reference.kl_divergence` asks; the
+        (within 1e-9, as :func:`autograder.reference.kl_divergence` asks; the
         numbers are used as typed, not renormalised).
 
     Examples
@@ -696,7 +696,7 @@ class ChainRuleState:
 
 
 def chain_rule_state(first_p, first_q, cond_p, cond_q) -> ChainRuleState:
-    """Compute what the chain-rule explorer shows, with :func:`course.reference.kl_chain_rule`.
+    """Compute what the chain-rule explorer shows, with :func:`autograder.reference.kl_chain_rule`.
 
     Parameters
     ----------

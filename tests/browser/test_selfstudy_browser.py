@@ -21,7 +21,8 @@ import nbformat
 import pytest
 
 from autograder.checks import CHECKS
-from autograder.selfstudy import build, load_solution
+from autograder.authoring import selfstudy_build as build
+from autograder.selfstudy import load_solution
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +39,7 @@ def selfstudy_dir(tmp_path_factory) -> Path:
     """The self-study notebooks, built the way a learner gets them."""
     release = RELEASE
     if not any(RELEASE.glob("[0-9][0-9]_*.ipynb")):
-        from autograder.release import build_release
+        from autograder.authoring.release import build_release
 
         release = build_release(tmp_path_factory.mktemp("release") / "module6")
     out = tmp_path_factory.mktemp("selfstudy") / "module6"

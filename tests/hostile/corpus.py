@@ -20,7 +20,7 @@ for path in ["{course}", "{course}/gradebook.db", "{course}/source", "{course}/s
         leaks.append(path)
     except Exception:
         pass
-for name in ["autograder", "autograder.checks", "course.reference", "hostile"]:
+for name in ["autograder", "autograder.checks", "autograder.reference", "hostile"]:
     try:
         __import__(name)
         leaks.append(name)
@@ -138,7 +138,7 @@ def double(x):
 
     ("reads_and_imports", {"double": PROBE + '''
 try:
-    from course.reference import softmax as _cheat
+    from autograder.reference import softmax as _cheat
 except Exception:
     _cheat = None
 try:

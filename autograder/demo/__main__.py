@@ -1,0 +1,146 @@
+"""End-to-end demo: release, a simulated class, grading, and a grade table, all in a scratch course.
+
+``python -m autograder.demo`` copies the course into a temporary directory (never touching the
+repository), generates the release there, writes five students' submissions (see
+:func:`autograder.demo.simulate.default_class`), grades them and prints each student's autograded points
+per notebook and overall. A notebook whose grading failed shows ``ERR``; one not handed in shows ``-``.
+
+``--grader autograder`` grades with the course's batch grader (``autograder grade module6``),
+``--grader nbgrader`` with plain ``nbgrader autograde``; the default uses the batch grader when
+``autograder.cli`` is installed and works, nbgrader otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.authoring.scratch_course import (
+    ASSIGNMENT, generate_release, make_course_copy, notebook_points, read_gradebook, run_nbgrader,
+)
+from autograder.demo.simulate import default_class, write_class
+
+
+def batch_grader_available() -> bool:
+    """True when ``autograder.cli`` is importable and answers ``--help``."""
+    if importlib.util.find_spec("autograder.cli") is None:
+        return False
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    return proc.returncode == 0
+
+
+def grade_with_nbgrader(course: Path) -> tuple:
+    run = run_nbgrader(course, "autograde", ASSIGNMENT, "--force", check=False)
+    return run.returncode, run.output
+
+
+def grade_with_autograder(course: Path) -> tuple:
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--no-progress", "--jobs", "2"],
+                          cwd=course, env=env,
+                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return proc.returncode, proc.stdout
+
+
+def format_table(scores: dict, points: dict, profiles: dict | None = None, handed_in: dict | None = None) -> str:
+    """A plain-text table: one row per student, autograded points per notebook, then the total.
+
+    ``scores`` is :func:`autograder.authoring.scratch_course.read_gradebook`'s result, ``points`` maps a notebook
+    to ``(autograded, written)`` maximum points, ``handed_in`` a student to the notebooks submitted
+    (nbgrader records a notebook that was not handed in as a zero; the table shows ``-``).
+    """
+    stems = sorted(points)
+    auto_max = sum(auto for auto, _ in points.values())
+    written_max = sum(written for _, written in points.values())
+    name_width = max([7] + [len(name) for name in scores])
+    cell = 5
+
+    def num(value):
+        return f"{value:g}" if value == int(value) else f"{value:.2f}".rstrip("0")
+
+    header = "student".ljust(name_width) + "".join(s[:2].rjust(cell) for s in stems) + "   total"
+    lines = [header, "max".ljust(name_width) + "".join(num(points[s][0]).rjust(cell) for s in stems)
+             + f"   {num(auto_max)}", "-" * len(header)]
+    for student in sorted(scores):
+        row = scores[student]
+        cells, total, failed = [], 0.0, 0
+        for stem in stems:
+            entry = row.get(stem)
+            if entry is None or handed_in is not None and stem not in handed_in.get(student, ()):
+                cells.append("-")
+            elif entry.auto_score is None:
+                cells.append("ERR")
+                failed += 1
+            else:
+                cells.append(num(entry.auto_score))
+                total += entry.auto_score
+        note = f"  ({failed} not graded)" if failed else ""
+        if profiles and student in profiles:
+            note += f"  [{profiles[student]}]"
+        lines.append(student.ljust(name_width) + "".join(c.rjust(cell) for c in cells)
+                     + f"   {num(total)}/{num(auto_max)}{note}")
+    lines.append("")
+    lines.append(f"Autograded points only: written answers ({num(written_max)} points in all) wait for a human "
+                 "grader. ERR: grading failed for that notebook; -: not handed in.")
+    return "\n".join(lines)
+
+
+def run_demo(grader: str = "auto", students: dict | None = None, stems: list | None = None,
+             keep: Path | None = None, out=sys.stdout) -> dict:
+    """Run the whole demo; returns ``{"scores", "points", "profiles", "seconds", "grader"}``."""
+    if grader == "auto":
+        grader = "autograder" if batch_grader_available() else "nbgrader"
+    tmp = Path(tempfile.mkdtemp(prefix="module6-demo-"))
+    try:
+        course = make_course_copy(tmp / "course", stems=stems)
+        start = time.perf_counter()
+        generate_release(course)
+        print(f"release generated in {time.perf_counter() - start:.1f} s ({course})", file=out)
+        students = students or default_class(course)
+        write_class(course, students)
+        for name in sorted(students):
+            print(f"  {name}: {students[name]}", file=out)
+        start = time.perf_counter()
+        code, log = (grade_with_autograder if grader == "autograder" else grade_with_nbgrader)(course)
+        seconds = time.perf_counter() - start
+        print(f"graded {len(students)} students with {grader} in {seconds:.1f} s (exit status {code})", file=out)
+        if code != 0:
+            # Expected when a simulated student crashes a kernel: the table still comes out.
+            errors = [line for line in log.splitlines() if "ERROR" in line][:8]
+            print("grader reported errors:\n  " + "\n  ".join(errors), file=out)
+        scores = read_gradebook(course, sorted(students))
+        points = notebook_points(course)
+        print("", file=out)
+        handed_in = {name: {p.stem for p in (course / "submitted" / name / ASSIGNMENT).glob("*.ipynb")}
+                     for name in students}
+        print(format_table(scores, points, students, handed_in), file=out)
+        return {"scores": scores, "points": points, "profiles": students, "seconds": seconds, "grader": grader}
+    finally:
+        if keep is not None:
+            shutil.copytree(tmp / "course", keep, dirs_exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--grader", choices=["auto", "autograder", "nbgrader"], default="auto")
+    parser.add_argument("--student", action="append", metavar="NAME=PROFILE",
+                        help="a simulated student (repeatable; default: five students with different profiles)")
+    parser.add_argument("--notebook", action="append", metavar="STEM", help="grade only these notebooks")
+    parser.add_argument("--keep", type=Path, help="copy the graded scratch course here for inspection")
+    args = parser.parse_args(argv)
+    students = dict(item.split("=", 1) for item in args.student) if args.student else None
+    run_demo(args.grader, students, args.notebook, args.keep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

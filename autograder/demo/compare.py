@@ -1,0 +1,225 @@
+"""The batch grader side by side with ``nbgrader autograde``: frozen code, and every difference explained.
+
+Two courses that started as identical copies are graded, one by ``nbgrader autograde`` (the
+student's kernel imports ``autograder.checks`` for the hidden test cells), one by ``autograder
+grade``. Two things make such a comparison trustworthy:
+
+* both sides must import the *same* ``autograder`` and ``course``. The project is installed in
+  editable mode, so a kernel started minutes into a long nbgrader run imports whatever the
+  working tree holds at that moment; on a tree that other people edit, a refactor caught half
+  written (a check importing a name its helper module no longer has) makes every hidden test
+  cell of that kernel raise and score 0, while the batch grader, run later, grades the finished
+  code. :func:`freeze_code` copies both packages once and gives the environment that puts the
+  copy first on ``sys.path`` (it precedes the editable finder, which is appended to
+  ``sys.meta_path``);
+* a score that differs is not necessarily the grader's fault. :func:`compare` reads both
+  autograded notebooks and names the cause of each difference: the nbgrader side did not run the
+  check (the test cell raised, a cell or a call timed out, the student's run failed), the batch
+  grader did not (timeout, error), or neither, in which case the two graders disagree on a clean
+  run and the difference is *unexplained*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+PACKAGES = ("autograder", "course")
+from autograder.assignment import ASSIGNMENT, REPO_ROOT  # noqa: E402
+
+#: The in-process timeout of a check call, as the feedback line words it (see ``autograder.channel``).
+CALL_TIMEOUT = re.compile(r"did not finish within [0-9.]+ s")
+
+#: Causes where nbgrader's side did not really run the check; the batch grader is not to blame.
+NBGRADER_CAUSES = ("nbgrader-not-graded", "nbgrader-timeout", "nbgrader-call-timeout", "nbgrader-error")
+#: Causes where the batch grader did not run the check.
+GRADER_CAUSES = ("grader-timeout", "grader-call-timeout", "grader-error")
+
+
+def freeze_code(dest: Path, *, root: Path | None = None) -> dict:
+    """Copy ``autograder`` and ``course`` into ``dest`` (new) and return an environment that imports them.
+
+    Parameters
+    ----------
+    dest : Path
+        A new directory outside the course directories (nbgrader must not copy it).
+    root : Path, optional
+        The project root to copy from (default: the one this module belongs to).
+
+    Returns
+    -------
+    dict
+        ``os.environ`` with ``PYTHONPATH`` starting at ``dest`` and the virtualenv's ``bin`` first on
+        ``PATH``: pass it to ``nbgrader`` (its kernels inherit it) and to ``autograder grade``.
+    """
+    root = Path(root) if root is not None else REPO_ROOT
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise ValueError(f"dest must be a new or empty directory, got {dest}")
+    dest.mkdir(parents=True, exist_ok=True)
+    for package in PACKAGES:
+        shutil.copytree(root / package, dest / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(dest)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("JUPYTER_CONFIG_DIR", None)
+    return env
+
+
+def imported_from(env: dict, cwd: Path | None = None) -> dict:
+    """``package -> directory`` that a fresh Python started with ``env`` imports (to verify a freeze)."""
+    code = ("import json, os, " + ", ".join(PACKAGES) + "; print(json.dumps({p: os.path.dirname(m.__file__) "
+            "for p, m in zip(" + repr(PACKAGES) + ", (" + ", ".join(PACKAGES) + ",))}))")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """One test cell scored differently; ``cause`` None means unexplained (a real disagreement)."""
+
+    student: str
+    notebook: str
+    grade_id: str
+    nbgrader: float | None
+    grader: float | None
+    cause: str | None
+    detail: str
+
+    def line(self) -> str:
+        what = self.cause or "UNEXPLAINED"
+        return (f"{self.student}/{self.notebook}/{self.grade_id}: nbgrader {self.nbgrader} vs grader {self.grader}"
+                f"  [{what}] {self.detail}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    notebooks: int
+    identical: int
+    differences: tuple
+
+    @property
+    def unexplained(self) -> tuple:
+        return tuple(d for d in self.differences if d.cause is None)
+
+    @property
+    def on_nbgrader_side(self) -> tuple:
+        return tuple(d for d in self.differences if d.cause in NBGRADER_CAUSES)
+
+    @property
+    def on_grader_side(self) -> tuple:
+        return tuple(d for d in self.differences if d.cause in GRADER_CAUSES)
+
+
+def _text(outputs: list, name: str) -> str:
+    return "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream" and o.get("name") == name)
+
+
+def _test_cells(path: Path) -> dict:
+    """``grade_id -> outputs`` of the graded code cells of an autograded notebook ({} when absent)."""
+    if not path.exists():
+        return {}
+    nb = nbformat.read(str(path), as_version=4)
+    cells = {}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            cells[meta.get("grade_id")] = cell.get("outputs", [])
+    return cells
+
+
+def _failed_students(log: str) -> set:
+    return set(re.findall(r"error processing assignment '[^']*' for student '([^']*)'", log))
+
+
+def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgrader_failed: bool = False,
+            grader_status: str | None = None) -> tuple:
+    """``(cause, detail)`` for one test cell whose two scores differ; cause None when nothing explains it.
+
+    Parameters
+    ----------
+    nbgrader_outputs, grader_outputs : list or None
+        The cell's outputs in each autograded notebook (None: that notebook is missing).
+    nbgrader_failed : bool
+        nbgrader's log says this student's run failed (it then removes the autograded folder).
+    grader_status : str, optional
+        The cell's ``status`` in the batch grader's report (``graded``, ``timeout``, ``error``...).
+    """
+    if nbgrader_failed or nbgrader_outputs is None:
+        return "nbgrader-not-graded", "nbgrader's run of this student failed (see its log); no output to compare"
+    for output in nbgrader_outputs:
+        if output.get("output_type") == "error":
+            name, value = str(output.get("ename", "")), str(output.get("evalue", ""))
+            cause = "nbgrader-timeout" if "timeout" in name.lower() else "nbgrader-error"
+            return cause, f"the test cell raised {name}: {value}"[:300]
+    theirs_out = _text(nbgrader_outputs, "stdout")
+    ours_out = _text(grader_outputs or [], "stdout")
+    if CALL_TIMEOUT.search(theirs_out) and not CALL_TIMEOUT.search(ours_out):
+        return "nbgrader-call-timeout", "a check call timed out in the student's kernel"
+    if grader_outputs is None:
+        return "grader-error", "the batch grader wrote no autograded notebook"
+    if grader_status == "timeout":
+        return "grader-timeout", "the batch grader ran out of time on this notebook"
+    if CALL_TIMEOUT.search(ours_out) and not CALL_TIMEOUT.search(theirs_out):
+        return "grader-call-timeout", "a check call timed out in the sandbox"
+    if grader_status == "error":
+        return "grader-error", "the batch grader could not run every case of this cell"
+    theirs_fail = [line.strip() for line in theirs_out.splitlines() if "[FAIL]" in line]
+    ours_fail = [line.strip() for line in ours_out.splitlines() if "[FAIL]" in line]
+    stderr = _text(nbgrader_outputs, "stderr")
+    detail = (f"nbgrader-only failures {sorted(set(theirs_fail) - set(ours_fail))}, "
+              f"grader-only failures {sorted(set(ours_fail) - set(theirs_fail))}")
+    if stderr:
+        detail += f"; nbgrader's cell wrote to stderr (scored 0 by nbgrader): {stderr.strip()[:200]!r}"
+    return None, detail
+
+
+def compare(nbgrader_course: Path, grader_course: Path, *, nbgrader_log: str = "",
+            report: Path | None = None) -> Comparison:
+    """Compare the gradebooks of two graded copies and explain every test cell that differs.
+
+    ``report`` is the batch grader's ``--report`` file (per-cell status); ``nbgrader_log`` is the
+    output of ``nbgrader autograde`` (it names the students whose run failed).
+    """
+    from autograder.authoring import scratch_course
+
+    theirs = scratch_course.read_gradebook(Path(nbgrader_course))
+    ours = scratch_course.read_gradebook(Path(grader_course))
+    statuses = {}
+    if report is not None and Path(report).exists():
+        for line in Path(report).read_text().splitlines():
+            row = json.loads(line)
+            statuses[(row["student"], row["notebook"], row["grade_id"])] = row["status"]
+    failed = _failed_students(nbgrader_log)
+    notebooks = identical = 0
+    differences = []
+    for student in sorted(theirs):
+        for stem in sorted(theirs[student]):
+            notebooks += 1
+            a = theirs[student][stem].test_cells
+            b = ours.get(student, {}).get(stem)
+            b = b.test_cells if b is not None else {}
+            if a == b:
+                identical += 1
+                continue
+            paths = [Path(course) / "autograded" / student / ASSIGNMENT / f"{stem}.ipynb"
+                     for course in (nbgrader_course, grader_course)]
+            cells_a, cells_b = _test_cells(paths[0]), _test_cells(paths[1])
+            for grade_id in sorted(set(a) | set(b)):
+                if a.get(grade_id) == b.get(grade_id):
+                    continue
+                cause, detail = explain(cells_a.get(grade_id) if paths[0].exists() else None,
+                                        cells_b.get(grade_id) if paths[1].exists() else None,
+                                        nbgrader_failed=student in failed,
+                                        grader_status=statuses.get((student, stem, grade_id)))
+                differences.append(Difference(student, stem, grade_id, a.get(grade_id), b.get(grade_id),
+                                              cause, detail))
+    return Comparison(notebooks, identical, tuple(differences))

@@ -1,0 +1,125 @@
+"""Hidden checks for exercise 01: stop reasons, the terminated/truncated flags and what length hides.
+
+Answers (documented in the notebook): ``stop_flags`` (response -> dict of stop_reason, terminated,
+truncated), ``possible_reasons_at_47`` and ``possible_reasons_at_64`` (sets of raw reasons),
+``validator_should_reject_both_flags`` (bool) and ``fixed_budget_flags`` (dict of the two flags).
+The key is :mod:`autograder.exercises.01_stop_reasons.key`.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
+from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "01_stop_reasons"
+
+BUDGET_AS_TERMINAL = Misconception(
+    "budget-as-terminal",
+    "Running into max_new_tokens is a limit imposed from outside the task: under this contract the "
+    "response was cut off, it did not reach the task's natural end.")
+EOS_AS_TRUNCATION = Misconception(
+    "eos-as-truncation",
+    "The model chose to end the response itself, before any outside limit applied: under this contract "
+    "that is the task's natural end, and nothing cut it short.")
+LENGTH_REVEALS_CAUSE = Misconception(
+    "length-reveals-cause",
+    "Several different mechanisms can end a response on the same token, so a length alone does not "
+    "tell you which one fired: that is why engines report the raw reason.")
+BUDGET_BELOW_LIMIT = Misconception(
+    "budget-below-limit",
+    "The token budget only fires when the response reaches max_new_tokens; a shorter response was "
+    "stopped by something else.")
+FORBID_BOTH_FLAGS = Misconception(
+    "forbid-both-flags",
+    "terminated and truncated answer different questions (did the task end? did an outside limit cut "
+    "the episode?): a real terminal event can coincide with a buffer boundary, so a generic contract "
+    "must allow both.")
+FLAGS_FROM_REASON_NAME = Misconception(
+    "flags-from-reason-name",
+    "The flags follow from the task's contract, not from the name of the raw reason: in this task the "
+    "budget is one of the task's own rules.")
+
+
+def _flags(answer, response: str, what: str) -> tuple:
+    record = entry(answer, response, "stop_flags")
+    return (boolean(entry(record, "terminated", what), f"{what}['terminated']"),
+            boolean(entry(record, "truncated", what), f"{what}['truncated']"))
+
+
+def _reason_case(response: str):
+    def judge(answer) -> Verdict:
+        what = f"stop_flags[{response!r}]['stop_reason']"
+        got = choice(entry(entry(answer, response, "stop_flags"), "stop_reason", f"stop_flags[{response!r}]"),
+                     key.REASON_OPTIONS, what)
+        return same(got, key.STOP_FLAGS[response].stop_reason, what)
+
+    return value_case(f"{response}: raw stop reason", "flags", "stop_flags", judge)
+
+
+def _flags_case(response: str):
+    truth = key.STOP_FLAGS[response]
+
+    def judge(answer) -> Verdict:
+        what = f"stop_flags[{response!r}]"
+        got = _flags(answer, response, what)
+        if got == (truth.terminated, truth.truncated):
+            return PASS
+        if truth.truncated and got[0]:
+            return Verdict(False, BUDGET_AS_TERMINAL.sentence, BUDGET_AS_TERMINAL.key)
+        if truth.terminated and got[1]:
+            return Verdict(False, EOS_AS_TRUNCATION.sentence, EOS_AS_TRUNCATION.key)
+        return Verdict(False, f"the flags in {what} do not follow from the stated contract")
+
+    return value_case(f"{response}: terminated and truncated", "flags", "stop_flags", judge)
+
+
+def _reasons_case(tokens: int, truth: frozenset):
+    name = f"possible_reasons_at_{tokens}"
+
+    def judge(answer) -> Verdict:
+        chosen = choice_set(answer, key.REASON_OPTIONS, name)
+        if chosen == truth:
+            return PASS
+        if chosen - truth:
+            return Verdict(False, BUDGET_BELOW_LIMIT.sentence, BUDGET_BELOW_LIMIT.key)
+        return Verdict(False, LENGTH_REVEALS_CAUSE.sentence, LENGTH_REVEALS_CAUSE.key)
+
+    return value_case(f"which raw reasons can end a {tokens}-token response", "causes", name, judge)
+
+
+def _both_flags(answer) -> Verdict:
+    what = "validator_should_reject_both_flags"
+    return same(boolean(answer, what), key.VALIDATOR_SHOULD_REJECT_BOTH_FLAGS, what, {True: FORBID_BOTH_FLAGS})
+
+
+def _fixed_budget(answer) -> Verdict:
+    truth = key.FIXED_BUDGET_FLAGS
+    got = (boolean(entry(answer, "terminated", "fixed_budget_flags"), "fixed_budget_flags['terminated']"),
+           boolean(entry(answer, "truncated", "fixed_budget_flags"), "fixed_budget_flags['truncated']"))
+    default = key.STOP_FLAGS["response_2"]
+    return same(got, (truth.terminated, truth.truncated), "fixed_budget_flags",
+                {(default.terminated, default.truncated): FLAGS_FROM_REASON_NAME})
+
+
+def build_cases() -> list:
+    cases = []
+    for response in key.RESPONSE_REASONS:
+        cases += [_reason_case(response), _flags_case(response)]
+    cases += [
+        _reasons_case(47, key.POSSIBLE_REASONS_AT_47),
+        _reasons_case(64, key.POSSIBLE_REASONS_AT_64),
+        value_case("a validator and both flags at once", "causes", "validator_should_reject_both_flags",
+                   _both_flags),
+        value_case("the same raw reason under another contract", "causes", "fixed_budget_flags", _fixed_budget),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("flags", 1, "Stop reason and flags of the two responses"),
+     Group("causes", 1, "What a length, a validator and another contract can and cannot tell")],
+    build_cases,
+)

@@ -1,0 +1,115 @@
+"""Hidden checks for exercise 02: is the prefix a sufficient state, and who produces each item?
+
+Answers (documented in the notebook): ``prefix_is_sufficient`` (dict process -> bool),
+``plain_text_transition_is_deterministic`` (bool), ``item_roles`` (dict item -> role) and
+``state_additions`` (set of items). The key is :mod:`autograder.exercises.02_markov_state.key`.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
+from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "02_markov_state"
+
+PLAIN_PREFIX_INSUFFICIENT = Misconception(
+    "prefix-insufficient-plain",
+    "Without outside calls nothing but the policy's own choice changes the transcript: the prompt and the "
+    "tokens so far carry everything the next step depends on (given a fixed template and fixed constraints).")
+TOOL_PREFIX_SUFFICIENT = Misconception(
+    "prefix-sufficient-with-tools",
+    "Once a tool answers, the next state contains text that the model did not choose and that depends on "
+    "the world at the time of the call, so the model's own prefix no longer determines what comes next.")
+PLAIN_TRANSITION_RANDOM = Misconception(
+    "plain-transition-random",
+    "The randomness of plain generation lives in the policy's choice of token; once the token is chosen, "
+    "appending it to the prefix leaves nothing to chance.")
+TOOL_OUTPUT_AS_ACTION = Misconception(
+    "tool-output-as-action",
+    "The returned document is written by the environment, not sampled from the policy: sitting in the same "
+    "transcript as the model's tokens does not make it an action.")
+TOOL_CALL_AS_OBSERVATION = Misconception(
+    "tool-call-as-observation",
+    "The search call is text the model emitted token by token, so it is the policy's action; only what the "
+    "tool sends back is observed.")
+HIDDEN_STATE_AS_OBSERVATION = Misconception(
+    "hidden-state-as-observation",
+    "The model never sees the state of the network itself, only the document it produced; the state "
+    "shapes the transition without appearing in the transcript.")
+ALREADY_IN_PREFIX = Misconception(
+    "already-in-prefix",
+    "Everything the model emitted, the search call included, is already part of y_<t; the state only "
+    "needs what the model did not write.")
+MISSING_EXTERNAL_STATE = Misconception(
+    "missing-external-state",
+    "The document explains what happened at this call, but a later call can return something else: the "
+    "transition also depends on the outside state that produced it.")
+MISSING_TOOL_OUTPUT = Misconception(
+    "missing-tool-output",
+    "The model's next token is conditioned on what the tool returned, and that text is not one of the "
+    "model's own tokens, so the state has to include it.")
+
+ROLE_MISTAKES = {
+    "returned_document": {"action": TOOL_OUTPUT_AS_ACTION},
+    "search_call": {"observation": TOOL_CALL_AS_OBSERVATION},
+    "network_state": {"observation": HIDDEN_STATE_AS_OBSERVATION},
+}
+PREFIX_MISTAKES = {"plain_text": {False: PLAIN_PREFIX_INSUFFICIENT}, "web_search": {True: TOOL_PREFIX_SUFFICIENT}}
+
+
+def _prefix_case(process: str):
+    def judge(answer) -> Verdict:
+        what = f"prefix_is_sufficient[{process!r}]"
+        got = boolean(entry(answer, process, "prefix_is_sufficient"), what)
+        return same(got, key.PREFIX_IS_SUFFICIENT[process], what, PREFIX_MISTAKES[process])
+
+    return value_case(f"{process}: is (x, y_<t) a sufficient state", "sufficiency", "prefix_is_sufficient", judge)
+
+
+def _transition(answer) -> Verdict:
+    what = "plain_text_transition_is_deterministic"
+    return same(boolean(answer, what), key.PLAIN_TEXT_TRANSITION_IS_DETERMINISTIC, what,
+                {False: PLAIN_TRANSITION_RANDOM})
+
+
+def _role_case(item: str):
+    def judge(answer) -> Verdict:
+        what = f"item_roles[{item!r}]"
+        got = choice(entry(answer, item, "item_roles"), key.ROLE_OPTIONS, what)
+        return same(got, key.ITEM_ROLES[item], what, ROLE_MISTAKES.get(item, {}))
+
+    return value_case(f"role of {item}", "roles", "item_roles", judge)
+
+
+def _additions(answer) -> Verdict:
+    chosen = choice_set(answer, key.ITEMS, "state_additions")
+    if chosen == key.STATE_ADDITIONS:
+        return PASS
+    for mistake, applies in (
+        (ALREADY_IN_PREFIX, bool(chosen - key.STATE_ADDITIONS)),
+        (MISSING_TOOL_OUTPUT, "returned_document" not in chosen),
+        (MISSING_EXTERNAL_STATE, "network_state" not in chosen),
+    ):
+        if applies:
+            return Verdict(False, mistake.sentence, mistake.key)
+    return Verdict(False, "state_additions is not correct")  # unreachable: kept for safety
+
+
+def build_cases() -> list:
+    cases = [_prefix_case(process) for process in key.PROCESSES]
+    cases.append(value_case("plain text: the transition after a token", "sufficiency",
+                            "plain_text_transition_is_deterministic", _transition))
+    cases += [_role_case(item) for item in key.ITEMS]
+    cases.append(value_case("what the state must add in the tool process", "roles", "state_additions",
+                            _additions, weight=2.0))
+    return cases
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("sufficiency", 1, "When the prefix is a sufficient state"),
+     Group("roles", 1, "Actions, observations and the state a tool adds")],
+    build_cases,
+)

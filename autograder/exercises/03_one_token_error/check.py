@@ -1,0 +1,122 @@
+"""Hidden checks for exercise 03: the one-token alignment error between logits and targets.
+
+Answers (documented in the notebook): ``targets`` (the token id scored at each logits position of the
+example row, ``None`` where there is none), ``slice_choice`` (one of the offered slice pairs),
+``gather_shapes`` (dict unshifted/shifted -> shape tuple) and ``unshifted_raises_error`` (bool).
+The key is :mod:`autograder.exercises.03_one_token_error.key`.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._concept_answers import (
+    blank, boolean, choice, entry, int_tuple, integer, same, sequence, value_case,
+)
+from autograder.checks._core import PASS, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "03_one_token_error"
+
+SAME_POSITION = Misconception(
+    "same-position-pairing",
+    "The logits at a position are computed from the tokens up to and including that position, so they "
+    "predict the token that comes next, not the one already in the input there.")
+PREDICTS_THE_PAST = Misconception(
+    "predicts-the-past",
+    "This pairs the logits with a token the model had already read: the shift goes the other way, towards "
+    "the token that has not been seen yet.")
+WRAP_AROUND = Misconception(
+    "wrap-around",
+    "Rolling the ids wraps the first token round to the end: the last logits position has no target "
+    "inside the row, so nothing should be scored there.")
+NO_SLOT_FOR_LAST = Misconception(
+    "no-slot-for-last",
+    "Give one entry per logits position, six in all: the last position has logits too, it simply has no "
+    "target inside the row (write None there).")
+TRIMMED_SAME_POSITION = Misconception(
+    "trimmed-same-position",
+    "Trimming both arrays at the same end keeps the same-position pairing: the two arrays have to be "
+    "trimmed at opposite ends.")
+SHIFT_KEEPS_LENGTH = Misconception(
+    "shift-keeps-length",
+    "After the shift, count the positions that still have both logits and a target inside the row: the "
+    "shift changes the length of the position axis.")
+EXPECTS_SHAPE_ERROR = Misconception(
+    "expects-shape-error",
+    "Every id is a valid index into the vocabulary axis and the batch and position axes line up, so NumPy "
+    "(or torch) gathers without complaint: that is exactly why this bug survives.")
+
+
+def _targets(answer) -> Verdict:
+    items = sequence(answer, "targets")
+    got = []
+    for position, item in enumerate(items):
+        if item is None:
+            got.append(None)
+            continue
+        try:
+            got.append(integer(item, f"targets[{position}]"))
+        except Reject:
+            raise Reject(f"targets[{position}] should be a token id (an int) or None") from None
+    got = tuple(got)
+    row = key.ROW
+    if got == tuple(row[1:]):
+        return Verdict(False, NO_SLOT_FOR_LAST.sentence, NO_SLOT_FOR_LAST.key)
+    if len(got) != len(row):
+        return Verdict(False, f"targets should have {len(row)} entries, one per logits position, not {len(got)}")
+    if all(item is None for item in got):
+        raise blank("every entry of `targets`")
+    return same(got, key.TARGETS, "targets", {
+        tuple(row): SAME_POSITION,
+        (None,) + tuple(row[:-1]): PREDICTS_THE_PAST,
+        tuple(row[1:]) + (row[0],): WRAP_AROUND,
+    })
+
+
+def _slices(answer) -> Verdict:
+    got = choice(answer, key.SLICE_OPTIONS, "slice_choice")
+    return same(got, key.SLICE_CHOICE, "slice_choice", {
+        key.SLICE_UNSHIFTED: SAME_POSITION,
+        key.SLICE_BACKWARDS: PREDICTS_THE_PAST,
+        key.SLICE_TRIMMED: TRIMMED_SAME_POSITION,
+    })
+
+
+def _shape_case(which: str):
+    truth = key.GATHER_SHAPES[which]
+
+    def judge(answer) -> Verdict:
+        what = f"gather_shapes[{which!r}]"
+        got = int_tuple(entry(answer, which, "gather_shapes"), what)
+        if got == truth:
+            return PASS
+        if which == "shifted" and got == key.GATHER_SHAPES["unshifted"]:
+            return Verdict(False, SHIFT_KEEPS_LENGTH.sentence, SHIFT_KEEPS_LENGTH.key)
+        if got == truth[:-1]:
+            return Verdict(False, f"{what}: keep the trailing axis of size 1 that `[..., None]` adds")
+        return Verdict(False, f"{what} is not correct")
+
+    return value_case(f"shape of the {which} gather", "shapes", "gather_shapes", judge)
+
+
+def _raises(answer) -> Verdict:
+    what = "unshifted_raises_error"
+    return same(boolean(answer, what), key.UNSHIFTED_RAISES_ERROR, what, {True: EXPECTS_SHAPE_ERROR})
+
+
+def build_cases() -> list:
+    return [
+        value_case("target of every logits position", "alignment", "targets", _targets),
+        value_case("the slices that align logits and targets", "alignment", "slice_choice", _slices),
+        _shape_case("unshifted"),
+        _shape_case("shifted"),
+        value_case("does the unshifted gather raise", "shapes", "unshifted_raises_error", _raises),
+    ]
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("alignment", 1, "Which target each logits position predicts"),
+     Group("shapes", 1, "Why the unshifted gather looks plausible")],
+    build_cases,
+)

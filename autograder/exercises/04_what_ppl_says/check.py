@@ -1,0 +1,97 @@
+"""Hidden checks for exercise 04: what a lower response perplexity does and does not say.
+
+Answers (documented in the notebook): ``claims`` (claim -> bool) and ``incomparable_reasons`` (a set of
+reason names from the notebook's list). The key is :mod:`autograder.exercises.04_what_ppl_says.key`.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._concept_answers import boolean, choice_set, entry, same, value_case
+from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "04_what_ppl_says"
+REASONS = "incomparable_reasons"
+
+CLAIM_MISTAKES = {
+    "more_correct_answers": Misconception(
+        "ppl-measures-correctness",
+        "PPL only says how probable the model found the tokens; a fluent, likely continuation can still be "
+        "factually wrong."),
+    "more_useful": Misconception(
+        "ppl-measures-utility",
+        "Usefulness depends on what the answer does for the user, which no average of token "
+        "log-probabilities captures."),
+    "better_token_prediction": Misconception(
+        "ppl-says-nothing",
+        "Under one tokenizer, template and mask, on the same responses, PPL is a monotone function of the "
+        "mean negative log-probability of the selected tokens."),
+}
+DISTRACTOR_MISTAKES = {
+    "batch_size": Misconception(
+        "batch-size-changes-ppl",
+        "With padding masked out, PPL averages over the same tokens whatever the batch size, so the batch "
+        "size does not move it."),
+    "example_order": Misconception(
+        "order-changes-ppl",
+        "An average does not depend on the order of its terms: shuffling the examples leaves PPL unchanged."),
+    "parameter_count": Misconception(
+        "size-is-protocol",
+        "Models of different sizes are exactly what PPL under one protocol compares: size is the thing being "
+        "measured, not a change of the measuring protocol."),
+}
+if set(DISTRACTOR_MISTAKES) != set(key.DISTRACTORS):
+    raise RuntimeError("every distractor needs its misconception")
+
+
+def _claim_case(claim: str):
+    def judge(answer) -> Verdict:
+        what = f"claims[{claim!r}]"
+        got = boolean(entry(answer, claim, "claims"), what)
+        truth = key.CLAIM_TRUTH[claim]
+        return same(got, truth, what, {not truth: CLAIM_MISTAKES[claim]})
+
+    return value_case(f"claim {claim}", "claims", "claims", judge)
+
+
+def _distractor_verdict(chosen: frozenset):
+    for option in key.REASON_OPTIONS:  # notebook order, so the feedback is stable
+        if option in chosen and option in DISTRACTOR_MISTAKES:
+            mistake = DISTRACTOR_MISTAKES[option]
+            return Verdict(False, mistake.sentence, mistake.key)
+    return None
+
+
+def _valid_reasons(answer) -> Verdict:
+    chosen = choice_set(answer, key.REASON_OPTIONS, REASONS)
+    wrong = _distractor_verdict(chosen)
+    if wrong is not None:
+        return wrong
+    if len(chosen & key.VALID_REASONS) < key.MIN_REASONS:
+        return Verdict(False, f"{REASONS} should name at least {key.MIN_REASONS} reasons")
+    return PASS
+
+
+def _all_reasons(answer) -> Verdict:
+    chosen = choice_set(answer, key.REASON_OPTIONS, REASONS)
+    if key.VALID_REASONS <= chosen:
+        return PASS
+    return Verdict(False, f"{REASONS} leaves out at least one difference that changes what PPL measures")
+
+
+def build_cases() -> list:
+    cases = [_claim_case(claim) for claim in key.CLAIMS]
+    cases += [
+        value_case("at least two valid reasons and no irrelevant one", "protocol", REASONS, _valid_reasons),
+        value_case("every reason that breaks comparability", "protocol", REASONS, _all_reasons),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("claims", 1, "What a lower PPL does and does not show"),
+     Group("protocol", 1, "When two PPL values cannot be compared")],
+    build_cases,
+)

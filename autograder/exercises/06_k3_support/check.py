@@ -1,0 +1,98 @@
+"""Hidden checks for exercise 06: which support condition each part of the k3 identity needs.
+
+Answers (documented in the notebook): ``support_needed`` (requirement -> "q<<p" / "p<<q" / "both" /
+"neither"), ``k3_identity_needs`` (same options), ``smoothing_recovers_support`` (bool),
+``weight_mean_example_1`` (a number) and ``kl_example_2`` (a number, possibly ``math.inf``). Numbers
+pass within a relative 1e-5 plus 1e-9 absolute; an infinite answer must be exactly ``inf``.
+The key is :mod:`autograder.exercises.06_k3_support.key`.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._concept_answers import (
+    boolean, choice, compare_numbers, entry, number, number_case, same, value_case,
+)
+from autograder.checks._core import ExerciseCheck, Group, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "06_k3_support"
+
+SWAPPED_SUPPORT = Misconception(
+    "swapped-support",
+    "The two conditions are swapped: ask where each quantity is evaluated. log r is only ever computed at "
+    "points q samples, while E_q[p/q] can only add up the mass of p that lies where q samples.")
+ONE_CONDITION = Misconception(
+    "one-condition-enough",
+    "The identity uses two facts about r on q's samples (a finite log r, and weights that average to "
+    "one), and each of them rests on a different support condition.")
+SMOOTHING = Misconception(
+    "smoothing-fixes-support",
+    "Adding a small epsilon makes every number finite, but it changes the distributions and so the quantity "
+    "being estimated; the missing support is still missing.")
+ASSUMED_IDENTITY = Misconception(
+    "assumed-identity",
+    "E_q[p/q] = 1 is exactly what fails here: an average over q's samples can only see p's mass at points q "
+    "can produce.")
+MISSED_MASS = Misconception(
+    "reported-missed-mass",
+    "That is the part of p that q never samples, the mass E_q[p/q] misses, not the value of E_q[p/q] itself.")
+WRONG_DIRECTION = Misconception(
+    "wrong-kl-direction",
+    "That is D_KL(p || q): with samples from q the estimator targets D_KL(q || p), which weights by q and "
+    "puts log q first.")
+DROPPED_TERM = Misconception(
+    "dropped-infinite-term",
+    "A point where q > 0 but p = 0 contributes q log(q / 0) = +infinity; only points with q = 0 may be "
+    "dropped (0 log 0 = 0).")
+
+SUPPORT_MISTAKES = {
+    "finite_log_ratio": {"p<<q": SWAPPED_SUPPORT},
+    "weights_average_to_one": {"q<<p": SWAPPED_SUPPORT},
+}
+
+
+def _support_case(requirement: str):
+    def judge(answer) -> Verdict:
+        what = f"support_needed[{requirement!r}]"
+        got = choice(entry(answer, requirement, "support_needed"), key.SUPPORT_OPTIONS, what)
+        return same(got, key.SUPPORT_NEEDED[requirement], what, SUPPORT_MISTAKES[requirement])
+
+    return value_case(f"support condition for {requirement}", "conditions", "support_needed", judge)
+
+
+def _k3(answer) -> Verdict:
+    got = choice(answer, key.SUPPORT_OPTIONS, "k3_identity_needs")
+    return same(got, key.K3_IDENTITY_NEEDS, "k3_identity_needs", {"q<<p": ONE_CONDITION, "p<<q": ONE_CONDITION})
+
+
+def _smoothing(answer) -> Verdict:
+    what = "smoothing_recovers_support"
+    return same(boolean(answer, what), key.SMOOTHING_RECOVERS_SUPPORT, what, {True: SMOOTHING})
+
+
+def _kl(answer) -> Verdict:
+    # The one numeric answer that may be infinite: q puts mass where p has none.
+    what = "`kl_example_2`"
+    return compare_numbers(number(answer, what, allow_infinite=True), key.KL_2, what,
+                           [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM)])
+
+
+def build_cases() -> list:
+    return [
+        _support_case("finite_log_ratio"),
+        _support_case("weights_average_to_one"),
+        value_case("support the k3 identity needs", "conditions", "k3_identity_needs", _k3),
+        value_case("does smoothing recover support", "conditions", "smoothing_recovers_support", _smoothing),
+        number_case("E_q[p/q] in the first counterexample", "counterexamples", "weight_mean_example_1",
+                    key.WEIGHT_MEAN_1, [(1.0, ASSUMED_IDENTITY), (key.MISSED_MASS_1, MISSED_MASS)]),
+        value_case("D_KL(q || p) in the second counterexample", "counterexamples", "kl_example_2", _kl),
+    ]
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("conditions", 1, "Which support condition each requirement needs"),
+     Group("counterexamples", 1, "The two counterexamples, computed")],
+    build_cases,
+)

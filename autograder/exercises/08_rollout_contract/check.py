@@ -1,0 +1,86 @@
+"""Hidden checks for exercise 08: the fields a rollout batch must carry to reproduce the objective.
+
+The answer is ``required_fields``, a set of names taken from the notebook's candidate list. Each
+candidate is one case, so a nearly complete selection earns most of the points. The two fields that
+are not needed weigh more (together as much as the nine needed ones), so that selecting every
+candidate earns half the points, not nine elevenths; and they only count once the selection names
+at least one needed field, so that an empty selection earns nothing.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._concept_answers import choice_set, value_case
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "08_rollout_contract"
+NAME = "required_fields"
+
+TEXT_INSTEAD_OF_IDS = Misconception(
+    "text-instead-of-ids",
+    "The response text does not fix the actions: re-tokenising it (another tokenizer version or chat "
+    "template) can give different token ids, so store the ids the policy actually sampled.")
+TEXT_IS_REQUIRED = Misconception(
+    "text-is-required",
+    "Ask what the text adds once the token ids are stored: it helps a human audit, but the objective "
+    "is computed from ids, masks and log-probabilities.")
+UI_COLOUR = Misconception(
+    "irrelevant-field",
+    "The interface colour changes no action, probability or reward, so it cannot affect the objective.")
+STOP_FIELDS_SPLIT = Misconception(
+    "stop-fields-split",
+    "terminated, truncated and stop_reason answer different questions (did the task end, was it cut off, "
+    "and why): the flags come from the raw reason through the task contract, so they travel together.")
+
+# Why a needed field matters, phrased as a hint for a student who left it out.
+HINTS = {
+    "response_ids": "think about what the policy's actions are, exactly, at each position",
+    "response_mask": "think about how the objective tells the policy's tokens from prompt and padding",
+    "old_logprobs": "think about what the denominator of the probability ratio is",
+    "policy_version": "think about which weights produced the behaviour probabilities",
+    "sampling_config": "think about what turned the base logits into the distribution that was sampled",
+    "reward_raw": "think about keeping the task's reward apart from regularisers added later",
+}
+STOP_FIELDS = ("terminated", "truncated", "stop_reason")
+
+
+def _decision_case(field_name: str) -> Case:
+    needed = field_name in key.REQUIRED_FIELDS
+    # Excluding a distractor earns its (heavier) weight only alongside a real selection.
+    weight = len(key.REQUIRED_FIELDS) / len(key.NOT_REQUIRED_FIELDS) if not needed else 1.0
+
+    def judge(answer) -> Verdict:
+        chosen = choice_set(answer, key.CANDIDATE_FIELDS, f"`{NAME}`", lone_choice=True)
+        if needed:
+            if field_name in chosen:
+                return PASS
+            if field_name == "response_ids" and "response_text" in chosen:
+                return Verdict(False, TEXT_INSTEAD_OF_IDS.sentence, TEXT_INSTEAD_OF_IDS.key)
+            if field_name in STOP_FIELDS and any(name in chosen for name in STOP_FIELDS):
+                return Verdict(False, STOP_FIELDS_SPLIT.sentence, STOP_FIELDS_SPLIT.key)
+            hint = HINTS.get(field_name, "think about what marks where an episode ends and why")
+            return Verdict(False, f"reconsider {field_name}: {hint}")
+        if field_name in chosen:
+            if field_name == "response_text":
+                mistake = TEXT_INSTEAD_OF_IDS if "response_ids" not in chosen else TEXT_IS_REQUIRED
+            else:
+                mistake = UI_COLOUR
+            return Verdict(False, mistake.sentence, mistake.key)
+        if not chosen & key.REQUIRED_FIELDS:
+            return Verdict(False, "leaving a field out only counts once your selection names the fields "
+                                  "the objective does need")
+        return PASS
+
+    return value_case(f"decision on {field_name}", "fields", NAME, judge, weight=weight)
+
+
+def build_cases() -> list:
+    return [_decision_case(field_name) for field_name in key.CANDIDATE_FIELDS]
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("fields", 2, "Fields a rollout batch needs to reproduce the training objective")],
+    build_cases,
+)

@@ -1,0 +1,106 @@
+"""Hidden checks for exercise 10: the KL chain rule on a depth-two tree, by hand.
+
+Answers are numbers and 2 x 2 tables bound to documented names (nats, at least 6 significant
+digits). The slips the exercise is about (averaging the conditional KLs without the weights p_0,
+measuring KL the wrong way round, building the joint table the wrong way) are recomputed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks._concept_answers import array_case, number_case
+from autograder.checks._core import ExerciseCheck, Group
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "10_kl_chain_rule"
+
+DIRECTION = Misconception(
+    "kl-direction",
+    "This is KL measured the other way round: KL(p || q) averages log(p / q) under p, the first "
+    "argument; KL is not symmetric.")
+UNWEIGHTED = Misconception(
+    "unweighted-average",
+    "The conditional KLs must be weighted by how often p takes each first action, p_0(a1), not "
+    "averaged equally (here that is also what weighting by q_0 gives).")
+UNWEIGHTED_SUM = Misconception(
+    "unweighted-sum",
+    "The conditional KLs are not simply added: each is weighted by the probability p_0(a1) of reaching "
+    "its branch.")
+BITS = Misconception(
+    "log-base",
+    "This matches base-2 or base-10 logarithms: KL here is in nats, with the natural log (np.log).")
+ORDER = Misconception(
+    "conditional-order",
+    "The two conditional KLs are in the wrong order: the first entry belongs to first action 0.")
+TRANSPOSED = Misconception(
+    "joint-transposed",
+    "The table is transposed: the row is the first action a1 and the column the second action a2.")
+CONDITIONAL_ONLY = Misconception(
+    "joint-missing-first-step",
+    "A joint probability multiplies the first step by the second: p(a1, a2) = p_0(a1) p(a2 | a1); "
+    "the entries of the table should sum to 1.")
+
+
+def _kl(p, q, log=np.log) -> float:
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    keep = p > 0
+    return float(np.sum(p[keep] * log(p[keep] / q[keep])))
+
+
+def build_cases() -> list:
+    first_p, first_q = np.asarray(key.FIRST_P), np.asarray(key.FIRST_Q)
+    cond_p, cond_q = np.asarray(key.COND_P), np.asarray(key.COND_Q)
+    answers = key.ANSWERS
+
+    def chain(log=np.log, reverse=False, weights=None):
+        """Root, conditionals, expected conditional and total under one (possibly mistaken) recipe."""
+        a, b = (first_q, first_p) if reverse else (first_p, first_q)
+        ca, cb = (cond_q, cond_p) if reverse else (cond_p, cond_q)
+        conditional = np.array([_kl(ca[i], cb[i], log) for i in range(len(a))])
+        weight = a if weights is None else weights
+        expected = float(np.dot(weight, conditional))
+        root = _kl(a, b, log)
+        return root, conditional, expected, root + expected
+
+    wrong_ways = {
+        DIRECTION: chain(reverse=True),
+        UNWEIGHTED: chain(weights=np.full(len(first_p), 1.0 / len(first_p))),
+        UNWEIGHTED_SUM: chain(weights=np.ones(len(first_p))),
+    }
+    log_ways = [chain(log=np.log2), chain(log=np.log10)]
+    # KL with the right weights p_0 but conditionals measured the other way round.
+    reversed_conditionals = chain(reverse=True)[1]
+    mixed_expected = float(np.dot(first_p, reversed_conditionals))
+
+    def wrong(index):
+        pairs = [(values[index], mistake) for mistake, values in wrong_ways.items()]
+        return pairs + [(values[index], BITS) for values in log_ways]
+
+    joint_p, joint_q = answers["joint_p"], answers["joint_q"]
+    return [
+        number_case("root KL(p_0 || q_0)", "chain_terms", "root_kl", answers["root_kl"], wrong(0)),
+        array_case("conditional KLs, one per first action", "chain_terms", "conditional_kls",
+                   answers["conditional_kls"], wrong(1) + [(answers["conditional_kls"][::-1], ORDER)]),
+        number_case("expected conditional KL", "chain_terms", "expected_conditional_kl",
+                    answers["expected_conditional_kl"], wrong(2) + [(mixed_expected, DIRECTION)]),
+        number_case("root plus expected conditional KL", "chain_terms", "total_kl", answers["total_kl"],
+                    wrong(3) + [(answers["root_kl"] + mixed_expected, DIRECTION)]),
+        array_case("joint table of p", "joint", "joint_p", joint_p,
+                   [(joint_p.T, TRANSPOSED), (cond_p, CONDITIONAL_ONLY)]),
+        array_case("joint table of q", "joint", "joint_q", joint_q,
+                   [(joint_q.T, TRANSPOSED), (cond_q, CONDITIONAL_ONLY)]),
+        number_case("KL between the joint distributions", "joint", "joint_kl", answers["joint_kl"],
+                    [(_kl(joint_q.ravel(), joint_p.ravel()), DIRECTION), (wrong_ways[UNWEIGHTED][3], UNWEIGHTED),
+                     (_kl(joint_p.ravel(), joint_q.ravel(), np.log2), BITS),
+                     (_kl(joint_p.ravel(), joint_q.ravel(), np.log10), BITS)]),
+    ]
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("chain_terms", 1.5, "The chain rule's terms: root KL, conditional KLs, their p_0-weighted mean, the total"),
+     Group("joint", 0.5, "The joint distributions and the KL between them")],
+    build_cases,
+)

@@ -1,0 +1,99 @@
+"""Hidden checks for exercise 11: k1, k2 and k3 at r = 2 and r = 1/2, and which of them changes sign.
+
+``k_at_2`` and ``k_at_half`` are dicts ``{"k1": ..., "k2": ..., "k3": ...}`` (nats, at least 6
+significant digits); ``changes_sign`` and ``never_negative`` are sets of estimator names.
+"""
+
+from __future__ import annotations
+
+import math
+
+from autograder.checks._concept_answers import choice_set, compare_numbers, number, value_case
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
+from autograder.checks._judge import Misconception, field
+from . import key
+
+STEM = "11_k_estimators"
+
+K1_SIGN = Misconception(
+    "k1-sign",
+    "k1 is minus the log-ratio, -log r, with r = p(x) / q(x): check the sign and which probability is "
+    "on top.")
+INVERTED = Misconception(
+    "ratio-inverted",
+    "This matches the ratio turned upside down: r = p(x) / q(x), with x sampled from q.")
+K2_HALF = Misconception(
+    "k2-missing-half",
+    "k2 is half the squared log-ratio, (log r)^2 / 2.")
+K3_LOG_SIGN = Misconception(
+    "k3-log-sign",
+    "k3 subtracts the log-ratio: (r - 1) - log r.")
+LOG_BASE = Misconception(
+    "log-base",
+    "This matches base-2 or base-10 logarithms: the estimators use the natural log (np.log), in nats.")
+K3_SIGN = Misconception(
+    "k3-can-be-negative",
+    "k3 = (r - 1) - log r never goes below zero, because log r <= r - 1 for every r > 0.")
+K2_SIGN = Misconception(
+    "k2-can-be-negative",
+    "k2 = (log r)^2 / 2 is half a square, so it cannot be negative.")
+K1_NEVER_NEGATIVE = Misconception(
+    "k1-never-negative",
+    "k1 = -log r is negative whenever r > 1: one sample's estimate can fall below zero although the KL "
+    "it estimates cannot.")
+
+
+def _recipes(log=math.log):
+    """Each estimator's formula, optionally with another logarithm."""
+    return {"k1": lambda r: -log(r), "k2": lambda r: log(r) ** 2 / 2, "k3": lambda r: (r - 1) - log(r)}
+
+
+def _value_case(name: str, ratio: float, estimator: str) -> Case:
+    expected = key.ANSWERS[name][estimator]
+    wrong = [(_recipes(log)[estimator](ratio), LOG_BASE) for log in (math.log2, math.log10)]
+    wrong += {
+        "k1": [(math.log(ratio), K1_SIGN)],
+        "k2": [(math.log(ratio) ** 2, K2_HALF)],
+        "k3": [((1 / ratio - 1) + math.log(ratio), INVERTED), ((ratio - 1) + math.log(ratio), K3_LOG_SIGN),
+               (math.log(ratio) - (ratio - 1), K3_SIGN)],
+    }[estimator]
+
+    def judge(values) -> Verdict:
+        if not isinstance(values, dict):
+            return Verdict(False, f'`{name}` should be a dict like {{"k1": ..., "k2": ..., "k3": ...}}')
+        what = f'`{name}["{estimator}"]`'
+        return compare_numbers(number(field(values, estimator, f"`{name}`"), what), expected, what, wrong)
+
+    label = "r = 2" if ratio == 2 else "r = 1/2"
+    return value_case(f"{estimator} at {label}", "values", name, judge)
+
+
+def _set_case(case_name: str, name: str, expected: frozenset, mistakes: dict) -> Case:
+    def judge(answer) -> Verdict:
+        chosen = choice_set(answer, key.ESTIMATORS, f"`{name}`", lone_choice=True)
+        if chosen == expected:
+            return PASS
+        for estimator, mistake in mistakes.items():
+            if (estimator in chosen) != (estimator in expected):
+                return Verdict(False, mistake.sentence, mistake.key)
+        return Verdict(False, f"`{name}` is not the right set of estimators")
+
+    return value_case(case_name, "signs", name, judge)
+
+
+def build_cases() -> list:
+    cases = [_value_case(name, ratio, estimator)
+             for name, ratio in key.RATIOS.items() for estimator in key.ESTIMATORS]
+    cases.append(_set_case("the estimator that changes sign", "changes_sign", key.CHANGES_SIGN,
+                           {"k3": K3_SIGN, "k2": K2_SIGN, "k1": K1_NEVER_NEGATIVE}))
+    cases.append(_set_case("the estimators that stay non-negative", "never_negative", key.NEVER_NEGATIVE,
+                           {"k1": K1_NEVER_NEGATIVE, "k3": K3_SIGN, "k2": K2_SIGN}))
+    return cases
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("values", 2, "k1, k2 and k3 at r = 2 and at r = 1/2"),
+     Group("signs", 1, "Which estimator changes sign, which stay non-negative")],
+    build_cases,
+)

@@ -1,0 +1,102 @@
+"""Hidden checks for exercise 12: the top-p nucleus at thresholds 0.80 and 0.81, by hand.
+
+``kept_080`` / ``kept_081`` are sets of 0-based token ids; ``nucleus_080`` / ``nucleus_081`` are the
+renormalised distributions over all four ids (at least 6 significant digits). The 0.80 case sits
+exactly on the threshold (0.50 + 0.30 = 0.80, a float sum one ulp short): the notebook teaches that
+case, so only the two-token nucleus is accepted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks._concept_answers import compare_numbers, int_set, number_matches, numbers, value_case
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "12_top_p_nucleus"
+
+DROPPED = Misconception(
+    "dropped-threshold-token",
+    "The token whose cumulative mass first reaches top_p stays in the nucleus: keep the smallest prefix "
+    "whose mass is at least top_p.")
+TOO_MANY = Misconception(
+    "one-too-many",
+    "Stop at the first prefix whose mass reaches top_p; reaching the threshold exactly counts.")
+ONE_BASED = Misconception(
+    "one-based-ids",
+    "Token ids here start at 0, like array indices: the most likely token is id 0.")
+NOT_RENORMALISED = Misconception(
+    "not-renormalised",
+    "After truncation, divide the kept probabilities by their total mass so the nucleus sums to 1.")
+ZEROS_LEFT_OUT = Misconception(
+    "zeros-left-out",
+    "Give a probability for every one of the four token ids, with 0 for the tokens outside the nucleus.")
+
+
+def _nucleus(size: int, normalise: bool = True) -> np.ndarray:
+    """The first ``size`` tokens of the sorted distribution, optionally renormalised."""
+    p = np.asarray(key.PROBABILITIES, dtype=np.float64)
+    out = np.where(np.arange(p.size) < size, p, 0.0)
+    return out / out.sum() if normalise else out
+
+
+def _kept_case(suffix: str, label: str) -> Case:
+    name = f"kept_{suffix}"
+    expected = key.KEPT[suffix]
+    size = len(expected)
+    mistakes = [(frozenset(range(size - 1)), DROPPED), (frozenset(range(size + 1)), TOO_MANY),
+                (frozenset(i + 1 for i in expected), ONE_BASED)]
+
+    def judge(answer) -> Verdict:
+        chosen = int_set(answer, f"`{name}`")
+        if chosen == expected:
+            return PASS
+        for wrong, mistake in mistakes:
+            if chosen == wrong:
+                return Verdict(False, mistake.sentence, mistake.key)
+        return Verdict(False, f"`{name}` is not the set of token ids inside the nucleus")
+
+    return value_case(f"token ids kept at top_p = {label}", f"threshold_{suffix}", name, judge)
+
+
+def _nucleus_case(suffix: str, label: str) -> Case:
+    name = f"nucleus_{suffix}"
+    expected = key.NUCLEUS[suffix]
+    size = len(key.KEPT[suffix])
+    wrong = [(_nucleus(size - 1), DROPPED), (_nucleus(size + 1), TOO_MANY),
+             (_nucleus(size, normalise=False), NOT_RENORMALISED)]
+
+    def judge(value) -> Verdict:
+        what = f"`{name}`"
+        try:
+            got = numbers(value, what, expected.shape)
+        except Reject as original:
+            # A distribution over the kept tokens only: say so rather than just "wrong shape".
+            try:
+                short = numbers(value, what, (size,))
+            except Reject:
+                raise original from None
+            if number_matches(short, expected[:size]):
+                return Verdict(False, ZEROS_LEFT_OUT.sentence, ZEROS_LEFT_OUT.key)
+            raise
+        return compare_numbers(got, expected, what, wrong)
+
+    return value_case(f"renormalised distribution at top_p = {label}", f"threshold_{suffix}", name, judge)
+
+
+def build_cases() -> list:
+    cases = []
+    for suffix, top_p in key.THRESHOLDS.items():
+        label = f"{top_p:.2f}"
+        cases += [_kept_case(suffix, label), _nucleus_case(suffix, label)]
+    return cases
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("threshold_080", 1.5, "The nucleus at top_p = 0.80 (the threshold is reached exactly)"),
+     Group("threshold_081", 1.5, "The nucleus at top_p = 0.81")],
+    build_cases,
+)

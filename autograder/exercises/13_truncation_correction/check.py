@@ -1,0 +1,76 @@
+"""Hidden checks for exercise 13: renormalising after top-p, and what forgetting it does to a ratio.
+
+Answers are numbers bound to documented names (natural logs, at least 6 significant digits).
+``ratio_factor`` is asked as the factor by which the behaviour probability of the four tokens exceeds
+their base probability, so its reciprocal is recognised as the inverted factor.
+"""
+
+from __future__ import annotations
+
+import math
+
+from autograder.checks._concept_answers import number_case
+from autograder.checks._core import ExerciseCheck, Group
+from autograder.checks._judge import Misconception
+from . import key
+
+STEM = "13_truncation_correction"
+
+MULTIPLIED = Misconception(
+    "multiplied-by-mass",
+    "Renormalising divides by the retained mass Z_S (the kept probabilities must grow to sum to 1); it "
+    "does not multiply by it.")
+NOT_RENORMALISED = Misconception(
+    "not-renormalised",
+    "That is the base probability: after truncation the kept tokens are divided by their total mass Z_S.")
+DROPPED_MASS = Misconception(
+    "divided-by-dropped-mass",
+    "Divide by the mass that was kept, Z_S, not by the mass that was cut away.")
+LOG10 = Misconception(
+    "log-base-10",
+    "This matches base-10 logarithms: log-probabilities here use the natural log (np.log).")
+SIGN = Misconception(
+    "correction-sign",
+    "Renormalising over a smaller support raises every kept probability, so the log-probability goes up: "
+    "the change is -log Z_S > 0.")
+MASS_DIFFERENCE = Misconception(
+    "difference-not-log",
+    "The change is measured on the log scale: log p_tilde - log p = -log Z_S, not a difference of "
+    "probabilities or masses.")
+INVERTED = Misconception(
+    "factor-inverted",
+    "This is the reciprocal: the question asks how many times larger the behaviour probability of the "
+    "sequence is than its base probability, which is 1 / Z_S per position.")
+NOT_EXPONENTIATED = Misconception(
+    "log-not-exponentiated",
+    "The per-position log errors add up over the sequence; exponentiate their sum to get a "
+    "multiplicative factor on the ratio.")
+ONE_POSITION = Misconception(
+    "one-position",
+    "The error repeats at every one of the positions: the factors multiply, 1 / Z_S for each.")
+
+
+def build_cases() -> list:
+    z, p, n = key.SUPPORT_MASS, key.BASE_PROBABILITY, key.POSITIONS
+    answers = key.ANSWERS
+    return [
+        number_case("probability after renormalisation", "renormalised", "p_tilde", answers["p_tilde"],
+                    [(p * z, MULTIPLIED), (p, NOT_RENORMALISED), (p / (1 - z), DROPPED_MASS)]),
+        number_case("log-probability after renormalisation", "renormalised", "log_p_tilde", answers["log_p_tilde"],
+                    [(math.log10(p / z), LOG10), (math.log(p * z), MULTIPLIED), (math.log(p), NOT_RENORMALISED),
+                     (math.log(p / (1 - z)), DROPPED_MASS)]),
+        number_case("increase of the log-probability", "correction", "log_increase", answers["log_increase"],
+                    [(-math.log10(z), LOG10), (math.log(z), SIGN), (1 - z, MASS_DIFFERENCE),
+                     (p / z - p, MASS_DIFFERENCE)]),
+        number_case("four-position ratio factor", "correction", "ratio_factor", answers["ratio_factor"],
+                    [(z ** n, INVERTED), (-n * math.log(z), NOT_EXPONENTIATED), (1 / z, ONE_POSITION),
+                     (math.exp(-n * math.log10(z)), LOG10)]),
+    ]
+
+
+CHECK = ExerciseCheck(
+    STEM,
+    [Group("renormalised", 1, "The chosen token's probability and log-probability after renormalisation"),
+     Group("correction", 1, "The log-probability correction and the four-position ratio factor")],
+    build_cases,
+)

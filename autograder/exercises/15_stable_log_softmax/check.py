@@ -1,0 +1,179 @@
+"""Hidden checks for exercise 15: ``stable_log_softmax(logits, axis=-1)``.
+
+Expected values come from :mod:`autograder.reference`, computed in the trusted process. Tolerances
+(``rtol=1e-10, atol=1e-12``) accept the textbook ``(z - m) - log(sum(exp(z - m)))`` as well as the
+reference's ``log1p`` form; both are far inside them for logits of order 1e3 (the seed's scale, not
+more). A float32 answer to a float32 input is accepted at float32 precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import Case, ExerciseCheck, Group
+from autograder.checks._float_results import judge_floats, log_softmax
+from autograder.checks._judge import Misconception, error_case, value_of
+from autograder import reference
+
+STEM = "15_stable_log_softmax"
+TARGET = "stable_log_softmax"
+
+GROUPS = (
+    Group("public", 2, "The notebook's open check: two rows of logits of order 1e3"),
+    Group("shapes_axes", 3, "Random logits of 1 to 3 dimensions, normalised along each requested axis"),
+    Group("numerics", 2, "Stays finite and exact for logits of order 1e3, whatever their sign and spread"),
+    Group("validation", 2, "Rejects NaN, infinities, empty or 0-d logits and a bad axis"),
+)
+
+# ----------------------------------------------------------------------------- misconceptions
+
+NO_MAX_SHIFT = Misconception(
+    "no-max-shift",
+    "Some entries overflowed to inf or NaN: exp(1000) does not fit in a float64. Subtract the maximum "
+    "along the axis before exponentiating; the shift cancels out of the result but keeps every exponent <= 0.")
+LOG_OF_SOFTMAX = Misconception(
+    "log-of-softmax",
+    "Taking the log of a computed softmax turns very small probabilities into log(0) = -inf. Work in "
+    "log space all the way: (z - max) - log(sum(exp(z - max))).")
+RETURNED_SOFTMAX = Misconception(
+    "returned-softmax",
+    "These are probabilities (a softmax), not log-probabilities: the result should be <= 0 with "
+    "exp(result) summing to one.")
+AXIS_IGNORED = Misconception(
+    "axis-ignored",
+    "The result is normalised along the last axis although another axis was requested: pass `axis` to "
+    "every reduction (max and sum) and keep its dimension (keepdims=True).")
+WRONG_AXIS = Misconception(
+    "wrong-axis",
+    "The result is normalised over the wrong axis (or over the whole array): every reduction must run "
+    "along `axis` only, with keepdims=True so that it broadcasts back.")
+NO_NORMALISER = Misconception(
+    "missing-log-normaliser",
+    "Only the maximum was subtracted: log-softmax also subtracts the log of the normaliser, "
+    "log(sum(exp(z - max))), so that the probabilities sum to one.")
+MAX_NOT_RESTORED = Misconception(
+    "max-not-restored",
+    "The result is off by the maximum: log(sum(exp(z))) = max + log(sum(exp(z - max))), so subtract "
+    "the maximum from z as well as the shifted log-sum.")
+NEGATED = Misconception(
+    "negated-log-probs",
+    "The sign is flipped: log-probabilities are <= 0 (you returned negative log-probabilities).")
+
+
+def wrong_outputs(z: np.ndarray, axis: int) -> list:
+    """Outputs of the classic mistakes for ``stable_log_softmax(z, axis)`` (trusted process)."""
+    axis = axis % z.ndim
+    maximum = z.max(axis=axis, keepdims=True)
+    shifted = z - maximum
+    terms = np.exp(shifted)
+    probabilities = terms / terms.sum(axis=axis, keepdims=True)
+    log_sum_shifted = np.log(terms.sum(axis=axis, keepdims=True))
+    correct = shifted - log_sum_shifted
+    wrong = []
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        raw = np.exp(z)
+        raw_sum = raw.sum(axis=axis, keepdims=True)
+        wrong.append((np.log(raw / raw_sum), NO_MAX_SHIFT))
+        wrong.append((z - np.log(raw_sum), NO_MAX_SHIFT))
+        log_of_probabilities = np.log(probabilities)
+    if not np.all(np.isfinite(log_of_probabilities)):
+        wrong.append((log_of_probabilities, LOG_OF_SOFTMAX))
+    wrong.append((probabilities, RETURNED_SOFTMAX))
+    for other in range(z.ndim):
+        if other != axis:
+            wrong.append((log_softmax(z, other), AXIS_IGNORED if other == z.ndim - 1 else WRONG_AXIS))
+    if z.ndim > 1:
+        wrong.append((log_softmax(z, None), WRONG_AXIS))
+    wrong.append((shifted, NO_NORMALISER))
+    wrong.append((z - log_sum_shifted, MAX_NOT_RESTORED))
+    wrong.append((-correct, NEGATED))
+    return wrong
+
+
+_DEFAULT = object()
+
+
+def _case(name: str, group: str, logits: np.ndarray, axis=_DEFAULT, *, positional: bool = False,
+          as_list: bool = False) -> Case:
+    """``stable_log_softmax`` on ``logits`` (sent as given, or as nested lists), judged against the reference."""
+    sent = logits.tolist() if as_list else logits
+    if axis is _DEFAULT:
+        call, used_axis = Call(TARGET, (sent,)), -1
+    elif positional:
+        call, used_axis = Call(TARGET, (sent, axis)), axis
+    else:
+        call, used_axis = Call(TARGET, (sent,), {"axis": axis}), axis
+    expected = np.asarray(reference.stable_log_softmax(logits, axis=used_axis), dtype=np.float64)
+    wrong = wrong_outputs(np.asarray(logits, dtype=np.float64), used_axis)
+    float32_input = isinstance(sent, np.ndarray) and sent.dtype == np.float32
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], TARGET)
+        return judge_floats(value, expected, "the log-probabilities", wrong=wrong, overflow=NO_MAX_SHIFT,
+                            float32_input=float32_input)
+
+    return Case(name, group, (call,), judge)
+
+
+def _error_case(name: str, logits, problem: str, argument: str = "logits", **kwargs) -> Case:
+    return error_case(name, TARGET, (logits,), problem, argument, kwargs=kwargs)
+
+
+def build_cases():
+    rng = np.random.default_rng(1515)
+    cases = [
+        _case("the open check's rows near +1000 and -1000 (axis=-1)", "public",
+              np.array([[1000.0, 1001.0, 999.0], [-1000.0, -999.0, -1001.0]]), -1),
+    ]
+
+    def normal(*shape, scale=3.0):
+        return rng.normal(scale=scale, size=shape)
+
+    cases += [
+        _case("1-D logits, default axis", "shapes_axes", normal(7)),
+        _case("1-D logits over 50 tokens, axis=0", "shapes_axes", normal(50), 0),
+        _case("2-D logits, axis=0", "shapes_axes", normal(4, 9), 0),
+        _case("2-D logits, axis=-2", "shapes_axes", normal(3, 5), -2),
+        _case("2-D logits, axis=1 given positionally", "shapes_axes", normal(6, 2), 1, positional=True),
+        _case("3-D logits [B, L, V], axis=-1", "shapes_axes", normal(4, 7, 50), -1),
+        _case("3-D logits, axis=1", "shapes_axes", normal(2, 5, 11), 1),
+        _case("3-D logits, axis=0", "shapes_axes", normal(3, 4, 6), 0),
+        _case("3-D logits, axis=-2", "shapes_axes", normal(2, 6, 3), -2),
+        _case("3-D logits, axis=2", "shapes_axes", normal(1, 2, 13), 2),
+        _case("nested lists instead of an array, axis=1", "shapes_axes", normal(3, 4), 1, as_list=True),
+        _case("float32 logits [B, L, V]", "shapes_axes", normal(2, 3, 17).astype(np.float32), -1),
+        _case("a single token per row", "shapes_axes", normal(3, 1), -1),
+    ]
+
+    offsets = np.array([[1000.0], [-1000.0], [500.0]])
+    cases += [
+        _case("rows near +-1000 normalised along axis 0", "numerics",
+              np.array([[1000.0, -1000.0], [1001.0, -999.0], [999.0, -1001.0]]), 0),
+        _case("mixed signs spread over 2000", "numerics",
+              np.array([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 500.0], [3.0, 1000.0, -999.0]]), -1),
+        _case("equal logits of +-1000", "numerics", np.array([[1000.0] * 4, [-1000.0] * 4]), -1),
+        _case("[B, L, V] logits near +1000, axis=-1", "numerics", 1000.0 + normal(2, 3, 20, scale=5.0), -1),
+        _case("[B, L, V] logits near -1000, axis=1", "numerics", -1000.0 + normal(3, 4, 5, scale=5.0), 1),
+        _case("logits uniform in [-1000, 1000]", "numerics", rng.uniform(-1000.0, 1000.0, size=(3, 40)), -1),
+        _case("rows with offsets +1000, -1000 and 500", "numerics", offsets + normal(3, 8), -1),
+    ]
+
+    good = normal(2, 3)
+    with_nan, with_inf, with_neg_inf = good.copy(), good.copy(), good.copy()
+    with_nan[1, 1] = np.nan
+    with_inf[0, 2] = np.inf
+    with_neg_inf[1, 0] = -np.inf
+    cases += [
+        _error_case("NaN among the logits", with_nan, "logits containing NaN"),
+        _error_case("+inf among the logits", with_inf, "logits containing +inf"),
+        _error_case("-inf among the logits", with_neg_inf, "logits containing -inf"),
+        _error_case("empty logits", np.zeros(0), "empty logits"),
+        _error_case("a 0-d logit (a plain number)", 2.5, "a single number instead of an array"),
+        _error_case("axis out of range", good, "axis=2 for 2-D logits", "axis", axis=2),
+        _error_case("a non-integer axis", good, "axis=1.5", "axis", axis=1.5),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)

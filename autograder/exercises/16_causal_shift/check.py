@@ -1,0 +1,223 @@
+"""Hidden checks for exercise 16: ``causal_response_logprobs(model_logits, input_ids, response_token_mask)``.
+
+The answer returns ``(selected, shifted_mask)``: ``selected[b, t]`` is the log-probability that the
+logits at position ``t`` give to the token at ``t + 1``, and ``shifted_mask = mask[:, 1:]``. Expected
+values come from :mod:`autograder.reference` in the trusted process; the mistakes that keep the shapes
+plausible (same-position pairing, shifting the wrong way, raw logits, ...) are recognised by
+computing their outputs on the same input. ``shifted_mask`` may be boolean or 0/1 numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import judge_floats, log_softmax
+from autograder.checks._judge import Misconception, bool_array, error_case, value_of
+from autograder import reference
+
+STEM = "16_causal_shift"
+TARGET = "causal_response_logprobs"
+
+GROUPS = (
+    Group("public", 2, "The notebook's open check: uniform logits over 4 tokens"),
+    Group("alignment", 3, "Random [B, L, V] batches: logits at t score the token at t + 1, mask shifted to match"),
+    Group("inputs", 2, "Lists, float32 logits, other integer and mask types, logits of order 1e3"),
+    Group("validation", 2, "Rejects bad shapes, L < 2, ids outside the vocabulary or not integers, NaN logits"),
+)
+
+# ----------------------------------------------------------------------------- misconceptions
+
+SAME_POSITION = Misconception(
+    "same-position",
+    "Logits and targets are paired at the same position. The logits at position t are the model's "
+    "prediction for the token at t + 1: pair logits[:, :-1] with input_ids[:, 1:].")
+SHIFT_BACKWARDS = Misconception(
+    "shift-backwards",
+    "The shift goes the wrong way: logits[:, 1:] were paired with input_ids[:, :-1], i.e. each token was "
+    "scored by a prediction made after seeing it. Pair logits[:, :-1] with input_ids[:, 1:].")
+RAW_LOGITS = Misconception(
+    "gathered-logits",
+    "These are raw logits picked at the target ids, not log-probabilities: apply a (stable) log-softmax "
+    "over the vocabulary axis before gathering.")
+PROBABILITIES = Misconception(
+    "gathered-probabilities",
+    "These are probabilities, not log-probabilities: gather from the log-softmax instead of the softmax.")
+VOCAB_AXIS = Misconception(
+    "normalised-wrong-axis",
+    "The log-softmax was taken over the wrong axis: normalise over the vocabulary (the last axis, V), "
+    "not over positions.")
+NEGATED = Misconception(
+    "negated-log-probs",
+    "The sign is flipped: selected log-probabilities are <= 0 (these are negative log-probabilities).")
+ZEROED = Misconception(
+    "masked-selected",
+    "Positions outside the response were set to zero. Return the log-probability of every next token; "
+    "the shifted mask you return is what tells later steps which positions count.")
+NO_MAX_SHIFT = Misconception(
+    "no-max-shift",
+    "Some log-probabilities overflowed to inf or NaN: with logits of order 1e3, subtract each row's maximum "
+    "before exponentiating (a stable log-softmax).")
+MASK_WRONG_SHIFT = Misconception(
+    "mask-wrong-shift",
+    "The mask was shifted the wrong way (mask[:, :-1]). The targets are input_ids[:, 1:], so the mask that "
+    "says which targets belong to the response is response_token_mask[:, 1:].")
+MASK_NOT_SHIFTED = Misconception(
+    "mask-not-shifted",
+    "The mask was returned unshifted: it must describe the targets input_ids[:, 1:], so return "
+    "response_token_mask[:, 1:] (shape [B, L - 1]).")
+
+
+def _pick(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    return np.take_along_axis(values, ids[..., None], axis=-1)[..., 0]
+
+
+def wrong_selected(z: np.ndarray, ids: np.ndarray, mask: np.ndarray) -> list:
+    """Outputs of the classic mistakes for ``selected`` (trusted process)."""
+    log_p = log_softmax(z)
+    correct = _pick(log_p[:, :-1], ids[:, 1:])
+    wrong = [
+        (_pick(log_p, ids), SAME_POSITION),
+        (_pick(log_p[:, :-1], ids[:, :-1]), SAME_POSITION),
+        (_pick(log_p[:, 1:], ids[:, 1:]), SAME_POSITION),
+        (_pick(log_p[:, 1:], ids[:, :-1]), SHIFT_BACKWARDS),
+        (_pick(z[:, :-1], ids[:, 1:]), RAW_LOGITS),
+        (np.exp(correct), PROBABILITIES),
+        (_pick(log_softmax(z[:, :-1], axis=1), ids[:, 1:]), VOCAB_AXIS),
+        (_pick(log_softmax(z, axis=1)[:, :-1], ids[:, 1:]), VOCAB_AXIS),
+        (-correct, NEGATED),
+    ]
+    response = mask[:, 1:].astype(bool)
+    if not response.all():
+        wrong.append((np.where(response, correct, 0.0), ZEROED))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        raw = np.exp(z[:, :-1])
+        total = raw.sum(axis=-1, keepdims=True)
+        wrong.append((_pick(np.log(raw / total), ids[:, 1:]), NO_MAX_SHIFT))
+        wrong.append((_pick(z[:, :-1] - np.log(total), ids[:, 1:]), NO_MAX_SHIFT))
+    return wrong
+
+
+def _pair(outcome) -> tuple:
+    value = value_of(outcome, TARGET)
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise Reject("causal_response_logprobs should return a pair: (selected, shifted_mask)")
+    return value[0], value[1]
+
+
+def _judge_mask(value, mask: np.ndarray) -> Verdict:
+    expected = mask[:, 1:].astype(bool)
+    actual = bool_array(value, "the shifted mask")
+    if actual.shape == expected.shape and np.array_equal(actual, expected):
+        return PASS
+    if actual.shape == expected.shape and np.array_equal(actual, mask[:, :-1].astype(bool)):
+        return Verdict(False, MASK_WRONG_SHIFT.sentence, MASK_WRONG_SHIFT.key)
+    if actual.shape == mask.shape and np.array_equal(actual, mask.astype(bool)):
+        return Verdict(False, MASK_NOT_SHIFTED.sentence, MASK_NOT_SHIFTED.key)
+    if actual.shape != expected.shape:
+        return Verdict(False, f"the shifted mask has shape {actual.shape}, expected {expected.shape}")
+    return Verdict(False, "the shifted mask is not correct for this input")
+
+
+def _cases(name: str, group: str, logits, ids, mask, *, split: bool, send=None) -> list:
+    """Cases for one input: ``split`` judges ``selected`` and the mask as two cases (partial credit)."""
+    z = np.asarray(logits, dtype=np.float64)
+    ids_array, mask_array = np.asarray(ids), np.asarray(mask)
+    selected, _ = reference.causal_response_logprobs(logits, ids, mask)
+    expected = np.asarray(selected, dtype=np.float64)
+    wrong = wrong_selected(z, ids_array.astype(np.int64), mask_array)
+    float32_input = isinstance(logits, np.ndarray) and logits.dtype == np.float32
+    call = Call(TARGET, send if send is not None else (logits, ids, mask))
+
+    def selected_verdict(value) -> Verdict:
+        return judge_floats(value, expected, "the selected log-probabilities", wrong=wrong,
+                            overflow=NO_MAX_SHIFT, float32_input=float32_input)
+
+    def judge_selected(outcomes):
+        return selected_verdict(_pair(outcomes[0])[0])
+
+    def judge_mask(outcomes):
+        return _judge_mask(_pair(outcomes[0])[1], mask_array)
+
+    def judge_both(outcomes):
+        first, second = _pair(outcomes[0])
+        verdict = selected_verdict(first)
+        return verdict if not verdict.passed else _judge_mask(second, mask_array)
+
+    if split:
+        return [Case(f"{name}: selected log-probabilities", group, (call,), judge_selected),
+                Case(f"{name}: shifted mask", group, (call,), judge_mask)]
+    return [Case(name, group, (call,), judge_both)]
+
+
+def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
+    return error_case(name, TARGET, args, problem, argument)
+
+
+def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *, scale: float = 2.0):
+    """Random logits and ids, and a mask of prompt (0), response (1, at least one) and padding (0)."""
+    logits = rng.normal(scale=scale, size=(batch, length, vocabulary))
+    ids = rng.integers(0, vocabulary, size=(batch, length))
+    mask = np.zeros((batch, length), dtype=np.int64)
+    for row in range(batch):
+        prompt = int(rng.integers(1, length))
+        response = int(rng.integers(1, length - prompt + 1))
+        mask[row, prompt:prompt + response] = 1
+    return logits, ids, mask
+
+
+def build_cases():
+    rng = np.random.default_rng(1616)
+    cases = _cases("the open check's uniform logits", "public", np.zeros((1, 3, 4)), np.array([[0, 1, 2]]),
+                   np.array([[0, 1, 1]]), split=True)
+
+    for batch, length, vocabulary in [(1, 2, 2), (2, 5, 7), (3, 7, 50), (4, 3, 11), (1, 6, 3), (4, 7, 23)]:
+        logits, ids, mask = _batch(rng, batch, length, vocabulary)
+        cases += _cases(f"B={batch}, L={length}, V={vocabulary}", "alignment", logits, ids, mask, split=True)
+
+    logits, ids, mask = _batch(rng, 2, 4, 6)
+    cases += _cases("all three arguments as nested lists", "inputs", logits, ids, mask, split=False,
+                    send=(logits.tolist(), ids.tolist(), mask.tolist()))
+    logits, ids, mask = _batch(rng, 3, 5, 9)
+    cases += _cases("float32 logits", "inputs", logits.astype(np.float32), ids, mask, split=False)
+    logits, ids, mask = _batch(rng, 2, 6, 8)
+    cases += _cases("int32 ids and a boolean mask", "inputs", logits, ids.astype(np.int32), mask.astype(bool),
+                    split=False)
+    logits, ids, mask = _batch(rng, 3, 4, 10, scale=5.0)
+    cases += _cases("logits near +1000", "inputs", logits + 1000.0, ids, mask, split=False)
+    logits, ids, mask = _batch(rng, 2, 5, 12)
+    cases += _cases("logits uniform in [-1000, 1000]", "inputs", rng.uniform(-1000.0, 1000.0, size=logits.shape),
+                    ids, mask, split=False)
+
+    logits, ids, mask = _batch(rng, 2, 4, 5)
+    nan_logits = logits.copy()
+    nan_logits[1, 2, 3] = np.nan
+    inf_logits = logits.copy()
+    inf_logits[0, 1, 0] = np.inf
+    too_large, negative = ids.copy(), ids.copy()
+    too_large[1, 2] = 5
+    negative[0, 3] = -1
+    float_ids = ids.astype(np.float64)
+    float_ids[0, 1] = 1.5
+    cases += [
+        _error_case("2-D logits [L, V]", (logits[0], ids[0], mask[0]), "model_logits without a batch axis",
+                    "model_logits"),
+        _error_case("input_ids longer than the logits", (logits, np.concatenate([ids, ids[:, :1]], axis=1), mask),
+                    "input_ids whose shape differs from model_logits[:2]", "input_ids"),
+        _error_case("a mask shorter than input_ids", (logits, ids, mask[:, :-1]),
+                    "a response_token_mask whose shape differs from input_ids", "response_token_mask"),
+        _error_case("a single position (L = 1)", (logits[:, :1], ids[:, :1], mask[:, :1]),
+                    "sequences of length 1 (nothing to predict)", "model_logits"),
+        _error_case("an id equal to the vocabulary size", (logits, too_large, mask), "a token id >= V", "input_ids"),
+        _error_case("a negative id", (logits, negative, mask), "a negative token id", "input_ids"),
+        _error_case("float ids", (logits, float_ids, mask), "non-integer token ids", "input_ids"),
+        _error_case("boolean ids", (logits, ids % 2 == 0, mask), "boolean token ids", "input_ids"),
+        _error_case("NaN among the logits", (nan_logits, ids, mask), "model_logits containing NaN", "model_logits"),
+        _error_case("+inf among the logits", (inf_logits, ids, mask), "model_logits containing +inf",
+                    "model_logits"),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)

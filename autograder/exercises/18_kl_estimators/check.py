@@ -1,0 +1,256 @@
+"""Hidden checks for exercise 18: exact KL from logits and the k1/k2/k3 sample values.
+
+Expected values come from :mod:`autograder.reference`, computed here in the trusted process. The
+tolerances (``rtol=1e-10, atol=1e-12``) accept the plain textbook formulas as well as the
+reference's more careful ones: the two differ by round-off, far below ``atol``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output, log_softmax
+from autograder.checks._judge import (
+    Misconception, close, error_case, expect_close, field, float_array, value_of,
+)
+from autograder import reference
+
+STEM = "18_kl_estimators"
+
+GROUPS = (
+    Group("public", 2, "The notebook's open checks"),
+    Group("exact_kl", 3, "exact_kl_from_logits: KL(p||q) for several shapes and large logits"),
+    Group("sample_values", 3, "kl_sample_values: k1, k2 and k3 on sampled log-probabilities"),
+    Group("validation", 1, "Both functions reject mismatched shapes and non-finite input"),
+)
+
+# ----------------------------------------------------------------------------- misconceptions
+
+KL_DIRECTION = Misconception(
+    "kl-direction",
+    "This is KL(q||p): the expectation must be taken under p, the distribution of the first "
+    "argument, i.e. sum of p * (log p - log q).")
+KL_UNNORMALISED = Misconception(
+    "kl-unnormalised",
+    "The logits were used as if they were probabilities or log-probabilities: normalise each row "
+    "first (log-softmax), so that the probabilities sum to one.")
+KL_OVERFLOW = Misconception(
+    "kl-overflow",
+    "With logits of order 1e3, exp overflows: subtract each row's maximum before exponentiating "
+    "(a stable log-softmax).")
+K1_SIGN = Misconception(
+    "k1-sign",
+    "k1 has the wrong sign: with r = p/q and samples from q, k1 = -log r = log q - log p.")
+RATIO_INVERTED = Misconception(
+    "ratio-inverted",
+    "The ratio is inverted: r = p/q, so log r = log_p - log_q (note the argument order: log_q "
+    "comes first).")
+K2_HALF = Misconception(
+    "k2-missing-half",
+    "k2 is missing its factor 1/2: k2 = (log r)^2 / 2.")
+K3_MINUS_ONE = Misconception(
+    "k3-missing-minus-one",
+    "k3 is missing the -1: k3 = (r - 1) - log r, which is zero when p = q.")
+
+
+def _kl_wrong_outputs(p_logits: np.ndarray, q_logits: np.ndarray) -> list:
+    """The outputs of the classic mistakes on this input (trusted process)."""
+    log_p, log_q = log_softmax(p_logits), log_softmax(q_logits)
+    p, q = np.exp(log_p), np.exp(log_q)
+    wrong = [(np.sum(q * (log_q - log_p), axis=-1), KL_DIRECTION)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw_p = np.exp(p_logits)
+        for candidate in (
+            np.sum(p * (p_logits - q_logits), axis=-1),      # raw logits as log-probabilities
+            np.sum(raw_p * (p_logits - q_logits), axis=-1),  # nothing normalised
+            np.sum(raw_p * (log_p - log_q), axis=-1),        # weights exp(logits)
+        ):
+            if np.all(np.isfinite(candidate)):
+                wrong.append((candidate, KL_UNNORMALISED))
+    return wrong
+
+
+def _sample_wrong(log_q: np.ndarray, log_p: np.ndarray) -> dict:
+    log_r = log_p - log_q
+    r = np.exp(log_r)
+    return {
+        "k1": [(log_r, K1_SIGN)],
+        "k2": [(log_r ** 2, K2_HALF)],
+        "k3": [(1.0 / r - 1.0 + log_r, RATIO_INVERTED), (r - log_r, K3_MINUS_ONE),
+               (1.0 / r + log_r, RATIO_INVERTED)],
+    }
+
+
+# ----------------------------------------------------------------------------- judges
+
+
+def _judge_exact(p_logits: np.ndarray, q_logits: np.ndarray, *, large: bool = False):
+    expected = np.asarray(reference.exact_kl_from_logits(p_logits, q_logits), dtype=np.float64)
+    wrong = _kl_wrong_outputs(p_logits, q_logits)
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], "exact_kl_from_logits")
+        actual = finite_floats(value, "the KL values", shape=expected.shape, overflow=KL_OVERFLOW if large else None)
+        verdict = expect_close(actual, expected, "the KL values", rtol=RTOL, atol=ATOL, wrong=wrong)
+        rounded = None if verdict.passed else float32_output(value, actual, expected)
+        if rounded is not None:
+            return rounded
+        if not verdict.passed and verdict.misconception is None and np.any(actual < -ATOL):
+            return Verdict(False, "a KL divergence came out negative, but KL(p||q) is never negative: "
+                                  "check the direction and the normalisation")
+        return verdict
+
+    return judge
+
+
+def _judge_public_exact(z: np.ndarray):
+    def judge(outcomes):
+        value = value_of(outcomes[0], "exact_kl_from_logits")
+        actual = float_array(value, "exact_kl_from_logits(z, z)", shape=(z.shape[0],))
+        if not np.all(np.abs(actual) <= 1e-14):
+            return Verdict(False, "exact_kl_from_logits(z, z) should be zero (within 1e-14) for identical logits")
+        return PASS
+
+    return judge
+
+
+def _judge_public_samples(outcomes):
+    value = value_of(outcomes[0], "kl_sample_values")
+    if not isinstance(value, dict):
+        raise Reject("kl_sample_values should return a dict with keys 'k1', 'k2', 'k3'")
+    if set(value) != {"k1", "k2", "k3"}:
+        raise Reject(f"the dict should have exactly the keys 'k1', 'k2', 'k3', got {sorted(map(str, value))}")
+    k3 = float_array(value["k3"], "k3", shape=(2,))
+    if not np.all(k3 >= -1e-14):
+        return Verdict(False, "k3 = (r - 1) - log r is never negative, but some values were")
+    return PASS
+
+
+def _diagnose(value, key: str, log_q: np.ndarray, log_p: np.ndarray, shape: tuple) -> Verdict | None:
+    """Name the mistake behind a wrong ``key``: its own classic mistake, except that an inverted ratio
+    (seen in k3) explains k1 and k3 together. k2 is the same for r and 1/r, so it is never blamed on
+    the ratio, and a key is never blamed on another key's mistake."""
+    wrong = _sample_wrong(log_q, log_p)
+
+    def mistake(name: str) -> Misconception | None:
+        try:
+            actual = float_array(field(value, name, "the returned dict"), name, shape=shape)
+        except Reject:
+            return None
+        return next((m for output, m in wrong[name] if close(actual, output, rtol=1e-8, atol=1e-10)), None)
+
+    found = RATIO_INVERTED if key != "k2" and mistake("k3") is RATIO_INVERTED else mistake(key)
+    return None if found is None else Verdict(False, found.sentence, found.key)
+
+
+def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
+    expected_all = reference.kl_sample_values(log_q, log_p)
+    expected = np.asarray(expected_all[key], dtype=np.float64)
+    shape = expected.shape
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], "kl_sample_values")
+        if not isinstance(value, dict):
+            raise Reject("kl_sample_values should return a dict with keys 'k1', 'k2', 'k3'")
+        raw = field(value, key, "the returned dict")
+        actual = float_array(raw, key, shape=shape)
+        if close(actual, expected, rtol=RTOL, atol=ATOL):
+            return PASS
+        rounded = float32_output(raw, actual, expected)
+        if rounded is not None:
+            return rounded
+        diagnosis = _diagnose(value, key, log_q, log_p, shape)
+        if diagnosis is not None:
+            return diagnosis
+        return Verdict(False, f"{key} is not correct for these samples")
+
+    return judge
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def _log_probs(rng: np.random.Generator, shape: tuple, scale: float = 1.5) -> np.ndarray:
+    """Log-probabilities of sampled tokens: rows of a random softmax, picked at random."""
+    return log_softmax(rng.normal(scale=scale, size=shape + (7,)))[..., 3]
+
+
+def build_cases():
+    cases = []
+    rng = np.random.default_rng(18)
+
+    # --- public: the notebook's open checks
+    z = np.array([[1.0, -1.0], [0.5, 0.5]])
+    cases.append(Case("identical logits give zero KL", "public",
+                      (Call("exact_kl_from_logits", (z, z)),), _judge_public_exact(z)))
+    cases.append(Case("the dict has keys k1, k2, k3 and k3 is non-negative", "public",
+                      (Call("kl_sample_values", (np.array([-0.4, -1.2]), np.array([-0.5, -0.7]))),),
+                      _judge_public_samples))
+
+    # --- exact KL: shapes, direction, lists, large logits
+    exact_inputs = [
+        ("one distribution (1-D logits)", rng.normal(size=5), rng.normal(size=5), False),
+        ("a batch of 4 rows over 6 tokens", rng.normal(size=(4, 6)), rng.normal(size=(4, 6)), False),
+        ("a [2, 3, 11] array (KL along the last axis)", rng.normal(scale=2.0, size=(2, 3, 11)),
+         rng.normal(scale=2.0, size=(2, 3, 11)), False),
+        ("very different distributions", np.array([[4.0, 0.0, -4.0], [0.0, 0.0, 6.0]]),
+         np.array([[-4.0, 0.0, 4.0], [5.0, 0.0, 0.0]]), False),
+        ("logits of order 1e3", rng.normal(scale=3.0, size=(3, 8)) + 1000.0,
+         rng.normal(scale=3.0, size=(3, 8)) - 1000.0, True),
+        ("two tokens, a vocabulary of 50 000", rng.normal(scale=2.0, size=(2, 50_000)),
+         rng.normal(scale=2.0, size=(2, 50_000)), False),
+    ]
+    for name, p_logits, q_logits, large in exact_inputs:
+        cases.append(Case(name, "exact_kl", (Call("exact_kl_from_logits", (p_logits, q_logits)),),
+                          _judge_exact(p_logits, q_logits, large=large)))
+    p_list, q_list = rng.normal(size=(2, 4)), rng.normal(size=(2, 4))
+    cases.append(Case("logits given as nested lists", "exact_kl",
+                      (Call("exact_kl_from_logits", (p_list.tolist(), q_list.tolist())),),
+                      _judge_exact(p_list, q_list)))
+
+    # --- sample values: each key on several inputs
+    sample_inputs = [
+        ("1-D samples", _log_probs(rng, (9,)), _log_probs(rng, (9,))),
+        ("a [3, 5] batch of samples", _log_probs(rng, (3, 5)), _log_probs(rng, (3, 5))),
+        ("ratios 2 and 1/2", np.log(np.array([0.2, 0.4])), np.log(np.array([0.4, 0.2]))),
+        ("large log-ratios (|log r| up to 30)", np.array([-1.0, -31.0, -0.5]), np.array([-31.0, -1.0, -0.5])),
+        ("p equal to q", np.array([-0.3, -2.0, -7.5]), np.array([-0.3, -2.0, -7.5])),
+    ]
+    for name, log_q, log_p in sample_inputs:
+        for key in ("k1", "k2", "k3"):
+            cases.append(Case(f"{key} on {name}", "sample_values",
+                              (Call("kl_sample_values", (log_q, log_p)),),
+                              _judge_sample_key(key, log_q, log_p)))
+    list_q, list_p = _log_probs(rng, (4,)), _log_probs(rng, (4,))
+    cases.append(Case("k3 with samples given as lists", "sample_values",
+                      (Call("kl_sample_values", (list_q.tolist(), list_p.tolist())),),
+                      _judge_sample_key("k3", list_q, list_p)))
+
+    # --- validation
+    good = rng.normal(size=(2, 3))
+    nan_logits = good.copy()
+    nan_logits[1, 2] = np.nan
+    inf_logits = good.copy()
+    inf_logits[0, 0] = np.inf
+    cases += [
+        error_case("exact KL: different vocabulary sizes", "exact_kl_from_logits",
+                    (rng.normal(size=3), rng.normal(size=4)), "a pair of logits over different vocabularies",
+                    "q_logits"),
+        error_case("exact KL: NaN in p_logits", "exact_kl_from_logits",
+                    (nan_logits, good), "a p_logits with a NaN", "p_logits"),
+        error_case("exact KL: infinity in q_logits", "exact_kl_from_logits",
+                    (good, inf_logits), "a q_logits with an infinity", "q_logits"),
+        error_case("samples: log_q and log_p of different shapes", "kl_sample_values",
+                    (np.array([-0.1, -0.2, -0.3]), np.array([-0.1, -0.2])), "a log_p whose shape differs from log_q's",
+                    "log_p"),
+        error_case("samples: NaN in log_p", "kl_sample_values",
+                    (np.array([-0.1, -0.2]), np.array([-0.1, np.nan])), "a log_p with a NaN", "log_p"),
+        error_case("samples: -inf in log_q", "kl_sample_values",
+                    (np.array([-np.inf, -0.2]), np.array([-0.1, -0.3])), "a log_q with -inf", "log_q"),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)

@@ -1,0 +1,323 @@
+"""Hidden checks for exercise 19: temperature, top-k and top-p as standalone distribution transforms.
+
+Expected distributions come from :mod:`autograder.reference`, computed here in the trusted process.
+
+Decision boundaries. Top-p compares running sums with the threshold, and a float64 running sum can
+land an ulp or so either side of a threshold that decimal arithmetic would hit exactly. Where a
+prefix mass lies within ``BOUNDARY`` of ``top_p`` both outcomes (that token kept or not) are
+accepted, except in the cases the notebook teaches exactly: the seed's ``0.50 + 0.30 = 0.80``
+nucleus (given as logits ``log p``) keeps two tokens, and ``top_p = 1`` keeps the whole support.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output
+from autograder.checks._judge import Misconception, close, error_case, float_array, value_of
+from autograder import reference
+
+STEM = "19_sampling_transforms"
+#: Prefix masses this close to ``top_p`` are "within rounding": either outcome is accepted.
+BOUNDARY = 1e-9
+
+GROUPS = (
+    Group("public", 2, "The notebook's open checks"),
+    Group("temperature", 1, "temperature_distribution on random logits, temperatures and large logits"),
+    Group("top_k", 2, "top_k_distribution: exactly k tokens, ties to the smaller id, renormalised"),
+    Group("top_p", 3, "top_p_distribution: smallest prefix reaching top_p, ties, min_tokens_to_keep"),
+    Group("validation", 1, "Bad temperature, k, top_p and logits raise ValueError or TypeError"),
+)
+
+# ----------------------------------------------------------------------------- misconceptions
+
+TEMPERATURE_MULTIPLIED = Misconception(
+    "temperature-multiplied",
+    "The logits were multiplied by the temperature: divide them by it (T > 1 flattens, T < 1 sharpens).")
+UNNORMALISED_SOFTMAX = Misconception(
+    "softmax-unnormalised",
+    "The values do not sum to one: divide the exponentials by their sum (after subtracting the maximum).")
+NO_RENORMALISE = Misconception(
+    "no-renormalise",
+    "After truncation the kept probabilities must be renormalised so that they sum to one again.")
+SOFTMAX_OVERFLOW = Misconception(
+    "softmax-overflow",
+    "With logits of order 1e3, exp overflows to inf and the result turns into NaN: subtract the largest "
+    "(scaled) logit before exponentiating.")
+TIES_LARGER_ID = Misconception(
+    "ties-larger-id",
+    "Among tied tokens the smaller token id must win: use a stable sort of the negated probabilities "
+    "(np.argsort(-p, kind='stable')), not a reversed ascending sort.")
+TOP_K_TIES_EXTRA = Misconception(
+    "top-k-ties-extra",
+    "Top-k must keep exactly k tokens: keeping every token tied with the k-th one (a value threshold) "
+    "keeps more than k when there are ties.")
+TOP_K_OFF_BY_ONE = Misconception(
+    "top-k-off-by-one",
+    "The number of kept tokens is off by one: top-k keeps exactly k tokens.")
+TOP_P_DROPS = Misconception(
+    "top-p-drops-threshold-token",
+    "The token whose probability makes the running sum reach top_p must be kept: the nucleus is the "
+    "smallest prefix whose mass is at least top_p.")
+TOP_P_EXTRA = Misconception(
+    "top-p-keeps-extra",
+    "One token too many was kept: stop at the first token whose running sum reaches top_p (>=, not >). "
+    "A float running sum can fall an ulp short of a threshold such as 0.5 + 0.3 = 0.8, so compare "
+    "with a tiny tolerance.")
+TOP_P_UNSORTED = Misconception(
+    "top-p-unsorted",
+    "The nucleus was accumulated in token-id order: rank the tokens by probability, largest first, "
+    "before adding up their mass.")
+MIN_TOKENS_IGNORED = Misconception(
+    "min-tokens-ignored",
+    "min_tokens_to_keep was ignored: keep at least that many tokens even when fewer already reach top_p.")
+TOP_P_ONE = Misconception(
+    "top-p-one-drops-support",
+    "top_p = 1 must keep every token, however small: a float running sum can reach 1.0 before the last "
+    "token, so treat top_p = 1 as 'keep the whole support'.")
+
+
+# ----------------------------------------------------------------------------- trusted helpers
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    return np.asarray(reference.softmax(np.asarray(z, dtype=np.float64)), dtype=np.float64)
+
+
+def _stable_order(p: np.ndarray) -> np.ndarray:
+    return np.argsort(-p, kind="stable")
+
+
+def _larger_id_order(p: np.ndarray) -> np.ndarray:
+    """Descending order in which the larger id wins ties (a reversed ascending sort)."""
+    return np.argsort(p, kind="stable")[::-1]
+
+
+def _keep(p: np.ndarray, ids: np.ndarray, renormalise: bool = True) -> np.ndarray:
+    out = np.zeros_like(p)
+    out[ids] = p[ids]
+    return out / out.sum() if renormalise else out
+
+
+def _nucleus_counts(p: np.ndarray, top_p: float) -> tuple:
+    """``(count, acceptable)``: the ideal prefix length, and every length within rounding of it."""
+    sorted_p = p[_stable_order(p)]
+    prefix = np.cumsum(sorted_p)
+    count = int(np.searchsorted(prefix, top_p - BOUNDARY, side="left")) + 1
+    count = min(count, p.size)
+    acceptable = {count}
+    for j in range(p.size):
+        if abs(prefix[j] - top_p) <= BOUNDARY:  # prefix of j + 1 tokens is on the boundary
+            acceptable.update({j + 1, min(j + 2, p.size)})
+    return count, acceptable
+
+
+def _overflows(scaled_logits: np.ndarray) -> bool:
+    """Whether a softmax without the max shift overflows (exp(710) is inf) or underflows to 0/0."""
+    return bool(np.max(scaled_logits) > 709.0 or np.max(scaled_logits) < -745.0)
+
+
+def _matches(actual: np.ndarray, target, *, support: bool, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    """Close to ``target``; for truncations also the same support (a kept token of probability 1e-20
+    is below any absolute tolerance, yet dropping it is exactly the mistake being tested)."""
+    target = np.asarray(target, dtype=np.float64)
+    if not close(actual, target, rtol=rtol, atol=atol):
+        return False
+    return not support or bool(np.array_equal(actual > 0, target > 0))
+
+
+def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternatives=(), support: bool = True,
+                        large: bool = False):
+    """A 1-D distribution close to ``expected`` (or to one of ``alternatives``, boundary cases).
+
+    ``large``: the logits overflow a naive ``exp``, so NaN or inf in the answer is named as such."""
+    expected = np.asarray(expected, dtype=np.float64)
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], target)
+        actual = finite_floats(value, "the distribution", shape=expected.shape,
+                               overflow=SOFTMAX_OVERFLOW if large else None)
+        if any(_matches(actual, candidate, support=support) for candidate in (expected, *alternatives)):
+            return PASS
+        for output, misconception in wrong:
+            if _matches(actual, output, support=support, rtol=1e-8, atol=1e-10):
+                return Verdict(False, misconception.sentence, misconception.key)
+        rounded = float32_output(value, actual, expected)
+        if rounded is not None:
+            return rounded
+        if close(actual, expected, rtol=RTOL, atol=ATOL):
+            return Verdict(False, "the values are right but the set of kept tokens is not: a token of tiny "
+                                  "probability was dropped or kept")
+        if abs(float(actual.sum()) - 1.0) > 1e-9:
+            return Verdict(False, "the distribution is not correct for this input, and it does not sum to one")
+        return Verdict(False, "the distribution is not correct for this input")
+
+    return judge
+
+
+# ----------------------------------------------------------------------------- per-transform cases
+
+
+def _temperature_case(name: str, logits, temperature: float, group: str = "temperature") -> Case:
+    z = np.asarray(logits, dtype=np.float64)
+    expected = reference.temperature_distribution(z, temperature)
+    wrong = [(_softmax(z * temperature), TEMPERATURE_MULTIPLIED)]
+    scaled = z / temperature
+    wrong.append((np.exp(scaled - scaled.max()), UNNORMALISED_SOFTMAX))
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = np.exp(scaled)
+    if np.all(np.isfinite(raw)):
+        wrong.append((raw, UNNORMALISED_SOFTMAX))
+    return Case(f"temperature: {name}", group, (Call("temperature_distribution", (logits, temperature)),),
+                _judge_distribution("temperature_distribution", expected, wrong=wrong, support=False,
+                                    large=_overflows(z / temperature)))
+
+
+def _top_k_case(name: str, logits, k: int, group: str = "top_k") -> Case:
+    z = np.asarray(logits, dtype=np.float64)
+    p = _softmax(z)
+    expected = reference.top_k_distribution(z, k)
+    order = _stable_order(p)
+    wrong = [
+        (_keep(p, p >= p[order[k - 1]]), TOP_K_TIES_EXTRA),
+        (_keep(p, _larger_id_order(p)[:k]), TIES_LARGER_ID),
+        (_keep(p, order[:k], renormalise=False), NO_RENORMALISE),
+    ]
+    if k > 1:
+        wrong.append((_keep(p, order[:k - 1]), TOP_K_OFF_BY_ONE))
+    if k < p.size:
+        wrong.append((_keep(p, order[:k + 1]), TOP_K_OFF_BY_ONE))
+    return Case(f"top-k: {name}", group, (Call("top_k_distribution", (logits, k)),),
+                _judge_distribution("top_k_distribution", expected, wrong=wrong, large=_overflows(z)))
+
+
+def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, *, group: str = "top_p",
+                exact: bool = False) -> Case:
+    """``exact``: the taught case, where only the reference's outcome is accepted."""
+    z = np.asarray(logits, dtype=np.float64)
+    p = _softmax(z)
+    floor = 1 if min_tokens is None else min_tokens
+    kwargs = {} if min_tokens is None else {"min_tokens_to_keep": min_tokens}
+    expected = np.asarray(reference.top_p_distribution(z, top_p, min_tokens_to_keep=floor), dtype=np.float64)
+    order = _stable_order(p)
+    count, acceptable = _nucleus_counts(p, top_p)
+    alternatives = [] if exact else [_keep(p, order[:max(n, floor)]) for n in sorted(acceptable)]
+    kept = max(count, floor)
+    wrong = [
+        (_keep(p, _larger_id_order(p)[:kept]), TIES_LARGER_ID),
+        (_keep(p, order[:kept], renormalise=False), NO_RENORMALISE),
+    ]
+    if floor > count:
+        wrong.append((_keep(p, order[:count]), MIN_TOKENS_IGNORED))
+    id_order = np.arange(p.size)
+    unsorted_count = min(int(np.searchsorted(np.cumsum(p), top_p - BOUNDARY, side="left")) + 1, p.size)
+    wrong.append((_keep(p, id_order[:max(unsorted_count, floor)]), TOP_P_UNSORTED))
+    if count > 1 and count - 1 >= floor:
+        wrong.append((_keep(p, order[:count - 1]), TOP_P_DROPS))
+    if kept < p.size:
+        wrong.append((_keep(p, order[:kept + 1]), TOP_P_EXTRA))
+    if top_p == 1.0:
+        wrong = [(_keep(p, order[:n]), TOP_P_ONE) for n in range(1, p.size)] + wrong
+    return Case(f"top-p: {name}", group, (Call("top_p_distribution", (logits, top_p), kwargs),),
+                _judge_distribution("top_p_distribution", expected, wrong=wrong, alternatives=alternatives,
+                                    large=_overflows(z)))
+
+
+# ----------------------------------------------------------------------------- public cases
+
+
+SEED_LOGITS = np.array([2.0, 1.0, 0.0, -1.0])
+
+
+def _judge_public(outcomes):
+    warm = float_array(value_of(outcomes[0], "temperature_distribution"), "temperature_distribution(logits, 2.0)",
+                       shape=(4,))
+    if abs(warm[0] - 0.455054) >= 1e-6:
+        raise Reject("temperature_distribution(logits, 2.0)[0] should be about 0.455054")
+    if abs(float(warm.sum()) - 1.0) >= 1e-12:
+        raise Reject("temperature_distribution(logits, 2.0) should sum to one within 1e-12")
+    kept = float_array(value_of(outcomes[1], "top_k_distribution"), "top_k_distribution(logits, 2)", shape=(4,))
+    if not np.allclose(kept[2:], 0.0):
+        raise Reject("top_k_distribution(logits, 2) should be zero outside the two largest logits")
+    if abs(kept[0] - 0.731059) >= 1e-6:
+        raise Reject("top_k_distribution(logits, 2)[0] should be about 0.731059")
+    nucleus = float_array(value_of(outcomes[2], "top_p_distribution"), "top_p_distribution(logits, 0.8)",
+                          shape=(4,))
+    if not np.allclose(nucleus, kept):
+        raise Reject("top_p_distribution(logits, 0.8) should equal top_k_distribution(logits, 2) here")
+    return PASS
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def build_cases():
+    rng = np.random.default_rng(19)
+    cases = [Case("the open checks on logits [2, 1, 0, -1]", "public",
+                  (Call("temperature_distribution", (SEED_LOGITS, 2.0)),
+                   Call("top_k_distribution", (SEED_LOGITS, 2)),
+                   Call("top_p_distribution", (SEED_LOGITS, 0.8))),
+                  _judge_public)]
+
+    # --- temperature
+    for vocabulary, temperature in ((5, 0.3), (12, 0.7), (32, 1.0), (100, 2.5), (7, 10.0)):
+        logits = rng.normal(scale=2.0, size=vocabulary)
+        cases.append(_temperature_case(f"{vocabulary} tokens at T = {temperature}", logits, temperature))
+    cases.append(_temperature_case("logits of order 1e3 at T = 0.5", rng.normal(scale=3.0, size=6) + 1000.0, 0.5))
+    cases.append(_temperature_case("logits given as a list", rng.normal(size=6).tolist(), 1.7))
+
+    # --- top-k
+    for vocabulary, k in ((6, 1), (10, 3), (32, 7), (50, 50), (100, 20)):
+        cases.append(_top_k_case(f"{vocabulary} tokens, k = {k}", rng.normal(scale=2.0, size=vocabulary), k))
+    ties = np.array([0.0, 1.0, 0.0, 1.0, 0.0, 1.0])
+    cases.append(_top_k_case("ties: three tokens tied for first, k = 2", ties, 2))
+    cases.append(_top_k_case("ties: three tied tokens after the top two, k = 4",
+                             np.array([-1.0, 3.0, -1.0, 2.0, -1.0, -3.0]), 4))
+    cases.append(_top_k_case("logits given as a list", rng.normal(size=8).tolist(), 3))
+    cases.append(_top_k_case("logits of order 1e3", rng.normal(scale=3.0, size=9) - 1000.0, 4))
+
+    # --- top-p: the taught cases first (required exactly)
+    nucleus = np.log(np.array([0.50, 0.30, 0.15, 0.05]))
+    cases.append(_top_p_case("the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
+                             nucleus, 0.80, exact=True))
+    cases.append(_top_p_case("the task's nucleus at 0.81 keeps three tokens", nucleus, 0.81, exact=True))
+    cases.append(_top_p_case("top_p = 1 keeps the whole support", rng.normal(scale=2.0, size=12), 1.0,
+                             exact=True))
+    cases.append(_top_p_case("top_p = 1 keeps even a token of probability 1e-20",
+                             np.array([0.0, -46.0, -1.0, -50.0]), 1.0, exact=True))
+    for vocabulary, top_p in ((5, 0.3), (10, 0.5), (32, 0.9), (100, 0.95), (64, 0.7)):
+        logits = rng.normal(scale=2.0, size=vocabulary)
+        cases.append(_top_p_case(f"{vocabulary} tokens, top_p = {top_p}", logits, top_p))
+    cases.append(_top_p_case("uniform logits: ties enter the nucleus in id order", np.zeros(4), 0.3))
+    cases.append(_top_p_case("a tied tail enters the nucleus in id order",
+                             np.array([-1.0, 2.0, -1.0, -1.0]), 0.95))
+    cases.append(_top_p_case("min_tokens_to_keep = 3 with one dominant token",
+                             np.array([6.0, 0.0, 0.5, -1.0, 0.2]), 0.5, 3))
+    cases.append(_top_p_case("min_tokens_to_keep below the nucleus size changes nothing",
+                             rng.normal(size=10), 0.9, 2))
+    cases.append(_top_p_case("logits given as a list", rng.normal(size=7).tolist(), 0.6))
+    cases.append(_top_p_case("logits of order 1e3", rng.normal(scale=2.0, size=8) + 1000.0, 0.85))
+
+    # --- validation
+    logits = rng.normal(size=5)
+    cases += [
+        error_case("temperature 0", "temperature_distribution", (logits, 0.0), "temperature = 0", "temperature"),
+        error_case("negative temperature", "temperature_distribution", (logits, -1.0), "a negative temperature",
+                    "temperature"),
+        error_case("NaN in the logits", "temperature_distribution", (np.array([0.0, np.nan, 1.0]), 1.0),
+                    "a NaN among the logits", "logits"),
+        error_case("k = 0", "top_k_distribution", (logits, 0), "k = 0", "k"),
+        error_case("k larger than the vocabulary", "top_k_distribution", (logits, 6), "k above the vocabulary size",
+                    "k"),
+        error_case("k given as a bool", "top_k_distribution", (logits, True), "k = True (a bool, not a count)", "k"),
+        error_case("k given as a non-integer float", "top_k_distribution", (logits, 2.5), "k = 2.5", "k"),
+        error_case("top_p = 0", "top_p_distribution", (logits, 0.0), "top_p = 0", "top_p"),
+        error_case("top_p above 1", "top_p_distribution", (logits, 1.5), "top_p = 1.5", "top_p"),
+        error_case("negative top_p", "top_p_distribution", (logits, -0.2), "a negative top_p", "top_p"),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
