@@ -235,10 +235,10 @@ class TestSamplingTransforms(CodingCheckTests):
 
 
 def test_the_seeds_solution_loses_only_the_taught_boundary_cases():
-    # The seed's own top-p compares a float running sum with 0.80 without a tolerance, so on
-    # logits log(0.5, 0.3, 0.15, 0.05) it keeps three tokens; the notebook teaches two.
+    # The seed's own top-p compares a float running sum with top_p without a tolerance, so on
+    # logits log(0.55, 0.20, 0.15, 0.10) at 0.75 it keeps three tokens; the notebook teaches two.
     seed = REFERENCE_STYLE.replace("top_p - 1e-12", "top_p").replace("if top_p >= 1.0:", "if False:")
     result = result_of(STEM, seed)
     failed = [case.name for case in result.cases if not case.passed]
-    assert failed == ["top-p: the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
+    assert failed == ["top-p: the task's nucleus (0.55, 0.20, 0.15, 0.10) at 0.75 keeps two tokens",
                       "top-p: top_p = 1 keeps even a token of probability 1e-20"], result.feedback()

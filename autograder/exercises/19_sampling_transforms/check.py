@@ -5,7 +5,7 @@ Expected distributions come from :mod:`autograder.reference`, computed here in t
 Decision boundaries. Top-p compares running sums with the threshold, and a float64 running sum can
 land an ulp or so either side of a threshold that decimal arithmetic would hit exactly. Where a
 prefix mass lies within ``BOUNDARY`` of ``top_p`` both outcomes (that token kept or not) are
-accepted, except in the cases the notebook teaches exactly: the seed's ``0.50 + 0.30 = 0.80``
+accepted, except in the cases the notebook teaches exactly: the task's ``0.55 + 0.20 = 0.75``
 nucleus (given as logits ``log p``) keeps two tokens, and ``top_p = 1`` keeps the whole support.
 """
 
@@ -64,8 +64,8 @@ TOP_P_DROPS = Misconception(
 TOP_P_EXTRA = Misconception(
     "top-p-keeps-extra",
     "One token too many was kept: stop at the first token whose running sum reaches top_p (>=, not >). "
-    "A float running sum can fall an ulp short of a threshold such as 0.5 + 0.3 = 0.8, so compare "
-    "with a tiny tolerance.")
+    "A running sum computed from logits can also land one rounding step below a threshold it reaches "
+    "exactly, so compare with a tiny tolerance.")
 TOP_P_UNSORTED = Misconception(
     "top-p-unsorted",
     "The nucleus was accumulated in token-id order: rank the tokens by probability, largest first, "
@@ -279,10 +279,10 @@ def build_cases():
     cases.append(_top_k_case("logits of order 1e3", rng.normal(scale=3.0, size=9) - 1000.0, 4))
 
     # --- top-p: the taught cases first (required exactly)
-    nucleus = np.log(np.array([0.50, 0.30, 0.15, 0.05]))
-    cases.append(_top_p_case("the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
-                             nucleus, 0.80, exact=True))
-    cases.append(_top_p_case("the task's nucleus at 0.81 keeps three tokens", nucleus, 0.81, exact=True))
+    nucleus = np.log(np.array([0.55, 0.20, 0.15, 0.10]))
+    cases.append(_top_p_case("the task's nucleus (0.55, 0.20, 0.15, 0.10) at 0.75 keeps two tokens",
+                             nucleus, 0.75, exact=True))
+    cases.append(_top_p_case("the task's nucleus at 0.76 keeps three tokens", nucleus, 0.76, exact=True))
     cases.append(_top_p_case("top_p = 1 keeps the whole support", rng.normal(scale=2.0, size=12), 1.0,
                              exact=True))
     cases.append(_top_p_case("top_p = 1 keeps even a token of probability 1e-20",

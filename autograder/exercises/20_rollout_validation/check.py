@@ -83,7 +83,7 @@ def seed_batch() -> dict:
         "sequence_rewards": np.array([1.0, 0.0]),
         "terminated": np.array([True, False]),
         "truncated": np.array([False, True]),
-        "stop_reason": np.array(["eos", "length"], dtype=object),
+        "stop_reason": np.array(["stop_string", "abort"], dtype=object),
     }
 
 
