@@ -46,6 +46,6 @@ bench: $(STAMP)
 ## make dist: both wheels into dist/: module6-course (students) and module6-instructor (instructors)
 dist: $(STAMP)
 	rm -rf dist && mkdir -p dist
-	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation ./course -w dist
-	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation . -w dist
+	$(PY) -m pip wheel --quiet --no-deps ./course -w dist
+	$(PY) -m pip wheel --quiet --no-deps . -w dist
 	@ls -l dist

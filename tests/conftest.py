@@ -15,6 +15,7 @@ _GROUPS = {
     "test_release.py": "nbgrader",
     "test_notebooks_source.py": "nbgrader",
     "test_grader_equivalence.py": "nbgrader",
+    "test_distributions.py": "wheels",
 }
 
 

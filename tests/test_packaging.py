@@ -1,4 +1,8 @@
-"""Packaging stays consistent: pyproject.toml, environment.yml, import boundaries, doctests.
+"""Packaging stays consistent: the two pyproject.toml files, environment.yml, import boundaries, doctests.
+
+Two distributions come from this repository: ``module6-course`` (course/pyproject.toml, what a
+student installs) and ``module6-instructor`` (pyproject.toml, which depends on it). The wheels
+themselves are built and installed in ``tests/test_distributions.py``.
 
 environment.yml is a conda-forge environment, so its names are conda-forge's: a pip extra
 such as ``dask[distributed]`` is two conda packages (``dask`` and ``distributed``) and
@@ -43,6 +47,14 @@ def pyproject() -> dict:
 
 
 @pytest.fixture(scope="module")
+def student_pyproject() -> dict:
+    return tomllib.loads((ROOT / "course" / "pyproject.toml").read_text(encoding="utf-8"))
+
+#: Our own distributions: installed from this repository, not from conda-forge.
+OWN = {"module6-course", "module6-instructor"}
+
+
+@pytest.fixture(scope="module")
 def environment() -> dict:
     return yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
 
@@ -54,6 +66,8 @@ def pyproject_as_conda(pyproject: dict) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in requirements:
         requirement = Requirement(line)
+        if normalise(requirement.name) in OWN:
+            continue
         key = (normalise(requirement.name), frozenset(requirement.extras))
         names = PIP_TO_CONDA.get(key)
         if names is None:
@@ -102,19 +116,44 @@ def test_environment_installs_the_project_and_pins_python(environment):
     assert "conda-forge" in environment.get("channels", [])
     assert "python=3.11" in [entry.replace(" ", "") for entry in conda_entries(environment)]
     pip_sections = [entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict) and "pip" in entry]
-    assert any("-e ." in section or "." in section for section in pip_sections)
+    installs = [line.replace("-e", "").strip() for section in pip_sections for line in section]
+    assert "./course" in installs and "." in installs, installs
 
 
-def test_pyproject_has_pep621_metadata(pyproject):
-    project = pyproject["project"]
+@pytest.mark.parametrize("which", ["instructor", "student"])
+def test_pyproject_has_pep621_metadata(which, pyproject, student_pyproject):
+    data, folder = (pyproject, ROOT) if which == "instructor" else (student_pyproject, ROOT / "course")
+    project = data["project"]
     for field in ("name", "description", "readme", "requires-python", "license", "dependencies"):
         assert field in project, field
     assert "version" in project or "version" in project.get("dynamic", [])
     python = SpecifierSet(project["requires-python"])
-    assert "3.11.9" in python and "3.11.0" in python
-    assert "3.10.14" not in python and "3.12.0" not in python
-    assert (ROOT / project["readme"]).is_file(), f"readme {project['readme']} is missing"
-    assert pyproject["build-system"]["build-backend"]
+    for supported in ("3.11.0", "3.11.9", "3.12.0", "3.13.1"):
+        assert supported in python, f"{which}: Python {supported} must be allowed"
+    assert "3.10.14" not in python
+    assert (folder / project["readme"]).is_file(), f"readme {project['readme']} is missing"
+    assert data["build-system"]["build-backend"]
+
+
+def test_the_two_distributions_are_named_and_versioned_together(pyproject, student_pyproject):
+    student, instructor = student_pyproject["project"], pyproject["project"]
+    assert student["name"] == "module6-course" and instructor["name"] == "module6-instructor"
+    pins = [Requirement(line) for line in instructor["dependencies"]]
+    pin = next(r for r in pins if normalise(r.name) == "module6-course")
+    assert str(pin.specifier) == f"=={student['version']}", "the instructor package pins its own student package"
+    assert instructor["version"] == student["version"]
+
+
+def test_the_student_distribution_needs_no_jupyter_and_no_grader(student_pyproject):
+    names = {normalise(Requirement(line).name) for line in student_pyproject["project"]["dependencies"]}
+    assert names == {"numpy", "matplotlib", "ipywidgets"}, names
+    packages = student_pyproject["tool"]["setuptools"]["packages"]
+    assert all(name == "course" or name.startswith("course.") for name in packages), packages
+
+
+def test_the_instructor_distribution_ships_no_student_package(pyproject):
+    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert include == ["autograder*"], include
 
 
 def test_pyproject_test_extra_has_the_oracles(pyproject):
@@ -170,14 +209,14 @@ def test_course_never_imports_autograder():
     assert not offenders, offenders
 
 
-def test_pytest_collects_doctests_from_course(pyproject):
+def test_pytest_collects_doctests_from_the_reference_and_the_widgets(pyproject):
     options = pyproject["tool"]["pytest"]["ini_options"]
     assert "--doctest-modules" in options["addopts"].split()
-    assert "course" in options["testpaths"]
+    assert {"course", "autograder/reference"} <= set(options["testpaths"])
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "course"],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "course", "autograder/reference"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    doctest_items = [line for line in result.stdout.splitlines() if line.startswith("course/reference/") and "::" in line]
-    assert doctest_items, "no doctest collected from course/reference"
+    doctest_items = [line for line in result.stdout.splitlines() if line.startswith("autograder/reference/") and "::" in line]
+    assert doctest_items, "no doctest collected from autograder/reference"

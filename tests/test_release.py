@@ -8,21 +8,18 @@ self-study worked solutions.
 from __future__ import annotations
 
 import ast
-import importlib
 import json
-import math
-import re
 import time
-from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograder.authoring.release import check_release
-from autograder.authoring.scratch_course import REPO_ROOT, release_dir, source_dir
+from autograder.authoring.scratch_course import REPO_ROOT, release_dir
+from tests.leak_support import SECRET_KINDS, _solution_secrets, find_leaks, worked_numbers
+from tests.leak_support import release_texts as _release_texts
 from tests.nbrun_support import (
     HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, errors, in_pool, is_answer_cell,
-    config, is_test_cell, nbgrader_meta, normalise, present_stems, read, regions, release_with_hidden_tests,
+    config, is_test_cell, nbgrader_meta, normalise, present_stems, read, release_with_hidden_tests,
     stderr_text,
 )
 
@@ -31,134 +28,28 @@ RELEASE_ROOT = REPO_ROOT / "release"
 STUB_MESSAGE = "Replace this line with your code, then run the check cell below."
 
 
-# --------------------------------------------------------------------------- what must never be released
-
-
-def _sentences(text: str, min_words: int) -> list:
-    pieces = re.split(r"(?<=[.!?;:])\s+|\n|\|", text)
-    # Questions restate the public task; answers are statements.
-    return [p.strip(" *_`>-") for p in pieces if len(p.split()) >= min_words and not p.strip().endswith("?")]
-
-
-def _is_code_line(line: str) -> bool:
-    """A line long enough to be telling, with code in it beyond string literals and punctuation.
-
-    (A continuation line of a literal such as ``"a", "b",`` may well repeat public option names.)
-    """
-    bare = re.sub(r"(\"[^\"]*\"|'[^']*')", "", line.strip())
-    return len(line.strip()) >= 16 and len(re.sub(r"[^A-Za-z0-9]", "", bare)) >= 6
-
-
-def _solution_secrets() -> list:
-    found = []
-    for stem in PRESENT:
-        for cell in read(source_dir() / f"{stem}.ipynb").cells:
-            for region in regions(cell.source, SOLUTION_BEGIN, SOLUTION_END):
-                if cell.cell_type == "markdown":
-                    found += [(f"{stem} solution {cell.id}", s) for s in _sentences(region, 6)]
-                else:
-                    found.append((f"{stem} solution {cell.id}", region))
-                    found += [(f"{stem} solution {cell.id}", line.strip()) for line in region.splitlines()
-                              if _is_code_line(line)]
-            for region in regions(cell.source, HIDDEN_BEGIN, HIDDEN_END):
-                found += [(f"{stem} hidden test {cell.id}", line.strip()) for line in region.splitlines()
-                          if line.strip()]
-    return found
-
-
-def _markdown_secrets(folder: Path, label: str) -> list:
-    found = []
-    for path in sorted(folder.glob("*.md")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.lstrip().startswith(("#", "Question:")):
-                continue  # headings and the restated (public) question
-            found += [(f"{label} {path.name}", s) for s in _sentences(line, 7)]
-    return found
-
-
-def _number_forms(value: float) -> list:
-    if not math.isfinite(value) or abs(value - round(value, 3)) < 1e-9:
-        return []  # integers, halves, 0.2 (even as 0.19999999999999996): too common to mean anything
-    return [repr(value), f"{value:.6g}", f"{value:.5f}"]
-
-
-def _key_values(value, label):
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, str):
-        if len(value.split()) >= 4:  # sentences; single labels are the public option names
-            yield label, value
-    elif isinstance(value, (int, float)):
-        for form in _number_forms(float(value)):
-            yield label, form
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _key_values(item, f"{label}[{key!r}]")
-        text = repr(value)
-        if len(text) >= 20:
-            yield label, text
-            yield label, text.replace("'", '"')
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            yield from _key_values(item, label)
-
-
-def _key_secrets() -> list:
-    found = []
-    for path in sorted((REPO_ROOT / "autograder" / "keys").glob("ex*.py")):
-        module = importlib.import_module(f"autograder.keys.{path.stem}")
-        for name, value in vars(module).items():
-            if name.isupper():
-                found += list(_key_values(value, f"key {path.stem}.{name}"))
-        # The explanations written next to the values ("#: ...") are key text too.
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip().startswith("#:"):
-                found += [(f"key {path.stem} comment", s) for s in _sentences(line.strip()[2:], 8)]
-    return found
-
-
-def _self_study_secrets() -> list:
-    folder = REPO_ROOT / "autograder" / "selfstudy" / "solutions"
-    return _markdown_secrets(folder, "self-study") if folder.is_dir() else []
-
-
-def _release_texts() -> dict:
-    """``relative path -> normalised text`` of every release file (a notebook also as its cell sources)."""
-    texts = {}
-    for path in sorted(RELEASE_ROOT.rglob("*")):
-        if not path.is_file():
-            continue
-        raw = path.read_bytes().decode("utf-8", errors="replace")
-        if path.suffix == ".ipynb":
-            nb = nbformat.reads(raw, as_version=4)
-            raw += "\n" + "\n".join(cell.source for cell in nb.cells)
-        texts[path.relative_to(REPO_ROOT).as_posix()] = normalise(raw)
-    return texts
-
-
-SECRET_KINDS = {
-    "solutions and hidden tests": _solution_secrets,
-    "rubrics": lambda: _markdown_secrets(REPO_ROOT / "autograder" / "rubrics", "rubric"),
-    "answer keys": _key_secrets,
-    "self-study": _self_study_secrets,
-}
-
-
-def find_leaks(secrets, texts) -> list:
-    """``(where, origin, snippet)`` for each secret snippet found in a normalised release text."""
-    leaks = set()
-    for origin, snippet in secrets:
-        needle = normalise(snippet)
-        leaks |= {(where, origin, snippet) for where, text in texts.items() if needle and needle in text}
-    return sorted(leaks)
-
-
 @pytest.mark.parametrize("kind", sorted(SECRET_KINDS))
 def test_nothing_instructor_only_is_released(kind):
     texts = _release_texts()
     assert texts, "release/ is empty"
     leaks = find_leaks(SECRET_KINDS[kind](), texts)
     assert not leaks, "\n".join(f"{where}: {origin}: {snippet!r}" for where, origin, snippet in leaks[:30])
+
+
+def test_no_notebook_prints_the_numbers_another_exercise_derives():
+    """A release notebook never shows a number that another exercise's worked solution derives."""
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in release_dir().glob("*.ipynb")}
+    derived = worked_numbers()
+    assert any(derived.values()), "no worked solution derives a number: the scan would be vacuous"
+    leaks = [(stem, number, other) for stem, numbers in derived.items() for number in sorted(numbers)
+             for other, text in texts.items() if other != stem and number in text]
+    assert not leaks, leaks
+
+
+def test_key_scan_finds_another_notebooks_answer_vector():
+    """A graded vector printed in another notebook (12's 0.80 nucleus in a top-p task, say) is a leak."""
+    planted = {"planted": normalise("np.testing.assert_allclose(at_080, [0.625, 0.375, 0.0, 0.0])")}
+    assert find_leaks(SECRET_KINDS["answer keys"](), planted)
 
 
 def test_leak_scan_finds_a_planted_secret():

@@ -1,0 +1,266 @@
+"""Truncation explorer: what temperature, bans, top-k and top-p do to one token's log-prob."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Sequence
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+
+from ._figure import OKABE_ITO, STYLE, FigureImage
+from ._format import format_number
+from ._models import TRUNCATION_PRESETS, TruncationState, truncation_state
+from ._view import Explorer, float_slider, int_slider, set_value, slider_value, value_label
+
+NAMES = {
+    "support": "Retained support S:",
+    "support_mass": "Z<sub>S</sub> (mass of S before renormalising):",
+    "base_prob": "base p(chosen):",
+    "behaviour_prob": "behaviour p(chosen):",
+    "base_logprob": "base log-prob:",
+    "tempered_logprob": "tempered log-prob (after T, before truncation):",
+    "behaviour_logprob": "behaviour log-prob:",
+    "logprob_shift": "behaviour &minus; tempered log-prob:",
+    "log_correction": "&minus;log Z<sub>S</sub>:",
+    "ratio_error": "ratio error over n positions, 1/Z<sub>S</sub><sup>n</sup>:",
+}
+
+
+def ratio_error_name(positions: int) -> str:
+    return f"ratio error over n = {positions} positions, 1/Z<sub>S</sub><sup>n</sup>:"
+
+
+class TruncationExplorer(Explorer):
+    """Base vs behaviour distribution under temperature, bans, top-k and top-p.
+
+    Build it with :func:`truncation_explorer`. ``controls`` and ``labels``
+    are dicts of the widgets; ``state`` is the current
+    :class:`~course.widgets.TruncationState`.
+    """
+
+    css_prefix = "m6-trunc"
+    _names = NAMES
+
+    def __init__(self, logits: Sequence[float], tokens: Sequence[str], *, title: str = "",
+                 temperature: float = 1.0, top_k: int | None = None, top_p: float = 1.0,
+                 min_tokens_to_keep: int = 1, banned: Sequence[int | str] = (),
+                 chosen: int | str = 0, positions: int = 4):
+        # Validate everything once, through the model, before building controls.
+        first = truncation_state(logits, tokens, temperature=temperature, top_k=top_k, top_p=top_p,
+                                 min_tokens_to_keep=min_tokens_to_keep, banned=banned,
+                                 chosen=chosen, positions=positions)
+        self.logits = first.logits
+        self.tokens = first.tokens
+        size = len(self.tokens)
+        self.controls = {
+            "temperature": float_slider("temperature T", "m6-trunc-temperature", min=0.05, max=3.0,
+                                        step=0.05, value=first.temperature),
+            "top_k": int_slider("top-k (0 = off)", "m6-trunc-top-k", min=0, max=size,
+                                value=first.top_k or 0),
+            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.01, max=1.0, step=0.01,
+                                  value=first.top_p),
+            "min_tokens_to_keep": int_slider("min_tokens_to_keep", "m6-trunc-min-tokens", min=1,
+                                             max=size, value=first.min_tokens_to_keep),
+            "positions": int_slider("positions n", "m6-trunc-positions", min=1, max=32,
+                                    value=first.positions),
+            "banned": widgets.SelectMultiple(
+                options=[(t, i) for i, t in enumerate(self.tokens)], value=first.banned,
+                description="banned", rows=min(size, 5), style={"description_width": "150px"},
+                layout=widgets.Layout(width="400px")),
+            "chosen": widgets.Dropdown(
+                options=[(t, i) for i, t in enumerate(self.tokens)], value=first.chosen,
+                description="chosen token", style={"description_width": "150px"},
+                layout=widgets.Layout(width="400px")),
+        }
+        self.controls["banned"].add_class("m6-trunc-banned")
+        self.controls["chosen"].add_class("m6-trunc-chosen")
+        self.labels = {key: value_label(f"m6-trunc-{key.replace('_', '-')}") for key in NAMES}
+        self.notes = widgets.HTML()
+        self.notes.add_class("m6-trunc-notes")
+
+        self.plot = FigureImage(7.6, 3.3)
+        self._build_figure(size)
+        controls = widgets.VBox(list(self.controls.values()),
+                                layout=widgets.Layout(width="410px"))
+        values = widgets.VBox([*self.labels.values(), self.notes],
+                              layout=widgets.Layout(width="540px", padding="0 0 0 12px"))
+        super().__init__(title or "Truncation explorer",
+                         [widgets.HBox([controls, values]), self.plot.image])
+        self._observe_controls()
+        self.refresh()
+
+    # ---------------------------------------------------------------- model
+    def parameters(self) -> dict:
+        """The current controls as keyword arguments of :func:`truncation_state`."""
+        c = self.controls
+        return {
+            "temperature": slider_value(c["temperature"]),
+            "top_k": int(c["top_k"].value) or None,
+            "top_p": slider_value(c["top_p"]),
+            "min_tokens_to_keep": int(c["min_tokens_to_keep"].value),
+            "banned": tuple(c["banned"].value),
+            "chosen": int(c["chosen"].value),
+            "positions": int(c["positions"].value),
+        }
+
+    def _compute(self) -> TruncationState:
+        return truncation_state(self.logits, self.tokens, **self.parameters())
+
+    # ---------------------------------------------------------------- view
+    def _explanations(self) -> list[widgets.HTML]:
+        return [self.notes]
+
+    def _build_figure(self, size: int) -> None:
+        with matplotlib.rc_context(STYLE):
+            fig = self.plot.figure
+            ax = fig.add_axes((0.08, 0.27, 0.9, 0.56))
+            self._title = fig.text(0.01, 0.985, "", ha="left", va="top", fontsize=10)
+            x = np.arange(size)
+            self._x = x
+            self._shade = [ax.axvspan(i - 0.5, i + 0.5, color="#e6e6e6", zorder=0, lw=0)
+                           for i in x]
+            zero = np.zeros(size)
+            self._bars = {
+                "base": ax.bar(x, zero, 0.4, color=OKABE_ITO["blue"], label="base softmax(z)"),
+                "tempered": ax.bar(x, zero, 0.27, color=OKABE_ITO["sky"], hatch="//",
+                                   edgecolor="white", label="after temperature"),
+                "behaviour": ax.bar(x, zero, 0.4, color=OKABE_ITO["orange"],
+                                    label="behaviour (sampled from)"),
+            }
+            self._texts = {
+                key: [ax.text(i, 0, "", ha="center", va="bottom", fontsize=7.5) for i in x]
+                for key in ("base", "behaviour")
+            }
+            ax.set_xticks(x)
+            ax.set_xlim(-0.5, size - 0.5)
+            ax.set_ylabel("probability")
+            ax.set_xlabel("token (grey background: removed from the support)", labelpad=2)
+            self._legend_handles = self._bars
+            self._ax = ax
+
+    def _layout_bars(self, show_tempered: bool) -> None:
+        if getattr(self, "_shown_tempered", None) is show_tempered:
+            return
+        self._shown_tempered = show_tempered
+        groups = ["base", "tempered", "behaviour"] if show_tempered else ["base", "behaviour"]
+        width = 0.8 / len(groups)
+        for g, key in enumerate(groups):
+            offset = (g - (len(groups) - 1) / 2) * width
+            for i, rect in enumerate(self._bars[key]):
+                rect.set_x(i + offset - width / 2)
+                rect.set_width(width)
+            if key in self._texts:
+                for i, text in enumerate(self._texts[key]):
+                    text.set_x(i + offset)
+        for rect in self._bars["tempered"]:
+            rect.set_visible(show_tempered)
+        handles = [self._bars[key] for key in groups]
+        with matplotlib.rc_context(STYLE):
+            self._ax.legend(handles, [h.get_label() for h in handles], loc="lower right",
+                            frameon=False, ncols=len(groups), bbox_to_anchor=(1.0, 1.0),
+                            borderaxespad=0.2)
+
+    def _show(self, s: TruncationState) -> None:
+        # Figure first: once the numbers show the new state, the picture already does.
+        self._draw(s)
+        r = s.reasons
+        lab = self.labels
+        kept = f"{', '.join(s.support_tokens) or '(empty)'} ({int(s.support.sum())} of {len(s.tokens)})"
+        set_value(lab["support"], NAMES["support"], kept if s.error is None else "NaN",
+                  r.get("support_mass") if s.error else None)
+        set_value(lab["support_mass"], NAMES["support_mass"], s.support_mass, r.get("support_mass"))
+        set_value(lab["base_prob"], NAMES["base_prob"].replace("chosen", html.escape(s.chosen_token)),
+                  s.base_prob)
+        set_value(lab["behaviour_prob"],
+                  NAMES["behaviour_prob"].replace("chosen", html.escape(s.chosen_token)),
+                  s.behaviour_prob, r.get("behaviour_prob"))
+        for key in ("base_logprob", "tempered_logprob", "behaviour_logprob", "logprob_shift",
+                    "log_correction"):
+            set_value(lab[key], NAMES[key], getattr(s, key), r.get(key))
+        set_value(lab["ratio_error"], ratio_error_name(s.positions), s.ratio_error,
+                  r.get("ratio_error"))
+        notes = list(s.notes)
+        if s.error is None and math.isfinite(s.ratio_error):
+            notes.append(f"Using base instead of behaviour log-probs at {s.positions} positions that "
+                         f"each keep Z_S = {format_number(s.support_mass, 4)} multiplies the ratio "
+                         f"by {format_number(s.ratio_error, 4)} (or its inverse).")
+        self.notes.value = "".join(
+            f'<div style="font-size: 90%; line-height: 1.35; margin-top: 4px">{html.escape(n)}</div>'
+            for n in notes)
+        self.status.value = "" if s.error is None else (
+            f'<span class="m6-reason" style="color: #8a3b00">{html.escape(s.error)}</span>')
+
+    def _draw(self, s: TruncationState) -> None:
+        show_tempered = s.temperature != 1.0
+        self._layout_bars(show_tempered)
+        behaviour = np.nan_to_num(s.behaviour_probs, nan=0.0)
+        for key, values in (("base", s.base_probs), ("tempered", s.tempered_probs),
+                            ("behaviour", behaviour)):
+            for rect, v in zip(self._bars[key], values):
+                rect.set_height(float(v))
+        for key, values in (("base", s.base_probs), ("behaviour", s.behaviour_probs)):
+            for text, v in zip(self._texts[key], values):
+                text.set_y(0.0 if not math.isfinite(v) else float(v))
+                text.set_text("" if (key == "behaviour" and not v > 0) else format_number(v, 3))
+        for shade, kept in zip(self._shade, s.support):
+            shade.set_visible(not kept)
+        top = float(np.nanmax(np.concatenate([s.base_probs, s.tempered_probs, behaviour])))
+        self._ax.set_ylim(0, max(top, 0.05) * 1.15)
+        labels = []
+        for i, token in enumerate(s.tokens):
+            why = s.removed_by[i]
+            status = "kept" if s.support[i] else f"cut: {why}"
+            mark = "\n(chosen)" if i == s.chosen else ""
+            labels.append(f"{token}\n{status}{mark}")
+        self._ax.set_xticks(self._x, labels)
+        for i, tick in enumerate(self._ax.get_xticklabels()):
+            tick.set_fontweight("bold" if i == s.chosen else "normal")
+        if s.error is None:
+            title = (f"T = {s.temperature:g}, top-k = {s.top_k or 'off'}, top-p = {s.top_p:g}: "
+                     f"S keeps {int(s.support.sum())} of {len(s.tokens)} tokens, "
+                     f"Z_S = {format_number(s.support_mass)}")
+        else:
+            title = "No behaviour distribution: " + s.error
+        self._title.set_text(title)
+        # The picture does not depend on n: moving that slider only changes the labels.
+        self.plot.render(key=(s.temperature, s.top_k, s.top_p, s.min_tokens_to_keep, s.banned,
+                              s.chosen, s.error))
+
+
+def truncation_explorer(logits: Sequence[float] | None = None, tokens: Sequence[str] | None = None,
+                        *, preset: str = "default", **settings) -> TruncationExplorer:
+    """Build the truncation explorer.
+
+    Parameters
+    ----------
+    logits : sequence of float, optional
+        Base logits; when omitted the preset's distribution is used.
+    tokens : sequence of str, optional
+        Token names (``t0, t1, ...`` for caller logits without names).
+    preset : {"default", "nucleus", "truncation_correction"}
+        Starting distribution and controls. ``"nucleus"`` is exercise 12's
+        p = (0.50, 0.30, 0.15, 0.05) at top-p 0.80; ``"truncation_correction"``
+        is exercise 13's Z_S = 0.85 with a chosen token of base probability 0.25.
+    **settings
+        Starting controls: ``temperature``, ``top_k``, ``top_p``,
+        ``min_tokens_to_keep``, ``banned``, ``chosen``, ``positions``.
+
+    Returns
+    -------
+    TruncationExplorer
+        An ipywidgets container; display it as the last expression of a cell.
+    """
+    if preset not in TRUNCATION_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(TRUNCATION_PRESETS)}, got {preset!r}")
+    chosen = TRUNCATION_PRESETS[preset]
+    if logits is None:
+        if tokens is not None:
+            raise ValueError("tokens need logits: pass both, or neither to use the preset")
+        logits, tokens, title = chosen.logits, chosen.tokens, chosen.title
+        settings = {**chosen.settings, **settings}
+    else:
+        title = "Truncation explorer: your logits"
+    return TruncationExplorer(logits, tokens, title=title, **settings)

@@ -1,0 +1,54 @@
+"""Build the two wheels and install them, non-editable, into fresh virtual environments.
+
+Tests that matter for trust use the layout users have: a student's ``pip install module6-course``
+and an instructor's ``pip install module6-instructor``, not this checkout's editable install.
+Dependencies come from the package index through pip's cache (warm after ``make``'s install).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Wheels:
+    student: Path
+    instructor: Path
+
+
+def build_wheels(dest: Path) -> Wheels:
+    """``pip wheel --no-deps`` of ``course/`` and of the repository root into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for project in (ROOT / "course", ROOT):
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dest), str(project)],
+                       check=True, capture_output=True, timeout=600, cwd=dest)
+    student = sorted(dest.glob("module6_course-*.whl"))
+    instructor = sorted(dest.glob("module6_instructor-*.whl"))
+    assert len(student) == 1 and len(instructor) == 1, sorted(p.name for p in dest.iterdir())
+    return Wheels(student[0], instructor[0])
+
+
+def fresh_venv(path: Path, *requirements: str) -> Path:
+    """A new virtualenv at ``path`` with ``requirements`` (wheel paths or names) installed; its python."""
+    venv.EnvBuilder(with_pip=True, clear=True, symlinks=True).create(path)
+    python = path / "bin" / "python"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    result = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                             *map(str, requirements)], capture_output=True, text=True, timeout=1200, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return python
+
+
+def run_python(python: Path, code: str, *, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``code`` with ``python`` in ``cwd`` (never this checkout, so nothing of it is importable)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["MPLBACKEND"] = "Agg"
+    return subprocess.run([str(python), "-I", "-c", code], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
