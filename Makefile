@@ -48,4 +48,5 @@ dist: $(STAMP)
 	rm -rf dist && mkdir -p dist
 	$(PY) -m pip wheel --quiet --no-deps ./course -w dist
 	$(PY) -m pip wheel --quiet --no-deps . -w dist
+	rm -rf build course/build
 	@ls -l dist
