@@ -48,5 +48,6 @@ dist: $(STAMP)
 	rm -rf dist && mkdir -p dist
 	$(PY) -m pip wheel --quiet --no-deps ./course -w dist
 	$(PY) -m pip wheel --quiet --no-deps . -w dist
-	rm -rf build course/build
+	# setuptools' in-tree leftovers only (build/lab holds a learner's notebooks)
+	rm -rf build/lib build/bdist.* course/build
 	@ls -l dist

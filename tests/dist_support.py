@@ -30,8 +30,10 @@ def build_wheels(dest: Path) -> Wheels:
     for project in (ROOT / "course", ROOT):
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dest), str(project)],
                        check=True, capture_output=True, timeout=600, cwd=dest)
-        # setuptools leaves its in-tree build/ folder behind: a second copy of the code to trip over.
-        shutil.rmtree(project / "build", ignore_errors=True)
+        # setuptools leaves its in-tree build/lib and build/bdist.* behind: a second copy of the code to
+        # trip over. Only those: build/lab holds a learner's working notebooks (make lab).
+        for leftover in [project / "build" / "lib", *(project / "build").glob("bdist.*")]:
+            shutil.rmtree(leftover, ignore_errors=True)
     student = sorted(dest.glob("module6_course-*.whl"))
     instructor = sorted(dest.glob("module6_instructor-*.whl"))
     assert len(student) == 1 and len(instructor) == 1, sorted(p.name for p in dest.iterdir())
