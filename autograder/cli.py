@@ -30,12 +30,60 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="grade again even unchanged submissions")
     grade.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_insight_commands(commands)
     return parser
+
+
+def _add_insight_commands(commands) -> None:
+    """``autograder report`` and ``autograder similarity`` (see :mod:`autograder.insight`)."""
+    report = commands.add_parser(
+        "report", help="a class report (HTML page and CSV files): scores, pass rates, misconceptions, crashes",
+        description="Run in the course directory after `autograder grade ASSIGNMENT`.")
+    report.add_argument("assignment", help="assignment name, e.g. module6")
+    report.add_argument("--results", metavar="FILE",
+                        help="rows written by `autograder grade --report FILE` (default: the grader's own state)")
+    report.add_argument("--no-gradebook", action="store_true", help="ignore scores a person gave in formgrader")
+    similarity = commands.add_parser(
+        "similarity", help="pairs of students with near-identical answer cells (a signal to look at, not a verdict)",
+        description="Run in the course directory; compares submitted/<student>/ASSIGNMENT/*.ipynb.")
+    similarity.add_argument("assignment", help="assignment name, e.g. module6")
+    similarity.add_argument("--min-similarity", type=float, default=None, metavar="F",
+                            help="weighted similarity a cell pair must reach, between 0 and 1 (default 0.8)")
+    for sub in (report, similarity):
+        sub.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
+        sub.add_argument("--output", metavar="DIR", help="folder for the pages (default: COURSE_DIR/reports)")
+
+
+def _run_insight(args) -> int:
+    from autograder.insight.results import ResultsError
+
+    try:
+        if args.command == "report":
+            from autograder.insight import report
+            made = report.build(args.course_dir, args.assignment, results=args.results, output=args.output,
+                                use_gradebook=not args.no_gradebook)
+            print(f"class report: {made['html']}\nCSV: {made['groups_csv']}, {made['misconceptions_csv']}\n"
+                  f"{len(made['report'].students)} students in {made['seconds']:.2f} s")
+            return 0
+        from autograder.insight import similarity
+        if args.min_similarity is not None and not 0.0 < args.min_similarity <= 1.0:
+            print("autograder: --min-similarity must be in (0, 1]", file=sys.stderr)
+            return 2
+        made = similarity.build(args.course_dir, args.assignment, output=args.output,
+                                **({"min_similarity": args.min_similarity} if args.min_similarity else {}))
+        print(f"similar answers: {made['html']}\n{len(made['pairs'])} pairs among {made['students']} students "
+              f"in {made['seconds']:.2f} s")
+        return 0
+    except (ResultsError, FileNotFoundError, GradingError) as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return 2
 
 
 def main(argv: list | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
+    if args.command in ("report", "similarity"):
+        return _run_insight(args)
     from autograder.grading.batch import Options, run
 
     if args.jobs is not None and args.jobs < 1:

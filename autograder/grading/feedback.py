@@ -1,81 +1,386 @@
-"""Feedback HTML for one graded notebook: the student's cells, the check messages, the points.
+"""Feedback HTML for one graded notebook: the student's cells, a verdict per test group, the points.
 
-Rendered from the autograded notebook the grader built, whose test cells hold only their docstring
-and the check's feedback: hidden test code never reaches this page (it never existed in the
-notebook). Deliberately small and fast (no nbconvert): one page per notebook, plain HTML.
+Rendered from the autograded notebook the grader built, whose test cells hold only their docstring:
+hidden test code, inputs and expected values never reach this page (they never existed in the
+notebook). Each test cell's points output carries the group's verdicts as data (metadata under
+:data:`METADATA_KEY`, written by :func:`group_record`); the page and the class report read them from
+there, never from the printed text.
+
+The page is one self-contained file that reads offline: formulas are MathML made at grading time
+(:mod:`autograder.grading.math_markup`), code is highlighted by Pygments with inline CSS, figures are
+data URIs. Accessibility: headings never skip a level, figures carry alt text, and every verdict is
+a word ("Passed", "Failed", "Not run") as well as a colour and a symbol.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import html
+import re
 
-try:  # nbconvert's markdown renderer; plain text when it is missing
-    import mistune
+from autograder.grading.math_markup import markdown_html
 
-    _markdown = mistune.create_markdown(escape=True)
-except Exception:  # noqa: BLE001
-    _markdown = None
+try:
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    _FORMATTER = HtmlFormatter(cssclass="hl", nowrap=False)
+    _LEXER = PythonLexer()
+    _PYGMENTS_CSS = _FORMATTER.get_style_defs(".hl")
+except ImportError:  # pragma: no cover - pygments comes with nbconvert
+    highlight = None
+    _PYGMENTS_CSS = ""
+
+#: Key under which a test cell's points output carries its group's verdicts (see :func:`group_record`).
+METADATA_KEY = "autograder"
+#: Printed text kept per output on the page (the sandbox already caps what a cell may print).
+MAX_TEXT_CHARS = 10_000
+#: Largest image (bytes, decoded) and number of images shown per page.
+MAX_IMAGE_BYTES = 2 * 1024 * 1024
+MAX_IMAGES = 20
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 STYLE = """
-body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
-pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre-wrap}
-.cell{border-left:3px solid #ddd;margin:1rem 0;padding-left:.8rem}
-.test{border-left-color:#4a7bd0}.answer{border-left-color:#3a9a5b}.manual{border-left-color:#c58b1c}
-.out{background:#fff;border:1px solid #eee}.err{color:#a01818}
-.score{font-weight:bold}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem}
+:root{--pass:#1a7f37;--fail:#b3261e;--skip:#6b5b00;--line:#d0d7de}
+body{font-family:system-ui,sans-serif;line-height:1.5;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
+pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre-wrap;margin:.3rem 0}
+.cell{border-left:4px solid var(--line);margin:1rem 0;padding-left:.8rem}
+.cell.answer{border-left-color:#3a6fb0}.cell.manual{border-left-color:#9a6700}
+.label{font-size:.8rem;color:#555;text-transform:uppercase;letter-spacing:.04em;margin:0}
+.out{background:#fff;border:1px solid #e5e5e5}.err{color:#8a1c14;background:#fff5f5}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #bbb;padding:.25rem .6rem;text-align:left}
+.verdict{border:1px solid var(--line);border-radius:6px;padding:.2rem .9rem .5rem;margin:.6rem 0}
+.verdict h3,.verdict h4,.verdict h5,.verdict h6{margin:.4rem 0;font-size:1.05rem}
+.tag{font-weight:bold;white-space:nowrap}
+.passed .tag,.tag.passed{color:var(--pass)}.failed .tag,.tag.failed{color:var(--fail)}
+.notrun .tag,.tag.notrun{color:var(--skip)}
+.cases{list-style:none;padding-left:0}.cases li{margin:.25rem 0}
+.what{background:#fff8e1;border:2px solid #9a6700;border-radius:6px;padding:.4rem 1rem}
+.teach{display:block;margin-left:1.6rem}
+figure{margin:.5rem 0}figure img{max-width:100%;border:1px solid #eee}
+math[display=block]{margin:.6rem 0}
+code.tex{background:#f6f8fa}
 """
 
 
-def _md(text: str) -> str:
-    if _markdown is None:
-        return f"<pre>{html.escape(text)}</pre>"
-    return _markdown(text)
+# ----------------------------------------------------------------------------- verdicts as data
 
+def group_record(group, *, ran, reason: str | None = None) -> dict:
+    """The JSON-ready verdicts of one test group (a ``GroupResult``), stored with its points.
+
+    ``ran`` holds the names of the cases whose calls came back; the others did not run (a crash,
+    a timeout). ``misconceptions`` lists the keys the failed cases matched, once each, in case order.
+    """
+    cases = []
+    keys: list = []
+    for case in group.cases:
+        did_run = case.name in ran
+        cases.append({"name": case.name, "passed": bool(case.passed), "ran": did_run,
+                      "message": "" if case.passed else case.message, "misconception": case.misconception})
+        if not case.passed and case.misconception and case.misconception not in keys:
+            keys.append(case.misconception)
+    return {"group": group.name, "title": group.title, "points_earned": float(group.points_earned),
+            "points_available": float(group.points_available), "cases": cases, "misconceptions": keys,
+            "reason": reason}
+
+
+def verdicts_of(cell) -> dict | None:
+    """The group record stored on a test cell's points output, or None (plain nbgrader, old results)."""
+    for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+        record = (output.get("metadata") or {}).get(METADATA_KEY)
+        if isinstance(record, dict) and isinstance(record.get("cases"), list):
+            return record
+    return None
+
+
+def misconceptions_of(cell) -> list:
+    """Misconception keys the failed cases of a test cell matched (``[]`` when none or unknown)."""
+    record = verdicts_of(cell)
+    return [key for key in record.get("misconceptions", []) if isinstance(key, str)] if record else []
+
+
+# ----------------------------------------------------------------------------- what went wrong
+
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+    """One sentence for the student: what stopped their notebook and what to try."""
+
+    kind: str  # "crash", "timeout", "cell-timeout", "memory", "cpu", "output", "protocol", "sandbox"
+    sentence: str
+
+
+def _exception_name(output: dict) -> str:
+    head = str(output.get("evalue", "")).strip()
+    return head.split(":", 1)[0].strip() if head else ""
+
+
+def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None) -> Explanation | None:
+    """Why (part of) a notebook did not run, as one sentence, or None when it ran to the end.
+
+    >>> explain(None, "timeout", limits={"wall_seconds": 60}).kind
+    'timeout'
+    >>> explain(None, "exited", 0) is None
+    True
+    """
+    limits = limits or {}
+    wall = limits.get("wall_seconds", 60)
+    cell_seconds = limits.get("cell_seconds", 30)
+    memory = limits.get("memory_mb", 1024)
+    errors = [output for cell in (nb.cells if nb is not None else []) if cell.get("cell_type") == "code"
+              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    restart = "then restart the kernel, run all cells from the top and submit again"
+    if reason == "timeout":
+        return Explanation("timeout", f"Your notebook did not finish within the {wall:g} seconds the grader allows "
+                           "it, so the tests after that point did not run: look for a loop that never ends or a "
+                           f"computation far bigger than the exercise needs, {restart}.")
+    if reason == "output":
+        return Explanation("output", "Your notebook sent back more data than the grader accepts, so grading stopped "
+                           "there: remove large prints and check that your functions return results of the size "
+                           f"the exercise asks for, {restart}.")
+    if reason == "protocol":
+        return Explanation("protocol", "Your notebook wrote to the grader's own channel, so grading stopped there: "
+                           f"remove code that writes to low-level file descriptors or replaces sys.stdout, {restart}.")
+    if reason == "sandbox":
+        return Explanation("sandbox", "The grader's sandbox stopped while running your notebook, so some tests did "
+                           "not run: if your notebook runs from top to bottom on your machine, tell your "
+                           "instructor, who can grade it again.")
+    if any(_exception_name(o) == "MemoryError" for o in errors) or exit_status in (-9, 137):
+        return Explanation("memory", f"A cell ran out of memory (each notebook may use {memory:g} MB), so the "
+                           "tests that needed it did not run: use arrays of the sizes the exercise gives, process "
+                           f"large inputs in chunks, {restart}.")
+    if exit_status in (-24, 152):
+        return Explanation("cpu", "Your notebook used up its processor time, so it was stopped and the tests after "
+                           f"that point did not run: look for a loop that never ends, {restart}.")
+    if any(o.get("ename") == "timeout" for o in errors):
+        return Explanation("cell-timeout", f"A cell did not finish within {cell_seconds:g} seconds and was stopped "
+                           "(marked below), so the tests that needed it did not run: look for a loop that never "
+                           f"ends or a computation far bigger than the exercise needs, {restart}.")
+    if reason not in (None, "exited") or exit_status not in (None, 0):
+        status = f" (exit status {exit_status})" if exit_status not in (None, 0) else ""
+        return Explanation("crash", f"The Python process running your notebook stopped in the middle{status}, so "
+                           "the cells and tests after that point did not run: remove anything that ends the process "
+                           f"(os._exit, sys.exit(), exit(), os.kill), {restart}.")
+    return None
+
+
+# ----------------------------------------------------------------------------- pieces of the page
 
 def _fmt(value) -> str:
     return "pending" if value is None else f"{value:g}"
 
 
-def render(nb, task: dict, rows: list, notes: list) -> str:
+def _code(source: str) -> str:
+    if highlight is None:
+        return f"<pre>{html.escape(source)}</pre>"
+    return highlight(source, _LEXER, _FORMATTER)
+
+
+def _text(text: str, css: str = "out") -> str:
+    text = _ANSI.sub("", text)
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[:MAX_TEXT_CHARS] + f"\n[... {len(text) - MAX_TEXT_CHARS} more characters not shown]"
+    return f"<pre class='{css}'>{html.escape(text)}</pre>"
+
+
+class _Page:
+    """Collects the page's parts; tracks heading levels and the images shown so far."""
+
+    def __init__(self):
+        self.parts: list = []
+        self.images = 0
+        self.figure_number = 0
+
+    def add(self, markup: str) -> None:
+        self.parts.append(markup)
+
+    def output(self, output: dict, *, label: str) -> None:
+        kind = output.get("output_type")
+        if kind == "stream":
+            self.add(_text(str(output.get("text", "")), "out err" if output.get("name") == "stderr" else "out"))
+        elif kind in ("execute_result", "display_data"):
+            data = output.get("data") or {}
+            image_type = next((t for t in _IMAGE_TYPES if t in data), None)
+            if image_type is not None:
+                self.image(image_type, data)
+            elif "text/plain" in data:
+                # Student HTML is never rendered (it could script the page): its plain-text form is.
+                self.add(_text(f"{label}{_joined(data['text/plain'])}"))
+        elif kind == "error":
+            trace = "\n".join(str(line) for line in output.get("traceback", [])) or \
+                f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+            self.add(_text(trace, "out err"))
+
+    def image(self, image_type: str, data: dict) -> None:
+        payload = _joined(data[image_type])
+        raw = payload.encode("utf-8") if image_type == "image/svg+xml" else None
+        try:
+            size = len(raw) if raw is not None else len(base64.b64decode(payload, validate=False))
+        except Exception:  # noqa: BLE001 - a broken image is reported, not shown
+            self.add("<p>(A figure could not be read and is not shown.)</p>")
+            return
+        if self.images >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
+            self.add(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
+                     f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
+            return
+        self.images += 1
+        self.figure_number += 1
+        encoded = base64.b64encode(raw).decode("ascii") if raw is not None else "".join(payload.split())
+        # An <img> never runs scripts, so even an SVG the student made is safe here.
+        described = _joined(data.get("text/plain", "")).strip()
+        alt = f"Figure {self.figure_number} made by your code" + (f" ({described})" if described else "")
+        self.add(f"<figure><img src='data:{image_type};base64,{encoded}' alt='{html.escape(alt, quote=True)}'>"
+                 f"<figcaption>Figure {self.figure_number}, output of your code.</figcaption></figure>")
+
+
+def _joined(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _verdict_html(record: dict, level: int) -> str:
+    cases = record["cases"]
+    passed = sum(1 for c in cases if c["passed"])
+    not_run = [c for c in cases if not c["ran"]]
+    if passed == len(cases):
+        css, word, symbol = "passed", "Passed", "✔"
+    elif not_run and len(not_run) == len(cases):
+        css, word, symbol = "notrun", "Not run", "⊘"
+    else:
+        css, word, symbol = "failed", "Failed", "✘"
+    title = html.escape(record.get("title") or record.get("group") or "Tests")
+    points = f"{_fmt(record['points_earned'])} / {_fmt(record['points_available'])} points"
+    see = "because your notebook stopped early (see <a href='#what-happened'>What happened</a> at the top)"
+    detail = (f"none of its {len(cases)} cases ran {see}" if css == "notrun"
+              else f"{passed} of {len(cases)} cases passed")
+    lines = [f"<section class='verdict {css}' aria-label='Tests: {title}'>",
+             f"<h{level}><span class='tag' aria-hidden='true'>{symbol}</span> Tests: {title}</h{level}>",
+             f"<p><span class='tag'>{word}</span>: {points}, {detail}.</p>"]
+    items = []
+    # Failures that teach the same thing are listed once, with the names of all their cases.
+    failed: dict = {}
+    for case in cases:
+        if not case["ran"]:
+            continue  # summarised below in one line, not one line each
+        name = html.escape(str(case["name"]))
+        if case["passed"]:
+            items.append(f"<li><span class='tag passed'>✔ Passed</span> {name}</li>")
+        else:
+            teach = str(case.get("message") or "the result is not what was expected")
+            key = (teach, case.get("misconception"))
+            if key not in failed:
+                failed[key] = []
+                items.append(key)
+            failed[key].append(name)
+    rendered = []
+    for item in items:
+        if isinstance(item, str):
+            rendered.append(item)
+            continue
+        teach, misconception = item
+        names = failed[item]
+        lead = "What this suggests" if misconception else "Why"
+        many = f" ({len(names)} cases)" if len(names) > 1 else ""
+        rendered.append(f"<li><span class='tag failed'>✘ Failed{many}</span> {'; '.join(names)}"
+                        f"<span class='teach'>{lead}: {html.escape(teach)}</span></li>")
+    if rendered:
+        lines.append("<ul class='cases'>" + "".join(rendered) + "</ul>")
+    if not_run and css != "notrun":
+        lines.append(f"<p><span class='tag notrun'>⊘ Not run</span>: {len(not_run)} of {len(cases)} cases did not "
+                     f"run {see}.</p>")
+    lines.append("</section>")
+    return "\n".join(lines)
+
+
+def _already_printed(output: dict, printed: str) -> bool:
+    lines = [_ANSI.sub("", str(line)).strip() for line in output.get("traceback", [])]
+    lines = [line for line in lines if line]
+    return bool(lines) and all(line in printed for line in lines[-3:])
+
+
+def _kind(cell) -> str:
+    meta = cell.metadata.get("nbgrader") if isinstance(cell.metadata.get("nbgrader"), dict) else {}
+    if cell.cell_type == "markdown":
+        return "manual" if meta.get("solution") else "markdown"
+    if meta.get("grade") and not meta.get("solution"):
+        return "test"
+    return "answer" if meta.get("solution") else "code"
+
+
+# ----------------------------------------------------------------------------- the page
+
+def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None, exit_status=None) -> str:
     """The feedback page for ``nb`` (an autograded notebook node)."""
     total = sum(r["score"] for r in rows if r["score"] is not None)
     available = sum(r["max_score"] for r in rows)
     pending = any(r["score"] is None for r in rows)
-    title = html.escape(f"{task['assignment']} / {task['stem']} — {task['student']}")
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>",
-             f"<style>{STYLE}</style></head><body><h1>{title}</h1>",
-             f"<p class='score'>Score: {total:g} / {available:g}"
-             + (" (written answers still to be graded)" if pending else "") + "</p>",
-             "<table><tr><th>cell</th><th>score</th><th>status</th></tr>"]
+    stem = str(task["stem"])
+    title = f"Feedback on {stem} for {task['student']}"
+    page = _Page()
+    page.add(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             f"<title>{html.escape(title)}</title><style>{STYLE}{_PYGMENTS_CSS}</style></head><body><main>")
+    page.add(f"<h1>{html.escape(title)}</h1>")
+    page.add(f"<p>Assignment {html.escape(str(task['assignment']))}. <strong>Score: {total:g} / {available:g}</strong>"
+             + (" (written answers are still to be graded by a person)." if pending else ".") + "</p>")
+
+    explanation = explain(nb, reason, exit_status, task.get("limits"))
+    if explanation is not None:
+        page.add(f"<section class='what' aria-labelledby='what-happened'><h2 id='what-happened'>What happened</h2>"
+                 f"<p>{html.escape(explanation.sentence)}</p></section>")
+
+    page.add("<h2>Summary</h2><table><caption class='label'>Points per graded cell</caption>"
+             "<tr><th scope='col'>cell</th><th scope='col'>points</th><th scope='col'>result</th></tr>")
+    words = {"graded": "graded", "needs_manual_grade": "waiting for a person", "error": "did not run",
+             "timeout": "ran out of time", "missing": "not submitted"}
     for row in rows:
-        parts.append(f"<tr><td>{html.escape(row['grade_id'])}</td><td>{_fmt(row['score'])} / "
-                     f"{row['max_score']:g}</td><td>{html.escape(row['status'])}</td></tr>")
-    parts.append("</table>")
+        status = words.get(row["status"], row["status"])
+        if row["status"] == "graded" and row["score"] is not None and row["max_score"]:
+            status = ("full marks" if row["score"] >= row["max_score"] else
+                      "no points" if row["score"] <= 0 else "some points lost")
+        page.add(f"<tr><td>{html.escape(str(row['grade_id']))}</td><td>{_fmt(row['score'])} / "
+                 f"{row['max_score']:g}</td><td>{html.escape(status)}</td></tr>")
+    page.add("</table>")
     if notes:
-        parts.append("<h2>Notes on your submission</h2><ul>")
-        parts += [f"<li>{html.escape(note)}</li>" for note in notes]
-        parts.append("</ul>")
+        page.add("<h2>Notes on your submission</h2><ul>")
+        page.add("".join(f"<li>{html.escape(note)}</li>" for note in notes))
+        page.add("</ul>")
+
+    page.add("<h2>Your notebook, cell by cell</h2>")
+    level = 2  # the deepest heading so far; a verdict heading goes one below it
     for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {}) if isinstance(cell.metadata.get("nbgrader"), dict) else {}
-        if cell.cell_type == "markdown":
-            css = "manual" if meta.get("solution") else "md"
-            parts.append(f"<div class='cell {css}'>{_md(cell.source)}</div>")
+        kind = _kind(cell)
+        if kind in ("markdown", "manual"):
+            # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
+            body = markdown_html(cell.source, demote=2)
+            found = [int(n) for n in re.findall(r"<h([1-6])[ >]", body)]
+            if found:
+                level = found[-1]
+            label = "<p class='label'>Your written answer</p>" if kind == "manual" else ""
+            page.add(f"<div class='cell {kind}'>{label}{body}</div>")
             continue
-        css = "test" if meta.get("grade") and not meta.get("solution") else (
-            "answer" if meta.get("solution") else "code")
-        parts.append(f"<div class='cell {css}'><pre>{html.escape(cell.source)}</pre>")
+        if kind == "test":
+            record = verdicts_of(cell)
+            if record is not None:
+                page.add(_verdict_html(record, min(6, level + 1)))
+            else:  # graded elsewhere (plain nbgrader): its printed feedback, as text
+                page.add("<div class='cell test'><p class='label'>Tests</p>")
+                for output in cell.get("outputs", []):
+                    page.output(output, label="points: ")
+                page.add("</div>")
+            continue
+        label = "Your answer" if kind == "answer" else "Code"
+        page.add(f"<div class='cell {kind}'><p class='label'>{label}</p>{_code(cell.source)}")
+        printed = _ANSI.sub("", "".join(_joined(o.get("text", "")) for o in cell.get("outputs", [])
+                                        if o.get("output_type") == "stream"))
         for output in cell.get("outputs", []):
-            kind = output.get("output_type")
-            if kind == "stream":
-                klass = "out err" if output.get("name") == "stderr" else "out"
-                parts.append(f"<pre class='{klass}'>{html.escape(output.get('text', ''))}</pre>")
-            elif kind == "execute_result":
-                text = output.get("data", {}).get("text/plain", "")
-                label = "points" if css == "test" else "Out"
-                parts.append(f"<pre class='out'>{label}: {html.escape(str(text))}</pre>")
-            elif kind == "error":
-                trace = "\n".join(output.get("traceback", []))
-                parts.append(f"<pre class='out err'>{html.escape(trace)}</pre>")
-        parts.append("</div>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+            if output.get("output_type") == "error" and _already_printed(output, printed):
+                continue  # the traceback was already printed in full by the cell
+            page.output(output, label="Out: ")
+        page.add("</div>")
+    page.add("</main></body></html>")
+    return "\n".join(page.parts)
+
+
+__all__ = ["Explanation", "METADATA_KEY", "explain", "group_record", "misconceptions_of", "render", "verdicts_of"]

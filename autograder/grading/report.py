@@ -5,13 +5,23 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-KEYS = ("student", "notebook", "grade_id", "score", "max_score", "status", "feedback")
+#: Fields of a report row. ``misconceptions`` lists the keys of the misconceptions the row's failed
+#: cases matched (``[]`` when none; see "Misconception keys" in docs/DESIGN.md).
+KEYS = ("student", "notebook", "grade_id", "score", "max_score", "status", "feedback", "misconceptions")
+
+
+def normalise(row: dict) -> dict:
+    """``row`` with exactly :data:`KEYS`; rows from older results or without a test get ``[]`` keys."""
+    out = {key: row.get(key) for key in KEYS}
+    keys = out["misconceptions"]
+    out["misconceptions"] = [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else []
+    return out
 
 
 def write_jsonl(path: str, rows: list) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         for row in sorted(rows, key=lambda r: (r["student"], r["notebook"], str(r["grade_id"]))):
-            handle.write(json.dumps({key: row.get(key) for key in KEYS}) + "\n")
+            handle.write(json.dumps(normalise(row)) + "\n")
 
 
 def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: float) -> str:

@@ -153,7 +153,7 @@ def grade_notebook(task: dict) -> dict:
 
     autograded = _build_notebook(task, source_nb, extraction, steps, slots, cell_frames, outcomes, reason, checks)
     rows = _rows(task, autograded, reason)
-    html = feedback_html.render(autograded, task, rows, notes)
+    html = feedback_html.render(autograded, task, rows, notes, reason=reason, exit_status=run.get("status"))
     return {"student": task["student"], "assignment": task["assignment"], "stem": stem,
             "autograded": utf8(nbformat.writes(autograded)), "feedback": utf8(html), "rows": rows, "notes": notes,
             "reason": reason, "seconds": time.perf_counter() - started, "digest": task.get("digest")}
@@ -251,11 +251,16 @@ def _test_outputs(stem, group, number, steps, outcomes, reason, checks) -> list:
     text = result.groups[0].feedback() + "\n"
     if len(decoded) < len(steps[number]["cases"]) and reason in _REASONS:
         text += f"(Some cases did not run: {_REASONS[reason]}.)\n"
-    return [_stream("stdout", text), _points(float(result.points_earned))]
+    verdicts = feedback_html.group_record(result.groups[0], ran=set(decoded), reason=reason)
+    return [_stream("stdout", text), _points(float(result.points_earned), verdicts)]
 
 
-def _points(value: float) -> dict:
-    return nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(value))}, execution_count=None)
+def _points(value: float, verdicts: dict | None = None) -> dict:
+    # The group's verdicts ride along as data in the output's metadata: the feedback pages and the
+    # report read them from there (misconception keys, which cases ran), never from the text above.
+    metadata = {feedback_html.METADATA_KEY: verdicts} if verdicts is not None else {}
+    return nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(value))}, execution_count=None,
+                                  metadata=metadata)
 
 
 def _rows(task, nb, reason) -> list:
@@ -275,5 +280,6 @@ def _rows(task, nb, reason) -> list:
             status = "graded" if ran else ("timeout" if reason == "timeout" else "error")
         rows.append({"student": task["student"], "notebook": task["stem"], "grade_id": grade_id,
                      "score": None if score is None else float(score), "max_score": float(max_score),
-                     "status": status, "feedback": text})
+                     "status": status, "feedback": text,
+                     "misconceptions": feedback_html.misconceptions_of(cell)})
     return rows

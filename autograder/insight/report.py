@@ -1,0 +1,361 @@
+"""``autograder report ASSIGNMENT``: what a graded class tells the instructor, as HTML and CSV.
+
+From the report rows (:mod:`autograder.insight.results`) it computes, per notebook and per case
+group, the score distribution (no points, some, all) and the pass rate (the share of graded
+submissions with full points); the misconceptions most students' failed cases matched, with the
+sentence the checks teach; and the notebooks that most often crashed or ran out of time. It writes
+one self-contained HTML page (plots are PNG data URIs, no scripts, no network) and two CSV files.
+
+Everything is counted from the rows as data: statuses and misconception keys, never feedback text.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import dataclasses
+import datetime
+import html
+import io
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from autograder.insight import catalogue as catalogue_module
+
+#: Statuses of a cell whose notebook did not run to the end.
+CRASHED = "error"
+TIMED_OUT = "timeout"
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupStats:
+    """One graded cell (case group or written answer) over the class."""
+
+    notebook: str
+    grade_id: str
+    max_score: float
+    graded: int  # submissions with a score
+    mean: float  # mean score of those
+    zero: int
+    partial: int
+    full: int
+    not_run: int  # rows whose notebook crashed or timed out
+    pending: int  # written answers still waiting for a person
+
+    @property
+    def pass_rate(self) -> float:
+        """Share of graded submissions with full points (0 when none was graded)."""
+        return self.full / self.graded if self.graded else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class NotebookStats:
+    notebook: str
+    submitted: int
+    missing: int
+    mean_percent: float  # mean over submitted notebooks of points earned / points available
+    full_marks: int  # submissions with every autograded point
+    crashed: int  # submissions that stopped with an error before the end
+    timed_out: int
+
+    @property
+    def pass_rate(self) -> float:
+        return self.full_marks / self.submitted if self.submitted else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class MisconceptionCount:
+    notebook: str
+    key: str
+    students: int
+    sentence: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassReport:
+    assignment: str
+    students: tuple
+    notebooks: tuple  # NotebookStats, exercise order
+    groups: tuple  # GroupStats, exercise then notebook order
+    misconceptions: tuple  # MisconceptionCount, most frequent first
+    totals: tuple  # per student: percent of the autograded points available
+
+    def misconception(self, notebook: str, key: str) -> int:
+        """Students whose failed cases in ``notebook`` matched ``key`` (0 when none)."""
+        return next((m.students for m in self.misconceptions if m.notebook == notebook and m.key == key), 0)
+
+
+def summarise(rows: list, assignment: str, sentences: dict | None = None) -> ClassReport:
+    """Aggregate report rows into a :class:`ClassReport`.
+
+    ``sentences`` maps ``(notebook, key)`` to the teaching sentence (default: the checks' catalogue).
+    """
+    if sentences is None:
+        stems = sorted({row["notebook"] for row in rows})
+        try:
+            sentences = {k: e.sentence for k, e in catalogue_module.catalogue(
+                [s for s in stems if _known(s)]).items()}
+        except Exception:  # noqa: BLE001 - the report still counts keys when a check cannot be loaded
+            sentences = {}
+    students = sorted({row["student"] for row in rows})
+    by_cell: dict = defaultdict(list)
+    by_notebook: dict = defaultdict(lambda: defaultdict(list))
+    keys: dict = defaultdict(set)
+    for row in rows:
+        by_notebook[row["notebook"]][row["student"]].append(row)
+        if row["grade_id"] is not None:
+            by_cell[(row["notebook"], row["grade_id"])].append(row)
+        for key in row.get("misconceptions") or ():
+            keys[(row["notebook"], key)].add(row["student"])
+
+    groups = []
+    for (notebook, grade_id), cell_rows in sorted(by_cell.items()):
+        max_score = max((r["max_score"] or 0.0) for r in cell_rows)
+        present = [r for r in cell_rows if r["status"] != "missing"]
+        scored = [r["score"] for r in present if r["score"] is not None]
+        zero = sum(1 for s in scored if s <= 0)
+        full = sum(1 for s in scored if max_score and s >= max_score - 1e-9)
+        groups.append(GroupStats(
+            notebook, grade_id, max_score, len(scored), sum(scored) / len(scored) if scored else 0.0,
+            zero, len(scored) - zero - full, full,
+            sum(1 for r in present if r["status"] in (CRASHED, TIMED_OUT)),
+            sum(1 for r in present if r["status"] == "needs_manual_grade")))
+
+    notebooks = []
+    totals: dict = defaultdict(lambda: [0.0, 0.0])
+    for notebook in sorted(by_notebook):
+        per_student = by_notebook[notebook]
+        submitted = missing = full = crashed = timed_out = 0
+        percents = []
+        for student, student_rows in per_student.items():
+            auto = [r for r in student_rows if r["status"] != "needs_manual_grade" and r["max_score"]]
+            earned = sum(r["score"] or 0.0 for r in auto)
+            available = sum(r["max_score"] for r in auto)
+            totals[student][0] += earned
+            totals[student][1] += available
+            if all(r["status"] == "missing" for r in student_rows):
+                missing += 1
+                continue
+            submitted += 1
+            statuses = {r["status"] for r in student_rows}
+            crashed += CRASHED in statuses
+            timed_out += TIMED_OUT in statuses
+            if available:
+                percents.append(100.0 * earned / available)
+                full += earned >= available - 1e-9
+        notebooks.append(NotebookStats(notebook, submitted, missing,
+                                       sum(percents) / len(percents) if percents else 0.0, full, crashed, timed_out))
+
+    counts = [MisconceptionCount(notebook, key, len(names), sentences.get((notebook, key), ""))
+              for (notebook, key), names in keys.items()]
+    counts.sort(key=lambda m: (-m.students, m.notebook, m.key))
+    percent = tuple(100.0 * totals[s][0] / totals[s][1] if totals[s][1] else 0.0 for s in students)
+    return ClassReport(assignment, tuple(students), tuple(notebooks), tuple(groups), tuple(counts), percent)
+
+
+def _known(stem: str) -> bool:
+    from autograder import exercises
+    return stem in exercises.stems()
+
+
+# ----------------------------------------------------------------------------- CSV
+
+def write_csv(report: ClassReport, folder: Path) -> tuple:
+    """``groups.csv`` (one row per notebook and graded cell) and ``misconceptions.csv``; returns the paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    groups_path = folder / f"{report.assignment}-groups.csv"
+    with open(groups_path, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["notebook", "grade_id", "max_score", "graded", "mean_score", "pass_rate", "no_points",
+                      "some_points", "full_points", "crashed_or_timed_out", "awaiting_manual_grade"])
+        for g in report.groups:
+            out.writerow([g.notebook, g.grade_id, f"{g.max_score:g}", g.graded, f"{g.mean:.4f}",
+                          f"{g.pass_rate:.4f}", g.zero, g.partial, g.full, g.not_run, g.pending])
+    mis_path = folder / f"{report.assignment}-misconceptions.csv"
+    with open(mis_path, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["notebook", "key", "students", "share_of_class", "teaching_sentence"])
+        for m in report.misconceptions:
+            share = m.students / len(report.students) if report.students else 0.0
+            out.writerow([m.notebook, m.key, m.students, f"{share:.4f}", m.sentence])
+    return groups_path, mis_path
+
+
+# ----------------------------------------------------------------------------- plots
+
+def _png(figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=96, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def plots(report: ClassReport) -> dict:
+    """``name -> (base64 PNG, alt text)``: totals histogram, pass rate per notebook, top misconceptions."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib.figure import Figure  # no pyplot: no global state, nothing to close
+
+    out = {}
+    figure = Figure(figsize=(6.4, 2.6))
+    axes = figure.subplots()
+    axes.hist(report.totals, bins=[i * 10 for i in range(11)], color="#3a6fb0", edgecolor="white")
+    axes.set_xlabel("autograded points earned (% of those available)")
+    axes.set_ylabel("students")
+    axes.set_title("Students by total autograded score")
+    out["totals"] = (_png(figure), "Histogram of the students' total autograded scores in bins of 10 percent; "
+                     "the numbers are in the tables of this page.")
+
+    if report.notebooks:
+        figure = Figure(figsize=(6.4, 0.28 * len(report.notebooks) + 1.0))
+        axes = figure.subplots()
+        names = [n.notebook for n in report.notebooks][::-1]
+        rates = [100.0 * n.pass_rate for n in report.notebooks][::-1]
+        means = [n.mean_percent for n in report.notebooks][::-1]
+        positions = range(len(names))
+        axes.barh([p + 0.2 for p in positions], means, height=0.4, color="#9ab7e0", label="mean score %")
+        axes.barh([p - 0.2 for p in positions], rates, height=0.4, color="#1f4e8c", hatch="//",
+                  edgecolor="white", label="full marks %")
+        axes.set_yticks(list(positions), names, fontsize=8)
+        axes.set_xlim(0, 100)
+        axes.set_xlabel("percent of submissions")
+        axes.legend(loc="lower right", fontsize=8)
+        axes.set_title("Mean score and share with full marks, per notebook")
+        out["notebooks"] = (_png(figure), "Horizontal bars per notebook: mean autograded score and share of "
+                            "submissions with full marks; the same numbers are in the table 'Notebooks'.")
+
+    top = report.misconceptions[:12]
+    if top:
+        figure = Figure(figsize=(6.4, 0.32 * len(top) + 1.0))
+        axes = figure.subplots()
+        labels = [f"{m.notebook[:2]} {m.key}" for m in top][::-1]
+        axes.barh(range(len(top)), [m.students for m in top][::-1], color="#b3261e")
+        axes.set_yticks(range(len(top)), labels, fontsize=8)
+        axes.set_xlabel("students")
+        axes.set_title("Most frequent misconceptions")
+        out["misconceptions"] = (_png(figure), "Bar chart of the most frequent misconceptions by number of "
+                                 "students; the table 'What to reteach' lists them with their counts.")
+    return out
+
+
+# ----------------------------------------------------------------------------- HTML
+
+STYLE = """
+body{font-family:system-ui,sans-serif;line-height:1.45;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #bbb;padding:.2rem .5rem;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:bold;padding:.3rem 0}
+.bar{display:flex;width:12rem;height:1rem;border:1px solid #888}.bar span{display:block;height:100%}
+.zero{background:#b3261e}.partial{background:repeating-linear-gradient(45deg,#e0a100,#e0a100 3px,#fff3c4 3px,#fff3c4 6px)}
+.full{background:#1a7f37}
+figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.9rem;color:#444}
+.note{color:#444}
+"""
+
+
+def _pct(value: float) -> str:
+    return f"{100.0 * value:.0f}%"
+
+
+def render_html(report: ClassReport, seconds: float | None = None) -> str:
+    images = plots(report)
+    n = len(report.students)
+    title = f"Class report: {report.assignment}"
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+             f"<style>{STYLE}</style></head><body><main><h1>{html.escape(title)}</h1>",
+             f"<p>{n} students, {len(report.notebooks)} notebooks. Made "
+             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+             + (f" in {seconds:.1f} s" if seconds is not None else "") + ". Pass rate = share of graded "
+             "submissions with full points for that cell; counts of misconceptions are students, each counted "
+             "once per notebook.</p>"]
+
+    def figure(name):
+        if name in images:
+            data, alt = images[name]
+            parts.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(alt, quote=True)}'>"
+                         f"<figcaption>{html.escape(alt)}</figcaption></figure>")
+
+    parts.append("<h2 id='reteach'>What to reteach</h2>")
+    if report.misconceptions:
+        figure("misconceptions")
+        parts.append("<table><caption>Misconceptions the failed cases matched, most frequent first</caption>"
+                     "<tr><th scope='col'>notebook</th><th scope='col'>key</th><th scope='col'>students</th>"
+                     "<th scope='col'>share</th><th scope='col'>what the students were told</th></tr>")
+        for m in report.misconceptions:
+            parts.append(f"<tr><td>{html.escape(m.notebook)}</td><td><code>{html.escape(m.key)}</code></td>"
+                         f"<td class='n'>{m.students}</td><td class='n'>{_pct(m.students / n if n else 0)}</td>"
+                         f"<td>{html.escape(m.sentence) or '<em>(no sentence on record)</em>'}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>No failed case matched a known misconception.</p>")
+
+    parts.append("<h2 id='stopped'>Notebooks that crashed or ran out of time</h2>")
+    stopped = sorted((nb for nb in report.notebooks if nb.crashed or nb.timed_out),
+                     key=lambda nb: (-(nb.crashed + nb.timed_out), nb.notebook))
+    if stopped:
+        parts.append("<table><caption>Submissions that did not run to the end, most first</caption>"
+                     "<tr><th scope='col'>notebook</th><th scope='col'>crashed</th><th scope='col'>timed out</th>"
+                     "<th scope='col'>submitted</th></tr>")
+        for nb in stopped:
+            parts.append(f"<tr><td>{html.escape(nb.notebook)}</td><td class='n'>{nb.crashed}</td>"
+                         f"<td class='n'>{nb.timed_out}</td><td class='n'>{nb.submitted}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>Every submitted notebook ran to the end.</p>")
+
+    parts.append("<h2 id='notebooks'>Notebooks</h2>")
+    figure("totals")
+    figure("notebooks")
+    parts.append("<table><caption>Per notebook (autograded points)</caption><tr><th scope='col'>notebook</th>"
+                 "<th scope='col'>submitted</th><th scope='col'>missing</th><th scope='col'>mean score</th>"
+                 "<th scope='col'>full marks</th></tr>")
+    for nb in report.notebooks:
+        parts.append(f"<tr><td>{html.escape(nb.notebook)}</td><td class='n'>{nb.submitted}</td>"
+                     f"<td class='n'>{nb.missing}</td><td class='n'>{nb.mean_percent:.0f}%</td>"
+                     f"<td class='n'>{_pct(nb.pass_rate)}</td></tr>")
+    parts.append("</table>")
+
+    parts.append("<h2 id='groups'>Case groups</h2><p class='note'>Distribution bars: red = no points, "
+                 "striped amber = some points, green = full points; the counts are in the columns beside.</p>")
+    by_notebook: dict = defaultdict(list)
+    for g in report.groups:
+        by_notebook[g.notebook].append(g)
+    for notebook, groups in by_notebook.items():
+        parts.append(f"<h3>{html.escape(notebook)}</h3><table><tr><th scope='col'>cell</th>"
+                     "<th scope='col'>points</th><th scope='col'>graded</th><th scope='col'>mean</th>"
+                     "<th scope='col'>pass rate</th><th scope='col'>no / some / full points</th>"
+                     "<th scope='col'>distribution</th><th scope='col'>did not run</th>"
+                     "<th scope='col'>awaiting a person</th></tr>")
+        for g in groups:
+            total = max(g.graded, 1)
+            bar = "".join(f"<span class='{css}' style='width:{100.0 * count / total:.1f}%'></span>"
+                          for css, count in (("zero", g.zero), ("partial", g.partial), ("full", g.full)))
+            label = f"{g.zero} with no points, {g.partial} with some, {g.full} with full points"
+            parts.append(f"<tr><td>{html.escape(g.grade_id)}</td><td class='n'>{g.max_score:g}</td>"
+                         f"<td class='n'>{g.graded}</td><td class='n'>{g.mean:.2f}</td>"
+                         f"<td class='n'>{_pct(g.pass_rate)}</td><td class='n'>{g.zero} / {g.partial} / {g.full}</td>"
+                         f"<td><div class='bar' role='img' aria-label='{label}'>{bar}</div></td>"
+                         f"<td class='n'>{g.not_run}</td><td class='n'>{g.pending}</td></tr>")
+        parts.append("</table>")
+    parts.append("</main></body></html>")
+    return "\n".join(parts)
+
+
+def build(course_dir: str | Path, assignment: str, *, results: str | Path | None = None,
+          output: str | Path | None = None, use_gradebook: bool = True) -> dict:
+    """Read the results, write ``<output>/<assignment>-report.html`` and the CSV files.
+
+    Returns ``{"html", "groups_csv", "misconceptions_csv", "report", "seconds"}``.
+    """
+    from autograder.insight.results import load_rows
+
+    started = time.perf_counter()
+    rows = load_rows(course_dir, assignment, results, use_gradebook=use_gradebook)
+    report = summarise(rows, assignment)
+    folder = Path(output) if output is not None else Path(course_dir) / "reports"
+    groups_csv, mis_csv = write_csv(report, folder)
+    page = folder / f"{assignment}-report.html"
+    seconds = time.perf_counter() - started
+    page.write_text(render_html(report, seconds), encoding="utf-8")
+    return {"html": page, "groups_csv": groups_csv, "misconceptions_csv": mis_csv, "report": report,
+            "seconds": time.perf_counter() - started}
