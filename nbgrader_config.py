@@ -64,5 +64,17 @@ c.Execute.raise_on_iopub_timeout = True
 c.Validator.validate_all = True
 
 # Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
-# before the grades are attached and the page is rendered.
-c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
+# before the grades are attached and the page is rendered. ReadableFeedback then turns formulas into
+# MathML and the grader's verdicts into readable blocks, and the module6_feedback template (nbgrader's
+# own with headings in order) loads nothing from the network. nbgrader sets its template folder only
+# when none is configured, so it is named here first.
+from autograder.feedback_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback  # noqa: E402
+import nbgrader as _nbgrader  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
+c.HTMLExporter.template_name = TEMPLATE_NAME
+c.HTMLExporter.template_file = f"{TEMPLATE_NAME}.html.j2"  # extends nbgrader's index.html.j2
+c.HTMLExporter.extra_template_basedirs = [
+    str(TEMPLATE_DIR),
+    os.path.join(os.path.dirname(_nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+]

@@ -117,7 +117,8 @@ def _exception_name(output: dict) -> str:
     return head.split(":", 1)[0].strip() if head else ""
 
 
-def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None) -> Explanation | None:
+def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None, *,
+            incomplete: bool | None = None) -> Explanation | None:
     """Why (part of) a notebook did not run, as one sentence, or None when it ran to the end.
 
     >>> explain(None, "timeout", limits={"wall_seconds": 60}).kind
@@ -126,6 +127,9 @@ def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None
     True
     """
     limits = limits or {}
+    if incomplete is None:  # some test cases never ran: the notebook stopped before them
+        incomplete = any(not case.get("ran", True) for cell in (nb.cells if nb is not None else [])
+                         for case in (verdicts_of(cell) or {}).get("cases", []))
     wall = limits.get("wall_seconds", 60)
     cell_seconds = limits.get("cell_seconds", 30)
     memory = limits.get("memory_mb", 1024)
@@ -158,7 +162,7 @@ def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None
         return Explanation("cell-timeout", f"A cell did not finish within {cell_seconds:g} seconds and was stopped "
                            "(marked below), so the tests that needed it did not run: look for a loop that never "
                            f"ends or a computation far bigger than the exercise needs, {restart}.")
-    if reason not in (None, "exited") or exit_status not in (None, 0):
+    if reason not in (None, "exited") or exit_status not in (None, 0) or incomplete:
         status = f" (exit status {exit_status})" if exit_status not in (None, 0) else ""
         return Explanation("crash", f"The Python process running your notebook stopped in the middle{status}, so "
                            "the cells and tests after that point did not run: remove anything that ends the process "
@@ -239,7 +243,7 @@ def _joined(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def _verdict_html(record: dict, level: int) -> str:
+def verdict_html(record: dict, level: int) -> str:
     cases = record["cases"]
     passed = sum(1 for c in cases if c["passed"])
     not_run = [c for c in cases if not c["ran"]]
@@ -363,7 +367,7 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
         if kind == "test":
             record = verdicts_of(cell)
             if record is not None:
-                page.add(_verdict_html(record, min(6, level + 1)))
+                page.add(verdict_html(record, min(6, level + 1)))
             else:  # graded elsewhere (plain nbgrader): its printed feedback, as text
                 page.add("<div class='cell test'><p class='label'>Tests</p>")
                 for output in cell.get("outputs", []):
@@ -383,4 +387,5 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     return "\n".join(page.parts)
 
 
-__all__ = ["Explanation", "METADATA_KEY", "explain", "group_record", "misconceptions_of", "render", "verdicts_of"]
+__all__ = ["Explanation", "METADATA_KEY", "explain", "group_record", "misconceptions_of", "render", "verdict_html",
+           "verdicts_of"]

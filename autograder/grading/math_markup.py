@@ -54,6 +54,30 @@ def mathml(tex: str, *, display: bool = False) -> str:
     return f'<code class="tex">{html.escape(tex)}</code>'
 
 
+def substitute_math(text: str, render=None) -> str:
+    """``text`` with each formula replaced by ``render(tex, display)`` (default: its MathML).
+
+    Code spans and fenced code keep their dollars.
+
+    >>> substitute_math("`$HOME` costs $5 and $x^2$", lambda tex, display: f"[{tex}]")
+    '`$HOME` costs $5 and [x^2]'
+    """
+    render = render or (lambda tex, display: mathml(tex, display=display))
+    codes: dict = {}
+
+    def keep_code(match) -> str:
+        key = f"CODESLOT{secrets.token_hex(6)}X"
+        codes[key] = match.group(0)
+        return key
+
+    text = _CODE.sub(keep_code, text)
+    text = _DISPLAY.sub(lambda m: "\n\n" + render(m.group(1) or m.group(2), True) + "\n\n", text)
+    text = _INLINE.sub(lambda m: render(m.group(1) or m.group(2), False), text)
+    for key, code in codes.items():
+        text = text.replace(key, code)
+    return text
+
+
 def markdown_html(text: str, *, demote: int = 0) -> str:
     """HTML for Markdown ``text``, its formulas as MathML, its headings moved ``demote`` levels down.
 
@@ -64,23 +88,13 @@ def markdown_html(text: str, *, demote: int = 0) -> str:
     """
     slots: dict = {}
 
-    def keep(markup: str) -> str:
+    def keep(tex: str, display: bool) -> str:
+        # Formulas are cut out before the Markdown renderer sees them: it would read _ and * as emphasis.
         key = f"MATHSLOT{secrets.token_hex(6)}X"
-        slots[key] = markup
+        slots[key] = mathml(tex, display=display)
         return key
 
-    codes: dict = {}
-
-    def keep_code(match) -> str:
-        key = f"CODESLOT{secrets.token_hex(6)}X"
-        codes[key] = match.group(0)
-        return key
-
-    text = _CODE.sub(keep_code, text)
-    text = _DISPLAY.sub(lambda m: "\n\n" + keep(mathml(m.group(1) or m.group(2), display=True)) + "\n\n", text)
-    text = _INLINE.sub(lambda m: keep(mathml(m.group(1) or m.group(2))), text)
-    for key, code in codes.items():
-        text = text.replace(key, code)
+    text = substitute_math(text, keep)
     body = _markdown(text) if _markdown is not None else f"<pre>{html.escape(text)}</pre>"
     for key, markup in slots.items():
         body = body.replace(f"<p>{key}</p>", markup).replace(key, markup)
@@ -89,4 +103,4 @@ def markdown_html(text: str, *, demote: int = 0) -> str:
     return body
 
 
-__all__ = ["markdown_html", "mathml"]
+__all__ = ["markdown_html", "mathml", "substitute_math"]

@@ -203,6 +203,7 @@ def plots(report: ClassReport) -> dict:
     axes.hist(report.totals, bins=[i * 10 for i in range(11)], color="#3a6fb0", edgecolor="white")
     axes.set_xlabel("autograded points earned (% of those available)")
     axes.set_ylabel("students")
+    axes.yaxis.get_major_locator().set_params(integer=True)
     axes.set_title("Students by total autograded score")
     out["totals"] = (_png(figure), "Histogram of the students' total autograded scores in bins of 10 percent; "
                      "the numbers are in the tables of this page.")
@@ -233,6 +234,7 @@ def plots(report: ClassReport) -> dict:
         axes.barh(range(len(top)), [m.students for m in top][::-1], color="#b3261e")
         axes.set_yticks(range(len(top)), labels, fontsize=8)
         axes.set_xlabel("students")
+        axes.xaxis.get_major_locator().set_params(integer=True)
         axes.set_title("Most frequent misconceptions")
         out["misconceptions"] = (_png(figure), "Bar chart of the most frequent misconceptions by number of "
                                  "students; the table 'What to reteach' lists them with their counts.")
@@ -248,7 +250,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;
 .bar{display:flex;width:12rem;height:1rem;border:1px solid #888}.bar span{display:block;height:100%}
 .zero{background:#b3261e}.partial{background:repeating-linear-gradient(45deg,#e0a100,#e0a100 3px,#fff3c4 3px,#fff3c4 6px)}
 .full{background:#1a7f37}
-figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.9rem;color:#444}
+td code{white-space:nowrap}figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.9rem;color:#444}
 .note{color:#444}
 """
 

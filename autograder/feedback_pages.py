@@ -1,0 +1,90 @@
+"""Readable feedback from ``nbgrader generate_feedback``: formulas, verdicts and crashes, offline.
+
+nbgrader renders feedback with nbconvert, whose page loads MathJax from a CDN and shows each test
+cell's printed text. ``nbgrader_config.py`` runs :class:`ReadableFeedback` after the redaction of
+hidden tests and renders with the ``module6_feedback`` template (``autograder/feedback_templates``):
+
+* every ``$...$`` / ``$$...$$`` formula of a Markdown cell becomes MathML (no MathJax, no network);
+* a test cell graded by ``autograder grade`` carries its group's verdicts as data (see
+  :mod:`autograder.grading.feedback`): they are shown as the same verdict block as the grader's own
+  page (a word, a symbol and a colour per case; the teaching sentence of each failure);
+* when the notebook stopped early (crash, time-out, a resource limit), one sentence at the top says
+  what happened and what to try.
+
+Code stays highlighted by nbconvert (Pygments) and the student's figures stay as they are.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder.grading import feedback as grader_feedback
+from autograder.grading.math_markup import substitute_math
+
+#: The folder holding the ``module6_feedback`` nbconvert template.
+TEMPLATE_DIR = Path(__file__).resolve().parent / "feedback_templates"
+TEMPLATE_NAME = "module6_feedback"
+
+CSS = """
+.verdict{border:1px solid #d0d7de;border-radius:6px;padding:.2rem .9rem .5rem;margin:.6rem 0;font-size:14px}
+.verdict h2,.verdict h3,.verdict h4,.verdict h5,.verdict h6{font-size:16px;font-weight:bold;margin:.4rem 0}
+.verdict .tag{font-weight:bold}.verdict.passed .tag,.tag.passed{color:#1a7f37}
+.verdict.failed .tag,.tag.failed{color:#b3261e}.verdict.notrun .tag,.tag.notrun{color:#6b5b00}
+.verdict .cases{list-style:none;padding-left:0}.verdict .teach{display:block;margin-left:1.6rem}
+.what{background:#fff8e1;border:2px solid #9a6700;border-radius:6px;padding:.4rem 1rem;margin:.5rem 0}
+math[display=block]{margin:.6rem 0}
+"""
+
+
+def math_to_mathml(source: str) -> str:
+    """Markdown ``source`` with its TeX formulas replaced by MathML (code spans untouched).
+
+    >>> "<math" in math_to_mathml("the prefix $y_{<t}$")
+    True
+    >>> math_to_mathml("`$HOME` costs $5")
+    '`$HOME` costs $5'
+    """
+    return substitute_math(source)
+
+
+class ReadableFeedback(NbGraderPreprocessor):
+    """MathML formulas, verdict blocks for test cells, and a sentence when the notebook stopped early."""
+
+    def preprocess(self, nb, resources):
+        resources["module6_feedback_css"] = CSS
+        reason = None
+        for cell in nb.cells:
+            record = grader_feedback.verdicts_of(cell)
+            if record is not None and record.get("reason") and reason is None:
+                reason = record["reason"]
+        nb, resources = super().preprocess(nb, resources)
+        explanation = grader_feedback.explain(nb, reason)
+        if explanation is not None:
+            banner = nbformat.v4.new_markdown_cell(
+                f"<section class='what' aria-labelledby='what-happened'><h2 id='what-happened'>What happened</h2>"
+                f"<p>{_escape(explanation.sentence)}</p></section>", id="autograder-what-happened")
+            nb.cells.insert(0, banner)
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "markdown":
+            cell.source = math_to_mathml(cell.source)
+            return cell, resources
+        record = grader_feedback.verdicts_of(cell)
+        if record is not None:
+            block = grader_feedback.verdict_html(record, 3)
+            # The verdict block replaces the printed summary; the points output stays for nbgrader.
+            kept = [o for o in cell.outputs if o.get("output_type") != "stream"]
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": block})] + kept
+        return cell, resources
+
+
+def _escape(text: str) -> str:
+    import html
+    return html.escape(text)
+
+
+__all__ = ["CSS", "ReadableFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "math_to_mathml"]
