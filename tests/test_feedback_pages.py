@@ -1,0 +1,138 @@
+"""The grader's feedback page and nbgrader's feedback, from notebooks whose content is known."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+
+import nbformat
+import pytest
+
+from autograder.checks._core import CaseResult, GroupResult
+from autograder.grading import feedback
+from autograder.grading.math_markup import markdown_html, mathml
+
+PNG = base64.b64encode(bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")).decode()
+
+
+def _group(passed_flags, *, misconception="top-p-keeps-extra", ran=None):
+    cases = tuple(CaseResult(f"case {i}", "top_p", ok, "" if ok else "One token too many was kept.",
+                             None if ok else misconception, 1.0) for i, ok in enumerate(passed_flags))
+    group = GroupResult("top_p", "top_p_distribution: the nucleus", 1.0, 3.0, cases)
+    names = {c.name for c in cases} if ran is None else set(ran)
+    return feedback.group_record(group, ran=names, reason="exited")
+
+
+def _notebook(record, *, answer_outputs=()):
+    md = nbformat.v4.new_markdown_cell("# Exercise 19: Top-p\n\n## Part A (3 points)\n\n"
+                                       "The nucleus keeps $\\sum_{i \\le k} p_{(i)} \\ge p$ and\n\n"
+                                       "$$\\log\\operatorname{softmax}(z)_i = z_i - \\log\\sum_j e^{z_j}$$")
+    answer = nbformat.v4.new_code_cell("def top_p(logits, p):\n    return logits  # mine")
+    answer.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "top_p", "locked": False}
+    answer.outputs = list(answer_outputs)
+    test = nbformat.v4.new_code_cell('"""Hidden tests of top_p."""')
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_top_p", "points": 3}
+    test.outputs = [nbformat.v4.new_output("stream", name="stdout", text="printed summary\n"),
+                    nbformat.v4.new_output("execute_result", data={"text/plain": "1.0"},
+                                           metadata={feedback.METADATA_KEY: record})]
+    return nbformat.v4.new_notebook(cells=[md, answer, test])
+
+
+TASK = {"assignment": "module6", "stem": "19_sampling_transforms", "student": "ann"}
+ROWS = [{"grade_id": "test_top_p", "score": 1.0, "max_score": 3.0, "status": "graded"}]
+
+
+def _headings(page):
+    return [int(n) for n in re.findall(r"<h([1-6])[ >]", page)]
+
+
+def test_page_renders_math_code_verdicts_and_keeps_headings_in_order():
+    page = feedback.render(_notebook(_group([True, False, False])), TASK, ROWS, [])
+    assert page.count("<math") == 2 and "display=\"block\"" in page
+    assert "$$" not in page and "\\operatorname{softmax}(z)" not in page.split("aria-label")[0]
+    assert "class=\"hl\"" in page or "class='hl'" in page  # Pygments
+    assert "Failed (2 cases)" in page and "What this suggests: One token too many was kept." in page
+    assert "✔ Passed" in page and "1 of 3 cases passed" in page
+    levels = _headings(page)
+    assert levels[0] == 1 and all(b <= a + 1 for a, b in zip(levels, levels[1:])), levels
+    assert "printed summary" not in page  # the verdicts come from data, not from the printed text
+    assert "What happened" not in page
+
+
+def test_misconception_keys_come_from_the_data():
+    record = _group([False, True, False])
+    assert record["misconceptions"] == ["top-p-keeps-extra"]
+    cell = _notebook(record).cells[2]
+    assert feedback.misconceptions_of(cell) == ["top-p-keeps-extra"]
+    assert feedback.misconceptions_of(nbformat.v4.new_code_cell("x")) == []
+    passed = _group([True, True])
+    assert passed["misconceptions"] == []
+
+
+def test_a_crash_is_explained_in_one_sentence_and_unrun_cases_are_summarised():
+    record = _group([False, False, False, False], ran=["case 0"])
+    page = feedback.render(_notebook(record), TASK, ROWS, [], reason="exited", exit_status=1)
+    section = re.search(r"<section class='what'.*?</section>", page, re.S).group(0)
+    sentence = re.search(r"<p>(.*?)</p>", section, re.S).group(1)
+    assert sentence.count(". ") == 0 and sentence.endswith(".")  # one sentence
+    assert "stopped in the middle (exit status 1)" in sentence and "restart the kernel" in sentence
+    assert "3 of 4 cases did not run" in page
+    assert page.count("Not run") == 1  # one line for the cases that did not run, not one each
+
+
+@pytest.mark.parametrize("reason,status,kind", [
+    ("timeout", 0, "timeout"), ("output", 0, "output"), ("protocol", 0, "protocol"), ("sandbox", None, "sandbox"),
+    ("exited", -9, "memory"), ("exited", -24, "cpu"), ("exited", 1, "crash")])
+def test_every_way_of_stopping_has_its_sentence(reason, status, kind):
+    explanation = feedback.explain(None, reason, status, {"wall_seconds": 60, "memory_mb": 1024})
+    assert explanation.kind == kind
+    assert explanation.sentence.endswith(".") and ": " in explanation.sentence  # what happened: what to try
+
+
+def test_memory_error_and_cell_timeout_are_recognised_from_outputs():
+    nb = _notebook(_group([True]))
+    nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="error", evalue="MemoryError: ", traceback=[])]
+    assert feedback.explain(nb, "exited", 0).kind == "memory"
+    nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="timeout", evalue="the cell did not finish",
+                                                  traceback=[])]
+    assert feedback.explain(nb, "exited", 0).kind == "cell-timeout"
+
+
+def test_figures_get_alt_text_and_student_html_is_never_rendered():
+    outputs = [nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure size 1x1>"}),
+               nbformat.v4.new_output("display_data", data={"text/html": "<script>alert(1)</script>",
+                                                            "text/plain": "<b>shown as text</b>"})]
+    page = feedback.render(_notebook(_group([True]), answer_outputs=outputs), TASK, ROWS, [])
+    assert re.search(r"<img src='data:image/png;base64,[^']+' alt='Figure 1 made by your code \(&lt;Figure", page)
+    assert "<script>" not in page and "&lt;b&gt;shown as text&lt;/b&gt;" in page
+
+
+def test_output_limits_hold():
+    big = nbformat.v4.new_output("stream", name="stdout", text="x" * (feedback.MAX_TEXT_CHARS + 500))
+    images = [nbformat.v4.new_output("display_data", data={"image/png": PNG})] * (feedback.MAX_IMAGES + 3)
+    page = feedback.render(_notebook(_group([True]), answer_outputs=[big, *images]), TASK, ROWS, [])
+    assert "[... 500 more characters not shown]" in page
+    assert page.count("<img ") == feedback.MAX_IMAGES and "is not shown" in page
+
+
+def test_mathml_falls_back_to_source_and_markdown_keeps_code_dollars():
+    assert mathml("\\frac{1}{").startswith("<code class=\"tex\">")
+    body = markdown_html("Run `echo $HOME $PATH` and pay $5 for $x_1$.")
+    assert "$HOME $PATH" in html.unescape(body) and body.count("<math") == 1
+
+
+def test_nbgrader_feedback_preprocessor_makes_mathml_and_verdict_blocks():
+    from autograder.feedback_pages import ReadableFeedback
+
+    nb = _notebook(_group([False, False], ran=["case 0"]))
+    nb, resources = ReadableFeedback().preprocess(nb, {})
+    assert nb.cells[0].source.startswith("<section class='what'")  # the notebook stopped early
+    assert "<math" in nb.cells[1].source and "$$" not in nb.cells[1].source
+    test_outputs = nb.cells[-1].outputs
+    assert test_outputs[0]["output_type"] == "display_data"
+    assert "Failed" in test_outputs[0]["data"]["text/html"]
+    assert [o["output_type"] for o in test_outputs] == ["display_data", "execute_result"]
+    assert "module6_feedback_css" in resources

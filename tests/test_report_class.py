@@ -1,0 +1,131 @@
+"""The class report counts back exactly what was planted: misconceptions, crashes, time-outs, scores."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from autograder.demo.simulated_results import simulated_rows
+from autograder.grading.report import KEYS, normalise, write_jsonl
+from autograder.insight import report as class_report
+from autograder.insight.catalogue import catalogue, of_notebook
+from autograder.insight.results import ResultsError, load_rows, read_jsonl
+
+PLANT = {
+    ("19_sampling_transforms", "top_p", "top-p-keeps-extra"): 47,
+    ("19_sampling_transforms", "temperature", "temperature-multiplied"): 12,
+    ("15_stable_log_softmax", "numerics", "no-max-shift"): 30,
+    ("12_top_p_nucleus", "threshold_080", "top-p-keeps-extra"): 5,
+}
+
+
+def test_planted_counts_on_a_simulated_class_of_200():
+    rows = simulated_rows(200, seed=3, plant=PLANT, crash={"16_causal_shift": 9},
+                          timeout={"18_kl_estimators": 4, "16_causal_shift": 2}, missing={"20_rollout_validation": 6})
+    report = class_report.summarise(rows, "module6")
+    assert len(report.students) == 200
+    for (stem, _group, key), count in PLANT.items():
+        assert report.misconception(stem, key) == count, (stem, key)
+    # Nothing else was planted: every counted misconception is one of the planted ones.
+    assert {(m.notebook, m.key) for m in report.misconceptions} == {(s, k) for s, _, k in PLANT}
+    assert [m.students for m in report.misconceptions] == sorted(PLANT.values(), reverse=True)
+    # Each key comes with the sentence its check teaches.
+    sentences = {e.key: e.sentence for e in of_notebook("19_sampling_transforms")}
+    top = report.misconceptions[0]
+    assert (top.key, top.sentence) == ("top-p-keeps-extra", sentences["top-p-keeps-extra"])
+    by_stem = {nb.notebook: nb for nb in report.notebooks}
+    assert (by_stem["16_causal_shift"].crashed, by_stem["16_causal_shift"].timed_out) == (9, 2)
+    assert (by_stem["18_kl_estimators"].crashed, by_stem["18_kl_estimators"].timed_out) == (0, 4)
+    assert by_stem["20_rollout_validation"].missing == 6 and by_stem["20_rollout_validation"].submitted == 194
+    # Score distribution of one group, counted by hand from the rows.
+    group_rows = [r for r in rows if r["notebook"] == "19_sampling_transforms" and r["grade_id"] == "test_top_p"]
+    (stats,) = [g for g in report.groups if (g.notebook, g.grade_id) == ("19_sampling_transforms", "test_top_p")]
+    full = sum(1 for r in group_rows if r["score"] == r["max_score"])
+    zero = sum(1 for r in group_rows if r["score"] == 0)
+    assert (stats.full, stats.zero, stats.partial, stats.graded) == (full, zero, 200 - full - zero, 200)
+    assert stats.pass_rate == pytest.approx(full / 200)
+    assert stats.mean == pytest.approx(sum(r["score"] for r in group_rows) / 200)
+
+
+def test_html_is_self_contained_and_csv_matches(tmp_path):
+    rows = simulated_rows(60, seed=1, plant=PLANT | {("19_sampling_transforms", "top_p", "top-p-keeps-extra"): 20},
+                          crash={"16_causal_shift": 3})
+    results = tmp_path / "grades.jsonl"
+    write_jsonl(str(results), rows)
+    made = class_report.build(tmp_path, "module6", results=results, output=tmp_path / "out", use_gradebook=False)
+    page = made["html"].read_text()
+    # One page: no scripts, nothing fetched; plots are PNG data URIs with alt text.
+    assert "<script" not in page
+    assert not re.search(r"""(src|href)=['"]?(https?:|//)""", page)
+    images = re.findall(r"<img src='data:image/png;base64,[A-Za-z0-9+/=]+' alt='([^']+)'", page)
+    assert len(images) == 3 and all(images)
+    assert "top-p-keeps-extra" in page and "Notebooks that crashed or ran out of time" in page
+    levels = [int(n) for n in re.findall(r"<h([1-6])", page)]
+    assert levels[0] == 1 and all(b <= a + 1 for a, b in zip(levels, levels[1:]))
+    with open(made["misconceptions_csv"], newline="") as handle:
+        table = {(r["notebook"], r["key"]): int(r["students"]) for r in csv.DictReader(handle)}
+    assert table[("19_sampling_transforms", "top-p-keeps-extra")] == 20
+    assert table[("15_stable_log_softmax", "no-max-shift")] == 30
+    with open(made["groups_csv"], newline="") as handle:
+        groups = list(csv.DictReader(handle))
+    assert len(groups) == sum(len(g) for g in simulated_groups().values())
+    crashed = [g for g in groups if g["notebook"] == "16_causal_shift"]
+    assert all(g["crashed_or_timed_out"] == "3" for g in crashed)
+
+
+def simulated_groups():
+    from autograder.checks import CHECKS
+    return {stem: CHECKS[stem].groups for stem in CHECKS}
+
+
+def test_rows_carry_misconception_keys_as_a_list():
+    row = normalise({"student": "a", "notebook": "n", "grade_id": "test_x", "score": 0.0, "max_score": 1.0,
+                     "status": "graded", "feedback": ""})
+    assert tuple(row) == KEYS and row["misconceptions"] == []
+    assert normalise({**row, "misconceptions": ["k", 3]})["misconceptions"] == ["k"]
+
+
+def test_catalogue_keys_are_unique_per_notebook_and_have_sentences():
+    entries = catalogue()
+    assert len(entries) > 100
+    for (stem, key), entry in entries.items():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", key), key
+        assert entry.sentence.strip() and entry.stem == stem
+
+
+def test_bad_results_file_is_named(tmp_path):
+    bad = tmp_path / "r.jsonl"
+    bad.write_text('{"student": "a", "notebook": "n"}\nnot json\n')
+    with pytest.raises(ResultsError, match="line 2"):
+        read_jsonl(bad)
+    with pytest.raises(ResultsError, match="autograder grade module6"):
+        load_rows(tmp_path, "module6", use_gradebook=False)
+
+
+@pytest.mark.slow
+def test_report_counts_what_was_planted_in_a_graded_class(tmp_path):
+    import planted_class
+
+    course = planted_class.build(tmp_path / "course")
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "report", "module6"], cwd=course,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "class report:" in proc.stdout
+    rows = load_rows(course, "module6")  # the grader's own state, the gradebook for manual scores
+    assert sorted(map(json.dumps, rows)) == sorted(map(json.dumps, read_jsonl(course / "grades.jsonl")))
+    report = class_report.summarise(rows, "module6")
+    assert report.misconception("15_stable_log_softmax", "no-max-shift") == planted_class.planted_count("no-max-shift")
+    assert report.misconception("19_sampling_transforms", "temperature-multiplied") == \
+        planted_class.planted_count("temperature-multiplied")
+    honest = {r["student"] for r in rows if r["misconceptions"]}
+    assert not honest & {"honest1", "honest2", "honest3", "crash1", "loop1"}
+    by_stem = {nb.notebook: nb for nb in report.notebooks}
+    assert (by_stem["19_sampling_transforms"].crashed, by_stem["19_sampling_transforms"].timed_out) == (1, 0)
+    assert (by_stem["15_stable_log_softmax"].crashed, by_stem["15_stable_log_softmax"].timed_out) == (0, 1)
+    page = (course / "reports" / "module6-report.html").read_text()
+    assert "no-max-shift" in page and "temperature-multiplied" in page

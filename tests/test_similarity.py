@@ -1,0 +1,215 @@
+"""The similarity signal: planted renamed copies rank on top, independent correct solutions stay off the list."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder.authoring.scratch_course import make_course_copy
+from autograder.insight import similarity
+
+STEM, CELL = "15_stable_log_softmax", "stable_log_softmax"
+
+# Eight independent, correct solutions of the same short function, written in different styles.
+HONEST = [
+    '''def stable_log_softmax(logits, axis=-1):
+    z = np.asarray(logits, dtype=np.float64)
+    if z.ndim == 0 or z.size == 0:
+        raise ValueError("logits must be a non-empty array")
+    if not np.all(np.isfinite(z)):
+        raise ValueError("logits must be finite")
+    m = z.max(axis=axis, keepdims=True)
+    return z - m - np.log(np.sum(np.exp(z - m), axis=axis, keepdims=True))
+''',
+    '''def stable_log_softmax(logits, axis=-1):
+    x = np.array(logits, dtype=float)
+    if x.size == 0 or x.ndim == 0 or np.isnan(x).any() or np.isinf(x).any():
+        raise ValueError("bad logits")
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    lse = np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return shifted - lse
+''',
+    '''def stable_log_softmax(logits, axis=-1):
+    """log softmax via the log-sum-exp trick"""
+    arr = np.asarray(logits, np.float64)
+    if arr.ndim < 1 or arr.size < 1:
+        raise ValueError("need at least one logit")
+    if not np.isfinite(arr).all():
+        raise ValueError("non-finite logits")
+    if type(axis) is not int:
+        raise TypeError("axis must be int")
+    top = np.amax(arr, axis=axis, keepdims=True)
+    total = np.add.reduce(np.exp(arr - top), axis=axis, keepdims=True)
+    return (arr - top) - np.log(total)
+''',
+    '''def stable_log_softmax(logits, axis=-1):
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.ndim == 0:
+        raise ValueError("0-d")
+    if logits.size == 0:
+        raise ValueError("empty")
+    if np.any(~np.isfinite(logits)):
+        raise ValueError("nan or inf")
+    axis = int(axis)
+    out = np.empty_like(logits)
+    moved = np.moveaxis(logits, axis, -1)
+    peak = moved.max(-1)[..., None]
+    res = moved - peak - np.log(np.exp(moved - peak).sum(-1))[..., None]
+    return np.moveaxis(res, -1, axis)
+''',
+    '''import math
+
+def stable_log_softmax(logits, axis=-1):
+    values = np.asarray(logits, dtype="float64")
+    bad = values.size == 0 or values.ndim == 0
+    if bad or not np.isfinite(values).all():
+        raise ValueError("logits must be a finite, non-empty array")
+    c = np.max(values, axis=axis, keepdims=True)
+    log_norm = c + np.log(np.sum(np.exp(values - c), axis=axis, keepdims=True))
+    return values - log_norm
+''',
+    '''def stable_log_softmax(logits, axis=-1):
+    a = np.asarray(logits, dtype=np.float64)
+    if a.ndim == 0 or not a.size:
+        raise ValueError("empty logits")
+    if np.isnan(a).any():
+        raise ValueError("NaN in logits")
+    if np.isinf(a).any():
+        raise ValueError("inf in logits")
+    def lse(v):
+        k = v.max(axis=axis, keepdims=True)
+        return k + np.log(np.exp(v - k).sum(axis=axis, keepdims=True))
+    return a - lse(a)
+''',
+    '''def stable_log_softmax(logits, axis=-1):
+    t = np.asarray(logits, dtype=np.float64)
+    if t.shape == () or 0 in t.shape:
+        raise ValueError("logits need a dimension and an entry")
+    finite = np.isfinite(t)
+    if not finite.all():
+        raise ValueError("logits contain NaN or infinity")
+    t = t - t.max(axis=axis, keepdims=True)
+    t -= np.log(np.exp(t).sum(axis=axis, keepdims=True))
+    return t
+''',
+    '''def stable_log_softmax(logits, axis=-1):
+    data = np.asarray(logits).astype(np.float64)
+    if data.ndim == 0 or data.size == 0 or not np.all(np.isfinite(data)):
+        raise ValueError("invalid logits")
+    ax = axis if axis >= 0 else data.ndim + axis
+    if not 0 <= ax < data.ndim:
+        raise ValueError("axis out of range")
+    biggest = np.expand_dims(np.max(data, axis=ax), ax)
+    sums = np.expand_dims(np.sum(np.exp(data - biggest), axis=ax), ax)
+    return data - biggest - np.log(sums)
+''',
+]
+
+# Copies of honest solutions 2 and 5 with every name changed, comments added, formatting redone.
+COPY_OF_2 = '''def stable_log_softmax(scores, axis = -1):
+    # convert the scores first
+    vals = np.asarray(scores,   np.float64)
+    if vals.ndim < 1 or vals.size < 1:
+        raise ValueError("there must be at least one logit")
+    if not np.isfinite(vals).all():   # NaN / inf are rejected
+        raise ValueError("logits are not finite")
+    if type(axis) is not int:
+        raise TypeError("the axis has to be an int")
+    mx = np.amax(vals, axis=axis, keepdims=True)
+    s = np.add.reduce(np.exp(vals - mx), axis=axis, keepdims=True)
+    return (vals - mx) - np.log(s)   # log-sum-exp
+'''
+COPY_OF_5 = '''def stable_log_softmax(logits, axis=-1):
+    """My own log-softmax."""
+    arr = np.asarray(logits, dtype=np.float64)
+    if arr.ndim == 0 or not arr.size: raise ValueError("no logits given")
+    if np.isnan(arr).any(): raise ValueError("found a NaN")
+    if np.isinf(arr).any(): raise ValueError("found an inf")
+    def logsumexp(x):
+        # shift by the max first
+        mx = x.max(axis=axis, keepdims=True)
+        return mx + np.log(np.exp(x - mx).sum(axis=axis, keepdims=True))
+    return arr - logsumexp(arr)
+'''
+
+
+def _reference() -> str:
+    from autograder.authoring.scratch_course import source_dir
+    from autograder.demo.simulate import solution_text
+    nb = nbformat.read(str(source_dir() / f"{STEM}.ipynb"), as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == CELL]
+    return solution_text(cell.source)
+
+
+def planted_class() -> dict:
+    """student -> code: 12 with the worked solution, 8 honest variants, 2 renamed copies."""
+    codes = {f"ref{i:02d}": _reference() for i in range(12)}
+    codes.update({f"honest{i}": code for i, code in enumerate(HONEST)})
+    codes.update({"copier2": COPY_OF_2, "copier5": COPY_OF_5})
+    return codes
+
+
+def test_normalisation_ignores_names_comments_and_layout():
+    assert similarity.normalise(HONEST[2]) == similarity.normalise(COPY_OF_2.replace(
+        '"there must be at least one logit"', '"need at least one logit"'))
+    assert similarity.normalise(HONEST[0]) != similarity.normalise(HONEST[1])
+    assert similarity.normalise("def f(:") is None
+
+
+def test_planted_copies_rank_on_top_and_honest_solutions_stay_below():
+    pairs = similarity.find_pairs({(STEM, CELL): planted_class()})
+    top = [(p.left, p.right) for p in pairs[:2]]
+    assert set(top) == {("copier2", "honest2"), ("copier5", "honest5")}
+    # Nothing else is listed: not the twelve copies of the worked solution (what the class shares
+    # carries no weight), not any two of the independent variants.
+    assert len(pairs) == 2, [(p.left, p.right, round(p.score)) for p in pairs]
+    match = pairs[0].cells[0]
+    assert match.similarity > 0.9 and match.notebook == STEM and match.grade_id == CELL
+
+
+def test_calibration_holds_in_a_large_class():
+    # 150 students hand in the worked solution (as if all had learnt it from the same lecture): the
+    # list still holds only the two planted copies.
+    codes = planted_class()
+    codes.update({f"lecture{i:03d}": _reference() for i in range(150)})
+    pairs = similarity.find_pairs({(STEM, CELL): codes})
+    assert {(p.left, p.right) for p in pairs} == {("copier2", "honest2"), ("copier5", "honest5")}
+
+
+def test_short_cells_and_unparsable_cells_are_not_compared():
+    codes = {"a": "x = 1\n", "b": "x = 1\n", "c": "def f(:\n", "d": "def f(:\n"}
+    assert similarity.find_pairs({(STEM, CELL): codes}) == []
+
+
+def test_cli_writes_a_side_by_side_page(tmp_path):
+    course = make_course_copy(tmp_path / "course", stems=[STEM])
+    release = course / "release" / "module6"
+    release.mkdir(parents=True)
+    source = nbformat.read(str(course / "source" / "module6" / f"{STEM}.ipynb"), as_version=4)
+    nbformat.write(source, str(release / f"{STEM}.ipynb"))  # answer ids are read from the release
+    for student, code in planted_class().items():
+        folder = course / "submitted" / student / "module6"
+        folder.mkdir(parents=True)
+        nb = nbformat.from_dict(source)
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == CELL:
+                cell.source = code
+        nbformat.write(nb, str(folder / f"{STEM}.ipynb"))
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6", "--course-dir", str(course)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 pairs among 22 students" in proc.stdout
+    page = (course / "reports" / "module6-similarity.html").read_text()
+    assert "A signal, not a verdict" in page
+    assert page.index("copier") < page.index("</main>") and "np.add.reduce" in page
+    bad = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6", "--course-dir",
+                          str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "course directory" in bad.stderr
+
+
+@pytest.mark.parametrize("students,expected", [(1, 2), (40, 2), (41, 3), (500, 25)])
+def test_rare_limit(students, expected):
+    assert similarity.rare_limit(students) == expected
