@@ -55,11 +55,16 @@ def test_page_renders_math_code_verdicts_and_keeps_headings_in_order():
     assert "$$" not in page and "\\operatorname{softmax}(z)" not in page.split("aria-label")[0]
     assert "class=\"hl\"" in page or "class='hl'" in page  # Pygments
     assert "Failed (2 cases)" in page and "What this suggests: One token too many was kept." in page
-    assert "✔ Passed" in page and "1 of 3 cases passed" in page
+    assert "✔ Passed</span> case 0</li>" in page and "1 of 3 cases passed" in page
     levels = _headings(page)
     assert levels[0] == 1 and all(b <= a + 1 for a, b in zip(levels, levels[1:])), levels
     assert "printed summary" not in page  # the verdicts come from data, not from the printed text
     assert "What happened" not in page
+
+
+def test_a_group_that_passed_is_one_line():
+    page = feedback.render(_notebook(_group([True, True, True])), TASK, ROWS, [])
+    assert "3 of 3 cases passed" in page and "case 1" not in page
 
 
 def test_misconception_keys_come_from_the_data():

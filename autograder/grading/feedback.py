@@ -269,7 +269,10 @@ def verdict_html(record: dict, level: int) -> str:
             continue  # summarised below in one line, not one line each
         name = html.escape(str(case["name"]))
         if case["passed"]:
-            items.append(f"<li><span class='tag passed'>✔ Passed</span> {name}</li>")
+            if "passed" not in failed:  # every passed case on one line, where the first one was
+                failed["passed"] = []
+                items.append("passed")
+            failed["passed"].append(name)
         else:
             teach = str(case.get("message") or "the result is not what was expected")
             key = (teach, case.get("misconception"))
@@ -279,8 +282,11 @@ def verdict_html(record: dict, level: int) -> str:
             failed[key].append(name)
     rendered = []
     for item in items:
-        if isinstance(item, str):
-            rendered.append(item)
+        if item == "passed":
+            names = failed["passed"]
+            if len(names) < len(cases):  # when all passed, the summary line says it all
+                many = f" ({len(names)} cases)" if len(names) > 1 else ""
+                rendered.append(f"<li><span class='tag passed'>✔ Passed{many}</span> {'; '.join(names)}</li>")
             continue
         teach, misconception = item
         names = failed[item]

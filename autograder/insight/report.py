@@ -265,7 +265,7 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
     title = f"Class report: {report.assignment}"
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{STYLE}</style></head><body><main><h1>{html.escape(title)}</h1>",
-             f"<p>{n} students, {len(report.notebooks)} notebooks. Made "
+             f"<p>{n} student{'s' * (n != 1)}, {len(report.notebooks)} notebook{'s' * (len(report.notebooks) != 1)}. Made "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
              + (f" in {seconds:.1f} s" if seconds is not None else "") + ". Pass rate = share of graded "
              "submissions with full points for that cell; counts of misconceptions are students, each counted "
