@@ -129,3 +129,14 @@ def test_report_counts_what_was_planted_in_a_graded_class(tmp_path):
     assert (by_stem["15_stable_log_softmax"].crashed, by_stem["15_stable_log_softmax"].timed_out) == (0, 1)
     page = (course / "reports" / "module6-report.html").read_text()
     assert "no-max-shift" in page and "temperature-multiplied" in page
+
+
+def test_design_note_lists_every_misconception_key():
+    from pathlib import Path
+
+    from autograder.insight.catalogue import key_lines
+
+    design = (Path(__file__).resolve().parents[1] / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    section = design.split("## Misconception keys", 1)[1].split("\n## ", 1)[0]
+    listed = [line for line in section.splitlines() if line.startswith("- `")]
+    assert listed == key_lines().splitlines(), "regenerate with: python -m autograder.insight.catalogue --keys"

@@ -4,6 +4,8 @@
 repository), generates the release there, writes five students' submissions (see
 :func:`autograder.demo.simulate.default_class`), grades them and prints each student's autograded points
 per notebook and overall. A notebook whose grading failed shows ``ERR``; one not handed in shows ``-``.
+The graded course is kept in ``build/demo`` (``--keep``) with the feedback pages, the class report
+and the similarity page (``autograder report`` / ``similarity``), and the demo prints where they are.
 
 ``--grader autograder`` grades with the course's batch grader (``autograder grade module6``),
 ``--grader nbgrader`` with plain ``nbgrader autograde``; the default uses the batch grader when
@@ -122,11 +124,40 @@ def run_demo(grader: str = "auto", students: dict | None = None, stems: list | N
         handed_in = {name: {p.stem for p in (course / "submitted" / name / ASSIGNMENT).glob("*.ipynb")}
                      for name in students}
         print(format_table(scores, points, students, handed_in), file=out)
+        if grader == "autograder":
+            insight_reports(course)
+        if keep is not None:
+            keep = Path(keep).resolve()
+            if keep.exists():
+                shutil.rmtree(keep)
+            shutil.copytree(course, keep)
+            print_pages(keep, sorted(students), out)
         return {"scores": scores, "points": points, "profiles": students, "seconds": seconds, "grader": grader}
     finally:
-        if keep is not None:
-            shutil.copytree(tmp / "course", keep, dirs_exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def insight_reports(course: Path) -> None:
+    """``autograder report`` and ``autograder similarity`` on the graded class (pages in course/reports)."""
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    for command in ("report", "similarity"):
+        subprocess.run([sys.executable, "-m", "autograder.cli", command, ASSIGNMENT], cwd=course, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
+
+
+def print_pages(course: Path, students: list, out=sys.stdout) -> None:
+    """Where the pages of a kept demo course are: feedback per student, class report, similarity."""
+    print("\nPages (open them in a browser; they need no network):", file=out)
+    for student in students:
+        folder = course / "feedback" / student / ASSIGNMENT
+        pages = sorted(folder.glob("*.html"))
+        if pages:
+            print(f"  feedback for {student}: {folder}/ ({len(pages)} pages, e.g. {pages[-1].name})", file=out)
+    for label, name in (("class report", f"{ASSIGNMENT}-report.html"), ("class report CSV", f"{ASSIGNMENT}-groups.csv"),
+                        ("similar answers", f"{ASSIGNMENT}-similarity.html")):
+        path = course / "reports" / name
+        if path.exists():
+            print(f"  {label}: {path}", file=out)
 
 
 def main(argv: list | None = None) -> int:
@@ -135,7 +166,9 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--student", action="append", metavar="NAME=PROFILE",
                         help="a simulated student (repeatable; default: five students with different profiles)")
     parser.add_argument("--notebook", action="append", metavar="STEM", help="grade only these notebooks")
-    parser.add_argument("--keep", type=Path, help="copy the graded scratch course here for inspection")
+    parser.add_argument("--keep", type=Path, default=Path("build/demo"),
+                        help="copy the graded course here, with its feedback pages and reports (default: build/demo; "
+                             "replaced on every run)")
     args = parser.parse_args(argv)
     students = dict(item.split("=", 1) for item in args.student) if args.student else None
     run_demo(args.grader, students, args.notebook, args.keep)

@@ -66,5 +66,15 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
+def key_lines() -> str:
+    """One Markdown line per notebook listing its keys (the form docs/DESIGN.md keeps, checked by a test)."""
+    by_stem: dict = {}
+    for (stem, key) in sorted(catalogue()):
+        by_stem.setdefault(stem, []).append(key)
+    return "\n".join(f"- `{stem}`: " + ", ".join(f"`{key}`" for key in keys) for stem, keys in by_stem.items())
+
+
 if __name__ == "__main__":
-    print(markdown_table())
+    import sys
+
+    print(key_lines() if "--keys" in sys.argv else markdown_table())
