@@ -115,6 +115,12 @@ def test_figures_get_alt_text_and_student_html_is_never_rendered():
     assert "<script>" not in page and "&lt;b&gt;shown as text&lt;/b&gt;" in page
 
 
+def test_a_forged_image_cannot_inject_markup():
+    forged = nbformat.v4.new_output("display_data", data={"image/png": "AAAA' onerror='alert(1)"})
+    page = feedback.render(_notebook(_group([True]), answer_outputs=[forged]), TASK, ROWS, [])
+    assert "onerror" not in page and "could not be read" in page
+
+
 def test_output_limits_hold():
     big = nbformat.v4.new_output("stream", name="stdout", text="x" * (feedback.MAX_TEXT_CHARS + 500))
     images = [nbformat.v4.new_output("display_data", data={"image/png": PNG})] * (feedback.MAX_IMAGES + 3)

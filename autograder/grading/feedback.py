@@ -219,19 +219,22 @@ class _Page:
 
     def image(self, image_type: str, data: dict) -> None:
         payload = _joined(data[image_type])
-        raw = payload.encode("utf-8") if image_type == "image/svg+xml" else None
         try:
-            size = len(raw) if raw is not None else len(base64.b64decode(payload, validate=False))
+            # Decoded strictly and encoded again: what goes into the page is base64 we made, so a
+            # forged "image" cannot close the attribute and inject markup.
+            raw = payload.encode("utf-8") if image_type == "image/svg+xml" else \
+                base64.b64decode("".join(payload.split()), validate=True)
         except Exception:  # noqa: BLE001 - a broken image is reported, not shown
             self.add("<p>(A figure could not be read and is not shown.)</p>")
             return
+        size = len(raw)
         if self.images >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
             self.add(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
                      f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
             return
         self.images += 1
         self.figure_number += 1
-        encoded = base64.b64encode(raw).decode("ascii") if raw is not None else "".join(payload.split())
+        encoded = base64.b64encode(raw).decode("ascii")
         # An <img> never runs scripts, so even an SVG the student made is safe here.
         described = _joined(data.get("text/plain", "")).strip()
         alt = f"Figure {self.figure_number} made by your code" + (f" ({described})" if described else "")

@@ -173,6 +173,57 @@ def _exec_plain(source, namespace, cell_name):
             print(repr(value))
 
 
+#: Figures kept per cell, and the largest PNG kept (bytes); the feedback page caps them again.
+FIGURES_PER_CELL = 8
+FIGURE_BYTES = 2 * 1024 * 1024
+
+
+def _take_figures(seconds):
+    """The cell's open matplotlib figures as base64 PNGs (then closed), as a kernel's inline backend shows them.
+
+    Only when the student's code imported pyplot; bounded in number, size and time (a figure whose
+    drawing fails or takes too long is skipped), so plotting can cost only the student's own notebook.
+    """
+    try:
+        return _figures_as_png(seconds)
+    except BaseException:  # noqa: BLE001 - student code may have broken anything used here
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return []
+
+
+def _figures_as_png(seconds):
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return []
+    import base64
+    import io
+
+    figures = []
+
+    def on_alarm(signum, frame):
+        raise _CellTimeout()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(1.0, float(seconds)))
+    try:
+        for number in list(pyplot.get_fignums())[:FIGURES_PER_CELL]:
+            try:
+                figure = pyplot.figure(number)
+                buffer = io.BytesIO()
+                figure.savefig(buffer, format="png", dpi=72, bbox_inches="tight")
+                data = buffer.getvalue()
+                if len(data) <= FIGURE_BYTES:
+                    figures.append(base64.b64encode(data).decode("ascii"))
+            except _CellTimeout:
+                break
+            except BaseException:  # noqa: BLE001 - a broken figure is the student's, not the grader's
+                continue
+        pyplot.close("all")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return figures
+
+
 def _format_error(error):
     import traceback
     lines = traceback.format_exception(type(error), error, error.__traceback__)
@@ -314,7 +365,9 @@ def _prepare_child(job, out_fd, shell, namespace, wire, config):
             text_out, text_err = out.text(), err.text()
         except BaseException:  # noqa: BLE001
             text_out, text_err = "", ""
-        reply({"status": status, "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err})
+        figures = _take_figures(cell_seconds)
+        reply({"status": status, "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err,
+               "figures": figures})
 
     def run_call(raw):
         try:
