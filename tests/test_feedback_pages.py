@@ -147,3 +147,21 @@ def test_nbgrader_feedback_preprocessor_makes_mathml_and_verdict_blocks():
     assert "Failed" in test_outputs[0]["data"]["text/html"]
     assert [o["output_type"] for o in test_outputs] == ["display_data", "execute_result"]
     assert "module6_feedback_css" in resources
+
+
+def test_nbgrader_config_renders_feedback_with_the_offline_template():
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.assignment import REPO_ROOT
+    from autograder.feedback_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback
+    from autograder.feedback_redaction import RedactHiddenTests
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
+    chain = list(config.GenerateFeedback.preprocessors)
+    assert chain.index(RedactHiddenTests) < chain.index(ReadableFeedback)  # redact first, then render
+    assert config.HTMLExporter.template_name == TEMPLATE_NAME
+    assert str(TEMPLATE_DIR) in config.HTMLExporter.extra_template_basedirs
+    folder = TEMPLATE_DIR / TEMPLATE_NAME
+    assert (folder / config.HTMLExporter.template_file).is_file()
+    # nbconvert's MathJax macro is shadowed by one that loads nothing.
+    assert "<script" not in (folder / "mathjax.html.j2").read_text()
