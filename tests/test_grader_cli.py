@@ -100,7 +100,7 @@ def test_structure_of_submission_is_not_trusted(course):
     # Helper cell + duplicate answer ran in order (the later copy wins), tests and points from source.
     assert _by(rows, "moved", "test_double") | {"feedback": ""} == {
         "student": "moved", "notebook": "90_toy", "grade_id": "test_double", "score": 2.0, "max_score": 2.0,
-        "status": "graded", "feedback": ""}
+        "status": "graded", "feedback": "", "misconceptions": []}
     assert _by(rows, "moved", "test_answer")["score"] == 1.0
     assert _by(rows, "deleted", "test_double")["score"] == 2.0  # deleted tests are restored from source
     assert _by(rows, "no_answer", "test_double")["score"] == 0.0
