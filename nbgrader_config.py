@@ -35,7 +35,8 @@ c.CourseDirectory.ignore = [
     "rubrics", "rubric*", "*rubric*", "keys", "*_key.*", "*.key.*", "answer_key*", "solutions", "*solution*",
     "selfstudy", "self_study", "*selfstudy*", "instructor*", "INSTRUCTOR*",
     # grading state and editor/OS debris
-    "gradebook.db*", "*.db", "*.sqlite", "*.orig", "*.rej", "*.bak", "*~", ".DS_Store", ".git*",
+    "gradebook.db*", "*.db", "*.sqlite", ".autograder-state.json",
+    "*.orig", "*.rej", "*.bak", "*~", ".DS_Store", ".git*",
 ]
 
 # A released solution region becomes this stub; the message says what to do with it (the checks

@@ -198,8 +198,8 @@ def test_cli_writes_a_side_by_side_page(tmp_path):
             if cell.metadata.get("nbgrader", {}).get("grade_id") == CELL:
                 cell.source = code
         nbformat.write(nb, str(folder / f"{STEM}.ipynb"))
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6", "--course-dir", str(course)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6",
+                           "--course-dir", str(course)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "2 pairs among 22 students" in proc.stdout
     page = (course / "reports" / "module6-similarity.html").read_text()

@@ -255,6 +255,10 @@ td code{white-space:nowrap}figure{margin:1rem 0}figure img{max-width:100%}figcap
 """
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def _pct(value: float) -> str:
     return f"{100.0 * value:.0f}%"
 
@@ -265,7 +269,7 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
     title = f"Class report: {report.assignment}"
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{STYLE}</style></head><body><main><h1>{html.escape(title)}</h1>",
-             f"<p>{n} student{'s' * (n != 1)}, {len(report.notebooks)} notebook{'s' * (len(report.notebooks) != 1)}. Made "
+             f"<p>{_count(n, 'student')}, {_count(len(report.notebooks), 'notebook')}. Made "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
              + (f" in {seconds:.1f} s" if seconds is not None else "") + ". Pass rate = share of graded "
              "submissions with full points for that cell; counts of misconceptions are students, each counted "
