@@ -19,8 +19,8 @@ stored_logprob = z[1] - log_z
 behaviour_logprob_token_1 = z[1] / 0.7 - math.log(math.exp(z[0] / 0.7) + math.exp(z[1] / 0.7))
 first_step_ratio = math.exp(behaviour_logprob_token_1 - stored_logprob)
 behaviour_metadata = {"policy_version", "tokenizer_version", "chat_template", "temperature", "banned_token_ids",
-                      "top_k", "top_p", "min_tokens_to_keep", "order", "stop_rules", "sampling_seed",
-                      "behaviour_logprob"}
+                      "top_k", "top_p", "min_tokens_to_keep", "min_p", "penalties", "order", "stop_rules",
+                      "sampling_seed", "behaviour_logprob"}
 """
 
 CORRECT = {
@@ -31,8 +31,8 @@ stored_logprob = -1.82401
 behaviour_logprob_token_1 = -1.64340
 first_step_ratio = 1.19795
 behaviour_metadata = ["policy_version", "tokenizer_version", "chat_template", "temperature", "banned_token_ids",
-                      "top_k", "top_p", "min_tokens_to_keep", "order", "stop_rules", "sampling_seed",
-                      "behaviour_logprob"]
+                      "top_k", "top_p", "min_tokens_to_keep", "min_p", "penalties", "order", "stop_rules",
+                      "sampling_seed", "behaviour_logprob"]
 """,
     "float32 numpy pipeline, metadata built from a config record": """
 z = np.array([2.0, 1.0, 0.5, 1.5, -0.5], dtype=np.float32)
@@ -44,7 +44,7 @@ stored_logprob = np.float32(z[1] - np.log(np.exp(z).sum()))
 behaviour_logprob_token_1 = np.log(p[1] / p[kept].sum())
 first_step_ratio = np.exp(behaviour_logprob_token_1 - stored_logprob)
 record = {"temperature": 0.7, "banned_token_ids": [3], "top_k": None, "top_p": 0.85, "min_tokens_to_keep": 1,
-          "order": ["temperature", "banned_tokens", "top_k", "top_p"]}
+          "min_p": None, "penalties": None, "order": ["temperature", "banned_tokens", "top_k", "top_p"]}
 behaviour_metadata = frozenset(record) | {"policy_version", "tokenizer_version", "chat_template", "stop_rules",
                                           "sampling_seed", "behaviour_logprob"}
 print(behaviour_metadata)
@@ -89,6 +89,15 @@ def test_key_metadata_follows_the_reference_record():
 
     assert set(SamplingConfig().as_record()) <= set(key.METADATA_OPTIONS)
     assert set(key.CONFIG.as_record()) <= key.REQUIRED_METADATA
+
+
+def test_settings_switched_off_here_are_still_required():
+    """min-p and the penalties are off in the notebook's example, yet the record needs them (the seed lists both)."""
+    for dropped, in (("min_p",), ("penalties",), ("top_k",)):
+        result = support.result_of(STEM, CANONICAL + f'behaviour_metadata = behaviour_metadata - {{"{dropped}"}}')
+        metadata = next(group for group in result.groups if group.name == "metadata")
+        assert metadata.points_earned < 1, (dropped, result.feedback())
+        assert "switched off" in result.feedback(), result.feedback()
 
 
 class TestBehaviourPolicy(ConceptCheckTests):

@@ -2,7 +2,8 @@
 
 Answers (documented in the notebook): ``ratio_error`` (one option), the numbers ``stored_logprob``,
 ``behaviour_logprob_token_1`` and ``first_step_ratio`` (relative 1e-5 plus 1e-9 absolute), and
-``behaviour_metadata`` (a set of field names, whose sampling part is ``SamplingConfig.as_record()``).
+``behaviour_metadata`` (a set of field names, whose sampling part is ``SamplingConfig.as_record()`` plus
+the engine's min-p and penalties).
 The key is :mod:`autograder.exercises.07_behaviour_policy.key`.
 """
 
@@ -45,8 +46,8 @@ TRANSFORMS_CANCEL = Misconception(
     "some tokens entirely), so no common factor cancels in the ratio.")
 NUMERATOR_BLAMED = Misconception(
     "numerator-blamed",
-    "The numerator is the current policy, evaluated the same way as the sampler; the importance weight "
-    "must divide by the probability of the policy that actually drew the token.")
+    "In this scenario the numerator is computed with the engine's transforms, as the task states, so it "
+    "is right; the stored denominator is the value that does not belong to the policy that drew the token.")
 RATIO_UPSIDE_DOWN = Misconception(
     "ratio-upside-down",
     "The ratio is new over old: the correctly computed numerator divided by the stored value.")
@@ -56,8 +57,9 @@ ORDER_IRRELEVANT = Misconception(
     "a ban keeps different tokens), so the order is part of the behaviour policy.")
 RECOMPUTE_LATER = Misconception(
     "recompute-later",
-    "Recomputing the old log-probability later means replaying every setting on the exact old weights; "
-    "the post-transform value stored at sampling time is the record that cannot drift.")
+    "The engine's post-transform log-probability is the only record of what the sampler actually did: "
+    "even a trainer that recomputes old log-probabilities with its own forward pass needs it, to measure "
+    "and correct the sampler-trainer gap (truncated importance sampling).")
 DISTRACTOR_MISTAKES = {
     "ui_colour": Misconception(
         "irrelevant-metadata",
@@ -86,8 +88,8 @@ def _sampling_fields(answer) -> Verdict:
         return PASS
     if missing == {"order"}:
         return Verdict(False, ORDER_IRRELEVANT.sentence, ORDER_IRRELEVANT.key)
-    return Verdict(False, f"{METADATA} leaves out a setting of the sampling chain (compare with what "
-                          "SamplingConfig.as_record() records)")
+    return Verdict(False, f"{METADATA} leaves out a setting of the sampling chain: the record holds every "
+                          "setting the engine has, including those switched off in this example")
 
 
 def _provenance_fields(answer) -> Verdict:

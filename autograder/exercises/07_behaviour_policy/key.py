@@ -2,7 +2,9 @@
 
 The log-probabilities come from ``autograder.reference.behaviour_logprob`` (temperature -> banned tokens ->
 top-k -> top-p, renormalised on the retained support); the sampling fields are the keys of
-``SamplingConfig.as_record()``, so the key follows the reference if its record grows.
+``SamplingConfig.as_record()`` (so the key follows the reference if its record grows) plus the engine
+settings the course's sampler does not implement but a real engine records (the seed lists penalties and
+min-p among what must be recorded; vLLM's sampler applies both).
 """
 
 import math
@@ -36,17 +38,20 @@ RATIO_OPTIONS = ("wrong_denominator", "wrong_numerator", "averages_out", "cancel
 RATIO_ERROR = "wrong_denominator"
 
 #: Metadata options the notebook offers (public).
-SAMPLING_FIELDS = frozenset(SamplingConfig().as_record())
+#: Settings a real engine has (vLLM: repetition/presence/frequency penalties, min_p) that SamplingConfig
+#: does not model; the notebook says they are off in this example and must be recorded all the same.
+ENGINE_ONLY_FIELDS = frozenset({"min_p", "penalties"})
+SAMPLING_FIELDS = frozenset(SamplingConfig().as_record()) | ENGINE_ONLY_FIELDS
 PROVENANCE_FIELDS = frozenset({"policy_version", "tokenizer_version", "chat_template", "stop_rules",
                                "sampling_seed", "behaviour_logprob"})
 DISTRACTORS = frozenset({"ui_colour", "learning_rate", "reward_raw"})
 METADATA_OPTIONS = ("policy_version", "tokenizer_version", "chat_template", "temperature", "banned_token_ids",
-                    "top_k", "top_p", "min_tokens_to_keep", "order", "stop_rules", "sampling_seed",
+                    "top_k", "top_p", "min_tokens_to_keep", "min_p", "penalties", "order", "stop_rules", "sampling_seed",
                     "behaviour_logprob", "ui_colour", "learning_rate", "reward_raw")
 REQUIRED_METADATA = SAMPLING_FIELDS | PROVENANCE_FIELDS
 
 if set(METADATA_OPTIONS) != REQUIRED_METADATA | DISTRACTORS or len(METADATA_OPTIONS) != len(set(METADATA_OPTIONS)):
     raise RuntimeError("the notebook's metadata options must be exactly SamplingConfig.as_record() keys, "
-                       "the provenance fields and the distractors")
+                       "the engine-only settings, the provenance fields and the distractors")
 if not RECORD.support[TOKEN]:
     raise RuntimeError("the sampled token must lie inside the behaviour support")
