@@ -24,10 +24,10 @@ demo: $(STAMP)
 	$(PY) -m autograder.demo
 
 ## make lab: JupyterLab on working copies of both flavours (your edits there are never overwritten):
-##   build/lab/module6 (the graded student notebooks) and build/lab/selfstudy (checks, hints, solutions)
+##   build/lab/<assignment> (the graded student notebooks) and build/lab/selfstudy/<assignment> (checks, hints, solutions)
 lab: $(STAMP)
 	mkdir -p build/lab
-	cp -rn release/module6 build/lab/
+	cp -rn release/module6 release/module6_further build/lab/
 	$(PY) -m autograder.authoring.selfstudy_build build/lab/selfstudy --keep-existing
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab --notebook-dir=build/lab
 
@@ -35,7 +35,7 @@ lab: $(STAMP)
 selfstudy: $(STAMP)
 	$(PY) -m autograder.authoring.selfstudy_build
 
-## make release: regenerate release/module6 from source/module6 with nbgrader
+## make release: regenerate release/<assignment> from source/<assignment> with nbgrader (every assignment)
 release: $(STAMP)
 	$(PY) -m autograder.authoring.release
 

@@ -1,8 +1,8 @@
-"""The one place that names the assignment, the course and the folders they live in.
+"""The one place that names the assignments, the course and the folders they live in.
 
-Everything that needs the assignment name (``module6``), the nbgrader course id or the course
-directory's layout imports it from here: ``nbgrader_config.py``, the grader, the authoring tools,
-the demo and the tests.
+Everything that needs an assignment name (``module6``, ``module6_further``), the nbgrader course id or
+the course directory's layout imports it from here: ``nbgrader_config.py``, the grader, the authoring
+tools, the demo and the tests. Functions default to :data:`ASSIGNMENT`, the module's main assignment.
 """
 
 from __future__ import annotations
@@ -11,6 +11,11 @@ from pathlib import Path
 
 #: nbgrader's assignment name: ``source/module6``, ``release/module6``, ``submitted/<student>/module6``.
 ASSIGNMENT = "module6"
+#: Every assignment of the course, in term order: the twenty exercises, then the four "going further" ones
+#: (exercises 21-24). Notebook stems are unique across assignments (their numbers never repeat).
+ASSIGNMENTS = ("module6", "module6_further")
+#: Total points of each assignment (autograded and manually graded together).
+TOTAL_POINTS = {"module6": 100, "module6_further": 40}
 #: nbgrader's course id (``CourseDirectory.course_id``), also the exchange's folder name.
 COURSE_ID = "llm-policy-module6"
 #: The repository root in a source checkout (the default course directory of the authoring tools).
@@ -30,3 +35,11 @@ def release_dir(root: Path = REPO_ROOT, assignment: str = ASSIGNMENT) -> Path:
 def notebook_stems(root: Path = REPO_ROOT, assignment: str = ASSIGNMENT) -> list:
     """Stems of the source notebooks (``01_stop_reasons``, ...), in exercise order."""
     return sorted(path.stem for path in source_dir(root, assignment).glob("[0-9][0-9]_*.ipynb"))
+
+
+def assignment_of(stem: str, root: Path = REPO_ROOT) -> str:
+    """The assignment whose source folder holds notebook ``stem``; ``KeyError`` naming them when none does."""
+    for assignment in ASSIGNMENTS:
+        if (source_dir(root, assignment) / f"{stem}.ipynb").is_file():
+            return assignment
+    raise KeyError(f"no source notebook {stem!r} in any assignment {ASSIGNMENTS}")

@@ -14,14 +14,17 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from autograder.assignment import ASSIGNMENT, COURSE_ID, REPO_ROOT, notebook_stems, release_dir, source_dir  # noqa: F401
+from autograder.assignment import (  # noqa: F401
+    ASSIGNMENT, ASSIGNMENTS, COURSE_ID, REPO_ROOT, notebook_stems, release_dir, source_dir,
+)
 
 
 def make_course_copy(dest: Path, *, root: Path = REPO_ROOT, stems: Iterable[str] | None = None) -> Path:
-    """Copy what nbgrader needs (config and ``source/module6``) into ``dest``, a new directory.
+    """Copy what nbgrader needs (config and every ``source/<assignment>``) into ``dest``, a new directory.
 
-    ``stems`` keeps only those notebooks (for quick runs); other files of the source folder are copied
-    as they are, so nbgrader's ``ignore`` rules see the same tree as in the repository.
+    ``stems`` keeps only those notebooks (for quick runs; they may come from any assignment); other
+    files of the source folders are copied as they are, so nbgrader's ``ignore`` rules see the same
+    tree as in the repository.
     """
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
@@ -30,16 +33,19 @@ def make_course_copy(dest: Path, *, root: Path = REPO_ROOT, stems: Iterable[str]
     shutil.copyfile(Path(root) / "nbgrader_config.py", dest / "nbgrader_config.py")
     wanted = None if stems is None else set(stems)
     if wanted is not None:
-        unknown = wanted - set(notebook_stems(root))
+        unknown = wanted - {stem for assignment in ASSIGNMENTS for stem in notebook_stems(root, assignment)}
         if unknown:
             raise ValueError(f"stems: no source notebook for {sorted(unknown)}")
+    sources = {source_dir(root, assignment) for assignment in ASSIGNMENTS}
 
     def skip(directory, names):
-        if wanted is None or Path(directory) != source_dir(root):
+        if wanted is None or Path(directory) not in sources:
             return []
         return [name for name in names if name.endswith(".ipynb") and name[:-len(".ipynb")] not in wanted]
 
-    shutil.copytree(source_dir(root), source_dir(dest), ignore=skip)
+    for assignment in ASSIGNMENTS:
+        if source_dir(root, assignment).is_dir():
+            shutil.copytree(source_dir(root, assignment), source_dir(dest, assignment), ignore=skip)
     return dest
 
 
@@ -73,12 +79,13 @@ def run_nbgrader(course: Path, *args: str, check: bool = True, timeout: float | 
     return run
 
 
-def generate_release(course: Path) -> NbgraderRun:
-    """``nbgrader generate_assignment module6 --force`` in ``course``; checks every notebook came out."""
-    run = run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+def generate_release(course: Path, assignment: str = ASSIGNMENT) -> NbgraderRun:
+    """``nbgrader generate_assignment ASSIGNMENT --force`` in ``course``; checks every notebook came out."""
+    run = run_nbgrader(course, "generate_assignment", assignment, "--force")
     if "[ERROR]" in run.output or "Traceback" in run.output:
         raise RuntimeError(f"nbgrader reported errors while generating the release:\n{run.output}")
-    missing = sorted(set(notebook_stems(course)) - {p.stem for p in release_dir(course).glob("*.ipynb")})
+    missing = sorted(set(notebook_stems(course, assignment))
+                     - {p.stem for p in release_dir(course, assignment).glob("*.ipynb")})
     if missing:
         raise RuntimeError(f"release is missing notebooks {missing}:\n{run.output}")
     return run
@@ -95,20 +102,20 @@ class NotebookScore:
     test_cells: dict  # grade id -> auto score (None when the cell produced no grade)
 
 
-def read_gradebook(course: Path, students: Sequence[str] | None = None) -> dict:
+def read_gradebook(course: Path, students: Sequence[str] | None = None, assignment: str = ASSIGNMENT) -> dict:
     """``student -> notebook -> NotebookScore`` from the course's gradebook (missing entries skipped)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     url = "sqlite:///" + str(Path(course).resolve() / "gradebook.db")
     table: dict = {}
     with Gradebook(url, COURSE_ID) as gb:
-        assignment = gb.find_assignment(ASSIGNMENT)
+        record = gb.find_assignment(assignment)
         names = students if students is not None else sorted(s.id for s in gb.students)
         for student in names:
             row = {}
-            for notebook in assignment.notebooks:
+            for notebook in record.notebooks:
                 try:
-                    sub = gb.find_submission_notebook(notebook.name, ASSIGNMENT, student)
+                    sub = gb.find_submission_notebook(notebook.name, assignment, student)
                 except MissingEntry:
                     continue
                 cells = {g.name: g.auto_score for g in sub.grades if g.cell_type == "code"}
@@ -121,11 +128,11 @@ def read_gradebook(course: Path, students: Sequence[str] | None = None) -> dict:
     return table
 
 
-def notebook_points(course: Path) -> dict:
+def notebook_points(course: Path, assignment: str = ASSIGNMENT) -> dict:
     """``notebook -> (autograded points, manual points)`` as the gradebook declares them."""
     from nbgrader.api import Gradebook
 
     url = "sqlite:///" + str(Path(course).resolve() / "gradebook.db")
     with Gradebook(url, COURSE_ID) as gb:
-        assignment = gb.find_assignment(ASSIGNMENT)
-        return {nb.name: (float(nb.max_code_score), float(nb.max_written_score)) for nb in assignment.notebooks}
+        record = gb.find_assignment(assignment)
+        return {nb.name: (float(nb.max_code_score), float(nb.max_written_score)) for nb in record.notebooks}

@@ -1,5 +1,7 @@
 """Build the self-study flavour of the notebooks: ``python -m autograder.authoring.selfstudy_build [OUT]``.
 
+Every assignment's release ``release/<assignment>`` becomes ``OUT/<assignment>`` (default OUT: ``selfstudy/``).
+
 It starts from the committed student release (solutions already replaced by stubs, hidden tests
 already removed), so the self-study notebooks can never contain more than a student gets, and:
 
@@ -8,8 +10,7 @@ already removed), so the self-study notebooks can never contain more than a stud
   misconception feedback, points);
 * appends a hints and worked-solution panel whose reveal is gated on a first attempt.
 
-The output folder (default ``selfstudy/module6``) is generated, ignored by git, and never part of
-``release/``.
+The output folders are generated, ignored by git, and never part of ``release/``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from pathlib import Path
 import nbformat
 
 from autograder.exercises import solution_path
-from autograder.assignment import ASSIGNMENT, REPO_ROOT, release_dir
+from autograder.assignment import ASSIGNMENT, ASSIGNMENTS, REPO_ROOT, release_dir
 
 ROOT = REPO_ROOT
 RELEASE = release_dir()
-DEFAULT_OUT = ROOT / "selfstudy" / ASSIGNMENT
+DEFAULT_ROOT = ROOT / "selfstudy"
+DEFAULT_OUT = DEFAULT_ROOT / ASSIGNMENT
 
 BANNER = """\
 > **Self-study flavour.** The check cells below run *every* case of the grader locally, hidden ones
@@ -84,14 +86,21 @@ def build(out: Path = DEFAULT_OUT, release: Path = RELEASE, *, keep_existing: bo
     return written
 
 
+def build_all(root: Path = DEFAULT_ROOT, *, keep_existing: bool = False) -> dict:
+    """``assignment -> written paths``: every assignment's release built into ``root/<assignment>``."""
+    return {assignment: build(Path(root) / assignment, release_dir(REPO_ROOT, assignment), keep_existing=keep_existing)
+            for assignment in ASSIGNMENTS}
+
+
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_ROOT,
+                        help="output folder (one subfolder per assignment)")
     parser.add_argument("--keep-existing", action="store_true",
                         help="leave notebooks that already exist in OUT untouched (a learner's work)")
     args = parser.parse_args(argv)
-    written = build(args.out, keep_existing=args.keep_existing)
-    print(f"wrote {len(written)} self-study notebooks to {args.out}")
+    for assignment, written in build_all(args.out, keep_existing=args.keep_existing).items():
+        print(f"wrote {len(written)} self-study notebooks to {args.out / assignment}")
     return 0
 
 

@@ -168,20 +168,21 @@ def _grade_id(cell) -> str:
     return cell["metadata"]["nbgrader"]["grade_id"]
 
 
-def answer_cells(stem: str, course: Path) -> list:
+def answer_cells(stem: str, course: Path, assignment: str = ASSIGNMENT) -> list:
     """``(grade_id, cell_type)`` of the answer cells of a released notebook, in order."""
-    nb = nbformat.read(str(release_dir(course) / f"{stem}.ipynb"), as_version=4)
+    nb = nbformat.read(str(release_dir(course, assignment) / f"{stem}.ipynb"), as_version=4)
     return [(_grade_id(cell), cell.cell_type) for cell in nb.cells if _is_answer(cell)]
 
 
-def submission(stem: str, course: Path, profile: Profile, student: str) -> nbformat.NotebookNode | None:
+def submission(stem: str, course: Path, profile: Profile, student: str,
+               assignment: str = ASSIGNMENT) -> nbformat.NotebookNode | None:
     """The notebook ``student`` hands in for ``stem`` (None: not submitted)."""
     if stem in profile.missing:
         return None
-    nb = nbformat.read(str(release_dir(course) / f"{stem}.ipynb"), as_version=4)
+    nb = nbformat.read(str(release_dir(course, assignment) / f"{stem}.ipynb"), as_version=4)
     if profile.base == "untouched" and stem not in profile.stems() or stem in profile.untouched:
         return nb
-    source = nbformat.read(str(source_dir(course) / f"{stem}.ipynb"), as_version=4)
+    source = nbformat.read(str(source_dir(course, assignment) / f"{stem}.ipynb"), as_version=4)
     solutions = {_grade_id(cell): cell for cell in source.cells if _is_answer(cell)}
     wrong = {grade_id for s, grade_id in profile.wrong if s == stem}
     unknown = wrong - set(solutions)
@@ -207,15 +208,16 @@ def submission(stem: str, course: Path, profile: Profile, student: str) -> nbfor
     return nb
 
 
-def write_class(course: Path, students: Mapping[str, str]) -> dict:
-    """Write ``course/submitted/<student>/module6`` for each ``name -> profile text``.
+def write_class(course: Path, students: Mapping[str, str], assignment: str = ASSIGNMENT) -> dict:
+    """Write ``course/submitted/<student>/<assignment>`` for each ``name -> profile text``.
 
-    Returns ``name -> Profile``. Existing submissions of these students are replaced.
+    Returns ``name -> Profile``. Existing submissions of these students (for this assignment) are replaced.
     """
     course = Path(course)
-    stems = sorted(path.stem for path in release_dir(course).glob("*.ipynb"))
+    stems = sorted(path.stem for path in release_dir(course, assignment).glob("*.ipynb"))
     if not stems:
-        raise ValueError(f"course: no release notebooks in {release_dir(course)} (generate the release first)")
+        raise ValueError(f"course: no release notebooks in {release_dir(course, assignment)} "
+                         "(generate the release first)")
     profiles = {}
     for index, (student, text) in enumerate(sorted(students.items())):
         if not student.replace("_", "").replace("-", "").isalnum():
@@ -224,12 +226,12 @@ def write_class(course: Path, students: Mapping[str, str]) -> dict:
         stray = profile.stems() - set(stems)
         if stray:
             raise ValueError(f"profile of {student}: unknown notebooks {sorted(stray)}")
-        folder = course / "submitted" / student / ASSIGNMENT
+        folder = course / "submitted" / student / assignment
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         for stem in stems:
-            nb = submission(stem, course, profile, student)
+            nb = submission(stem, course, profile, student, assignment)
             if nb is not None:
                 nbformat.write(nb, str(folder / f"{stem}.ipynb"))
         stamp = FIRST_TIMESTAMP + datetime.timedelta(minutes=index)

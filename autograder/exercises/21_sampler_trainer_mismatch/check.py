@@ -1,0 +1,214 @@
+"""Hidden checks for exercise 21: engine vs trainer log-probabilities, truncated importance weights.
+
+Expected values come from :mod:`autograder.reference.further` in the trusted process; the classic
+mistakes (an engine that does not renormalise, a trainer that truncates too, temperature left out,
+an inverted ratio, PPO-style two-sided clipping, a sequence weight built from truncated token weights,
+padding counted) are recognised by computing their outputs on the same input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import Case, ExerciseCheck, Group
+from autograder.checks._float_results import log_softmax
+from autograder.checks._judge import Misconception, error_case
+from autograder.exercises._further_judges import judge_key
+from autograder.reference import further
+
+STEM = "21_sampler_trainer_mismatch"
+
+GROUPS = (
+    Group("public", 1, "The notebook's open checks"),
+    Group("logprobs", 3, "engine_and_trainer_logprobs: top-k engine vs untruncated trainer, with temperature"),
+    Group("weights", 3, "truncated_is_weights: per-token and sequence weights, truncated at the cap, padding ignored"),
+    Group("validation", 1, "Both functions reject inconsistent shapes, unsampleable tokens and a bad cap"),
+)
+
+ENGINE_NOT_RENORMALISED = Misconception(
+    "engine-not-renormalised",
+    "The engine's log-probability is the tempered log-softmax itself: after keeping the top-k tokens the "
+    "engine renormalises over them, so its log-probability is larger by -log Z_S (Z_S = their tempered mass).")
+TRAINER_TRUNCATED = Misconception(
+    "trainer-truncated",
+    "The trainer's log-probability was renormalised over the top-k tokens too: the trainer recomputes "
+    "log softmax(logits / T) over the whole vocabulary, with no truncation.")
+NO_TEMPERATURE = Misconception(
+    "temperature-left-out",
+    "The temperature is missing: both the engine and the trainer divide the logits by T before the softmax.")
+RATIO_INVERTED = Misconception(
+    "is-ratio-inverted",
+    "The ratio is inverted: the importance weight is pi_trainer / pi_engine = exp(trainer - engine), the "
+    "policy being trained over the policy that sampled.")
+NOT_TRUNCATED = Misconception(
+    "not-truncated",
+    "The weights are not truncated: truncated importance sampling uses min(weight, cap).")
+TWO_SIDED = Misconception(
+    "clipped-both-sides",
+    "The weights were clipped from below too (as PPO clips its ratio): truncated importance sampling only "
+    "caps large weights, min(weight, cap); small weights stay as they are.")
+SEQUENCE_FROM_TOKENS = Misconception(
+    "sequence-from-truncated-tokens",
+    "The sequence weight was built from the already truncated token weights: it is exp(sum of the response's "
+    "log-ratios), truncated once at the end.")
+PADDING_COUNTED = Misconception(
+    "padding-counted",
+    "Positions where mask is False were used: they are padding (or prompt) and must get weight 0 and stay "
+    "out of the sequence's sum.")
+
+KEYS_LP = ("engine", "trainer")
+KEYS_W = ("sequence", "token")
+
+
+def _logprob_wrong(z, ids, temperature, top_k) -> dict:
+    no_t = further.engine_and_trainer_logprobs(z, ids, 1.0, top_k) if temperature != 1.0 else None
+    right = further.engine_and_trainer_logprobs(z, ids, temperature, top_k)
+    wrong = {"engine": [], "trainer": []}
+    if top_k is not None:
+        wrong["engine"].append((right["trainer"], ENGINE_NOT_RENORMALISED))
+        wrong["trainer"].append((right["engine"], TRAINER_TRUNCATED))
+    if no_t is not None:
+        wrong["engine"].append((no_t["engine"], NO_TEMPERATURE))
+        wrong["trainer"].append((no_t["trainer"], NO_TEMPERATURE))
+    return wrong
+
+
+def _logprob_cases(name, z, ids, temperature, top_k, *, as_lists=False):
+    expected = further.engine_and_trainer_logprobs(z, ids, temperature, top_k)
+    wrong = _logprob_wrong(z, ids, temperature, top_k)
+    args = (z.tolist(), ids.tolist()) if as_lists else (z, ids)
+    kwargs = {"temperature": temperature, "top_k": top_k}
+    return [Case(f"{key} log-probabilities, {name}", "logprobs",
+                 (Call("engine_and_trainer_logprobs", args, kwargs),),
+                 judge_key("engine_and_trainer_logprobs", key, expected, KEYS_LP, wrong=wrong[key]))
+            for key in KEYS_LP]
+
+
+def _weights_wrong(trainer, engine, mask, cap) -> dict:
+    m = np.asarray(mask, dtype=bool)
+    lr = np.where(m, trainer - np.where(m, engine, 0.0), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        token_raw = np.where(m, np.exp(lr), 0.0)
+        inverted = np.where(m, np.minimum(np.exp(-lr), cap), 0.0)
+        two_sided = np.where(m, np.clip(np.exp(lr), 1.0 / cap, cap), 0.0)
+        seq_raw = np.exp(lr.sum(axis=1))
+        seq_inverted = np.minimum(np.exp(-lr.sum(axis=1)), cap)
+        seq_two = np.clip(seq_raw, 1.0 / cap, cap)
+        seq_tokens = np.prod(np.where(m, np.minimum(np.exp(lr), cap), 1.0), axis=1)
+        padded_lr = np.nan_to_num(trainer - engine, nan=0.0)
+        pad_token = np.minimum(np.exp(padded_lr), cap)
+        pad_seq = np.minimum(np.exp(padded_lr.sum(axis=1)), cap)
+    token = [(token_raw, NOT_TRUNCATED), (inverted, RATIO_INVERTED), (two_sided, TWO_SIDED), (pad_token, PADDING_COUNTED)]
+    sequence = [(seq_raw, NOT_TRUNCATED), (seq_inverted, RATIO_INVERTED), (seq_two, TWO_SIDED),
+                (seq_tokens, SEQUENCE_FROM_TOKENS), (pad_seq, PADDING_COUNTED)]
+    finite = lambda pairs: [(o, m_) for o, m_ in pairs if np.all(np.isfinite(o))]  # noqa: E731
+    return {"token": finite(token), "sequence": finite(sequence)}
+
+
+def _weights_cases(name, trainer, engine, mask, cap, *, as_lists=False):
+    expected = further.truncated_is_weights(trainer, engine, mask, cap)
+    wrong = _weights_wrong(trainer, engine, mask, cap)
+    args = (trainer.tolist(), engine.tolist(), mask.tolist()) if as_lists else (trainer, engine, mask)
+    return [Case(f"{key} weights, {name}", "weights", (Call("truncated_is_weights", args, {"cap": cap}),),
+                 judge_key("truncated_is_weights", key, expected, KEYS_W, wrong=wrong[key]))
+            for key in KEYS_W]
+
+
+def _sampled(rng, z, temperature, top_k):
+    """Token ids the engine could have sampled: one of the top-k tokens of each position."""
+    ranked = np.argsort(-(z / temperature), axis=-1, kind="stable")
+    pick = rng.integers(0, top_k if top_k else z.shape[-1], size=z.shape[:-1])
+    return np.take_along_axis(ranked, pick[..., None], axis=-1)[..., 0]
+
+
+def _mismatch_batch(rng, batch, length, spread=0.3):
+    """Trainer and engine log-probs that differ by a few tenths either way, with right padding."""
+    engine = log_softmax(rng.normal(scale=2.0, size=(batch, length, 9)))[..., 0]
+    trainer = engine + rng.normal(scale=spread, size=(batch, length))
+    lengths = rng.integers(1, length + 1, size=batch)
+    mask = np.arange(length)[None, :] < lengths[:, None]
+    garbage = rng.normal(scale=5.0, size=(batch, length))
+    return np.where(mask, trainer, garbage), np.where(mask, engine, -garbage), mask
+
+
+def build_cases():
+    cases = []
+    rng = np.random.default_rng(21)
+
+    # --- public: the notebook's open checks
+    z = np.array([[2.0, 1.0, 0.0, -1.0]])
+    out = further.engine_and_trainer_logprobs(z, np.array([0]), 1.0, 2)
+    cases.append(Case("the open check: top-2 of four logits, T = 1", "public",
+                      (Call("engine_and_trainer_logprobs", (z, np.array([0])), {"temperature": 1.0, "top_k": 2}),),
+                      judge_key("engine_and_trainer_logprobs", "engine", out, KEYS_LP)))
+    t = np.array([[-1.0, -2.0, 0.0]])
+    e = np.array([[-1.5, -1.0, 7.0]])
+    m = np.array([[True, True, False]])
+    cases.append(Case("the open check: two response tokens and one padding position", "public",
+                      (Call("truncated_is_weights", (t, e, m), {"cap": 1.5}),),
+                      judge_key("truncated_is_weights", "token", further.truncated_is_weights(t, e, m, 1.5), KEYS_W)))
+
+    # --- log-probs
+    for name, shape, temperature, top_k in [
+        ("one response of 6 tokens, T = 0.7, top-3 of 10", (6, 10), 0.7, 3),
+        ("a [3, 5] batch, T = 1.3, top-4 of 8", (3, 5, 8), 1.3, 4),
+        ("T = 1, top-1 (greedy): the engine log-prob is 0", (4, 6), 1.0, 1),
+        ("no truncation (top_k None): engine and trainer agree", (2, 4, 7), 0.6, None),
+        ("top_k equal to the vocabulary size", (5, 5), 0.9, 5),
+    ]:
+        z = rng.normal(scale=2.0, size=shape)
+        ids = _sampled(rng, z, temperature, top_k)
+        cases += _logprob_cases(name, z, ids, temperature, top_k)
+    z = rng.normal(scale=2.0, size=(4, 6)) + 1000.0
+    cases += _logprob_cases("logits of order 1e3, T = 0.5, top-2", z, _sampled(rng, z, 0.5, 2), 0.5, 2)
+    z = rng.normal(size=(3, 5))
+    cases += _logprob_cases("inputs given as lists, T = 0.8, top-3", z, _sampled(rng, z, 0.8, 3), 0.8, 3, as_lists=True)
+
+    # --- weights
+    trainer, engine, mask = _mismatch_batch(rng, 4, 7)
+    cases += _weights_cases("a [4, 7] batch with right padding, cap 2", trainer, engine, mask, 2.0)
+    trainer, engine, mask = _mismatch_batch(rng, 3, 6, spread=1.5)
+    cases += _weights_cases("large mismatches, cap 1.5", trainer, engine, mask, 1.5)
+    trainer, engine, mask = _mismatch_batch(rng, 2, 5)
+    cases += _weights_cases("0/1 integer mask, inputs as lists, cap 3", trainer, engine, mask.astype(np.int64), 3.0,
+                            as_lists=True)
+    engine = np.log(np.full((2, 40), 0.6))
+    trainer = engine + np.log(0.85)  # a truncating engine: every per-token ratio is Z_S = 0.85
+    cases += _weights_cases("40 tokens at ratio 0.85: the sequence weight is 0.85**40", trainer, engine,
+                            np.ones((2, 40), dtype=bool), 2.0)
+    engine = np.full((1, 400), -3.0)
+    trainer = np.full((1, 400), -1.0)  # sum of log-ratios 800: exp would overflow before the cap
+    cases += _weights_cases("400 tokens with log-ratio 2 each (exp of the sum overflows)", trainer, engine,
+                            np.ones((1, 400), dtype=bool), 2.0)
+    engine = rng.normal(size=(2, 4)) - 2.0
+    trainer = engine + 0.2
+    nan_mask = np.array([[True, True, False, False], [True, True, True, False]])
+    cases += _weights_cases("NaN at padding positions", np.where(nan_mask, trainer, np.nan),
+                            np.where(nan_mask, engine, np.nan), nan_mask, 2.0)
+
+    # --- validation
+    z = rng.normal(size=(3, 5))
+    ids = _sampled(rng, z, 1.0, 2)
+    outside = ids.copy()
+    outside[1] = np.argsort(-z[1], kind="stable")[4]  # the least likely token: outside the top-2
+    good_t, good_e, good_m = _mismatch_batch(rng, 2, 3)
+    cases += [
+        error_case("log-probs: token_ids of the wrong shape", "engine_and_trainer_logprobs",
+                   (z, ids[:2]), "token_ids whose shape is not logits.shape[:-1]", "token_ids",
+                   kwargs={"temperature": 1.0, "top_k": 2}),
+        error_case("log-probs: a token outside the top-k support", "engine_and_trainer_logprobs",
+                   (z, outside), "a token the engine could not have sampled", "token_ids",
+                   kwargs={"temperature": 1.0, "top_k": 2}),
+        error_case("log-probs: temperature 0", "engine_and_trainer_logprobs",
+                   (z, ids), "temperature 0", "temperature", kwargs={"temperature": 0.0, "top_k": 2}),
+        error_case("weights: mask of another shape", "truncated_is_weights",
+                   (good_t, good_e, good_m[:, :2]), "a mask whose shape differs from the log-probs'", "mask",
+                   kwargs={"cap": 2.0}),
+        error_case("weights: a negative cap", "truncated_is_weights",
+                   (good_t, good_e, good_m), "cap = -1", "cap", kwargs={"cap": -1.0}),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)

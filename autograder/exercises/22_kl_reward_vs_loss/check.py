@@ -1,0 +1,133 @@
+"""Hidden checks for exercise 22: the gradients of both KL directions, and of k1, k2, k3 used as a
+loss or as a reward, for a softmax policy (exact expectations over the vocabulary, no sampling noise).
+
+Expected values come from :mod:`autograder.reference.further`; the reference itself is tested against
+central finite differences in ``tests/test_reference_further.py``. Misconceptions are recognised by
+their outputs: directions swapped, a sign flipped, the softmax Jacobian's centring term left out, and
+the tempting "each estimator's loss gradient is the reverse-KL gradient".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import Case, ExerciseCheck, Group
+from autograder.checks._float_results import log_softmax
+from autograder.checks._judge import Misconception, error_case
+from autograder.exercises._further_judges import judge_key
+from autograder.reference import further
+
+STEM = "22_kl_reward_vs_loss"
+
+GROUPS = (
+    Group("public", 1, "The notebook's open checks"),
+    Group("true_kl", 2, "true_kl_gradients: the gradients of KL(q||p) and KL(p||q) with respect to the logits"),
+    Group("loss", 2, "loss_gradients: E_q[grad k] for k1, k2, k3 used as a loss"),
+    Group("reward", 2, "reward_gradients: E_q[k grad log q] for k1, k2, k3 used as a reward"),
+    Group("validation", 1, "Every function rejects mismatched shapes and non-finite logits"),
+)
+
+DIRECTIONS_SWAPPED = Misconception(
+    "kl-directions-swapped",
+    "The two directions are swapped: 'reverse' is KL(q||p), the expectation under the policy q being trained; "
+    "'forward' is KL(p||q), the expectation under the reference p.")
+SIGN_FLIPPED = Misconception(
+    "gradient-sign",
+    "The sign is flipped: these are gradients of the KL (the direction in which it grows), not descent steps.")
+NOT_CENTRED = Misconception(
+    "softmax-jacobian",
+    "The centring term is missing: for q = softmax(theta), grad log q(x) = e_x - q, so every expectation "
+    "E_q[w(x) grad log q(x)] is q * (w - E_q[w]), not q * w.")
+ALL_REVERSE = Misconception(
+    "estimator-gradient-is-kl-gradient",
+    "Not every estimator's gradient is the reverse-KL gradient: an unbiased estimate of a value is not an "
+    "unbiased estimate of its gradient. Differentiate k(x) through log q(x) with x fixed and take E_q.")
+LOSS_REWARD_SWAPPED = Misconception(
+    "loss-reward-swapped",
+    "These are the other use's gradients: as a loss, k is differentiated (x fixed, E_q[grad k]); as a reward "
+    "k is a constant weight on grad log q (E_q[k grad log q]).")
+
+ESTIMATORS = ("k1", "k2", "k3")
+DIRECTIONS = ("forward", "reverse")
+
+
+def _uncentred(theta, ref) -> dict:
+    """What leaving out the softmax Jacobian's centring gives, for each weight function."""
+    log_q, log_p = log_softmax(theta), log_softmax(ref)
+    q = np.exp(log_q)
+    lr = log_p - log_q
+    return {"reverse": q * (log_q - log_p), "loss": {"k1": q, "k2": -q * lr, "k3": -q * np.expm1(lr)},
+            "reward": {"k1": -q * lr, "k2": 0.5 * q * lr ** 2, "k3": q * (np.expm1(lr) - lr)}}
+
+
+def _cases(name, theta, ref, *, as_lists=False):
+    true = further.true_kl_gradients(theta, ref)
+    loss = further.loss_gradients(theta, ref)
+    reward = further.reward_gradients(theta, ref)
+    plain = _uncentred(theta, ref)
+    args = (theta.tolist(), ref.tolist()) if as_lists else (theta, ref)
+    cases = []
+    for key in DIRECTIONS:
+        other = "forward" if key == "reverse" else "reverse"
+        wrong = [(true[other], DIRECTIONS_SWAPPED), (-true[key], SIGN_FLIPPED)]
+        if key == "reverse":
+            wrong.append((plain["reverse"], NOT_CENTRED))
+        cases.append(Case(f"{key} KL gradient, {name}", "true_kl", (Call("true_kl_gradients", args),),
+                          judge_key("true_kl_gradients", key, true, DIRECTIONS, wrong=wrong)))
+    for key in ESTIMATORS:
+        wrong = [(reward[key], LOSS_REWARD_SWAPPED), (-loss[key], SIGN_FLIPPED), (plain["loss"][key], NOT_CENTRED)]
+        if key != "k2":
+            wrong.append((true["reverse"], ALL_REVERSE))
+        cases.append(Case(f"{key} as a loss, {name}", "loss", (Call("loss_gradients", args),),
+                          judge_key("loss_gradients", key, loss, ESTIMATORS, wrong=wrong)))
+        wrong = [(loss[key], LOSS_REWARD_SWAPPED), (-reward[key], SIGN_FLIPPED), (plain["reward"][key], NOT_CENTRED)]
+        if key != "k1":
+            wrong.append((true["reverse"], ALL_REVERSE))
+        cases.append(Case(f"{key} as a reward, {name}", "reward", (Call("reward_gradients", args),),
+                          judge_key("reward_gradients", key, reward, ESTIMATORS, wrong=wrong)))
+    return cases
+
+
+def build_cases():
+    cases = []
+    rng = np.random.default_rng(22)
+
+    # --- public: the notebook's open checks (the policy of the task text)
+    theta = np.array([1.0, 0.0, -1.0])
+    ref = np.array([0.0, 0.5, 0.0])
+    true = further.true_kl_gradients(theta, ref)
+    cases.append(Case("the open check: forward-KL gradient of the three-token policy", "public",
+                      (Call("true_kl_gradients", (theta, ref)),),
+                      judge_key("true_kl_gradients", "forward", true, DIRECTIONS)))
+    cases.append(Case("the open check: k1 used as a loss has zero expected gradient", "public",
+                      (Call("loss_gradients", (theta, ref)),),
+                      judge_key("loss_gradients", "k1", further.loss_gradients(theta, ref), ESTIMATORS)))
+
+    inputs = [
+        ("a policy over 5 tokens", rng.normal(size=5), rng.normal(size=5)),
+        ("a batch of 3 positions over 4 tokens", rng.normal(scale=1.5, size=(3, 4)), rng.normal(scale=1.5, size=(3, 4))),
+        ("a peaked reference (logit gap 12)", rng.normal(size=6), np.array([12.0, 0.0, 0.0, 0.0, 0.0, 0.0])),
+        ("logits of order 1e3", rng.normal(size=(2, 5)) + 1000.0, rng.normal(size=(2, 5)) - 1000.0),
+        ("policy equal to the reference (every gradient is 0)", np.array([0.3, -1.0, 2.0]), np.array([0.3, -1.0, 2.0])),
+    ]
+    for name, theta, ref in inputs:
+        cases += _cases(name, theta, ref)
+    theta, ref = rng.normal(size=4), rng.normal(size=4)
+    cases += [case for case in _cases("logits given as lists", theta, ref, as_lists=True)
+              if case.name.startswith(("reverse", "k3"))]
+
+    # --- validation
+    good = rng.normal(size=4)
+    nan = good.copy()
+    nan[2] = np.nan
+    for function in ("true_kl_gradients", "loss_gradients", "reward_gradients"):
+        cases += [
+            error_case(f"{function}: different vocabulary sizes", function, (good, rng.normal(size=5)),
+                       "theta and ref_logits over different vocabularies", "ref_logits"),
+            error_case(f"{function}: NaN in theta", function, (nan, good), "a theta with a NaN", "theta"),
+        ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)

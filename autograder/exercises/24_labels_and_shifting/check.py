@@ -1,0 +1,214 @@
+"""Hidden checks for exercise 24: a causal-LM loss that shifts ``labels`` itself, the positions it
+trains, and a diagnosis of the labels a caller passes to it.
+
+Expected values come from :mod:`autograder.reference.further`; the classic mistakes (no shift, a shift
+the other way, a sum or a per-row mean instead of the batch mean over targets, the mask not shifted)
+are recognised from their outputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.channel import Call
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import log_softmax
+from autograder.checks._judge import Misconception, bool_array, error_case, value_of
+from autograder.exercises._further_judges import judge_array
+from autograder.reference import further
+
+STEM = "24_labels_and_shifting"
+IGNORE = -100
+
+GROUPS = (
+    Group("public", 1, "The notebook's open checks"),
+    Group("loss", 3, "causal_lm_loss: mean next-token NLL with the labels shifted inside"),
+    Group("positions", 2, "loss_positions: which logits positions get a loss term (and so gradient)"),
+    Group("diagnose", 1, "diagnose_labels: labels as given, already shifted, or neither"),
+    Group("validation", 1, "The functions reject bad shapes, labels outside the vocabulary and batches with no target"),
+)
+
+NO_SHIFT = Misconception(
+    "missing-shift",
+    "Logits and labels were paired at the same position: the model's logits at t predict the token at t + 1, "
+    "so the loss pairs logits[:, :-1] with labels[:, 1:].")
+WRONG_WAY = Misconception(
+    "shift-backwards",
+    "The shift goes the wrong way: logits[:, 1:] were paired with labels[:, :-1]. Pair logits[:, :-1] with "
+    "labels[:, 1:].")
+SUM_NOT_MEAN = Misconception(
+    "sum-not-mean",
+    "This is the sum of the negative log-likelihoods: the loss is their mean over the targets that are not "
+    "ignore_index.")
+ROW_MEAN = Misconception(
+    "mean-of-row-means",
+    "Each row was averaged first, then the rows: transformers' loss averages over all targets of the batch at "
+    "once, so a long row weighs more than a short one.")
+IGNORED_COUNTED = Misconception(
+    "ignored-counted",
+    "Targets equal to ignore_index were counted in the mean's denominator: skip them entirely.")
+MASK_UNSHIFTED = Misconception(
+    "positions-unshifted",
+    "These are the positions of the labels, not of the logits that are scored: position t gets a loss term "
+    "when labels[:, t + 1] is not ignore_index (and the last position never does).")
+MASK_WRONG_WAY = Misconception(
+    "positions-shifted-backwards",
+    "The positions were shifted the wrong way: the logits at t are scored against labels[:, t + 1].")
+
+
+def _loss_wrong(z, labels) -> list:
+    log_p = log_softmax(z)
+    wrong = []
+
+    def nll(lp, targets):
+        counted = targets != IGNORE
+        if not counted.any() or targets[counted].max() >= z.shape[2] or targets[counted].min() < 0:
+            return None
+        picked = np.take_along_axis(lp, np.where(counted, targets, 0)[..., None], axis=-1)[..., 0]
+        return picked, counted
+
+    same = nll(log_p, labels)
+    if same is not None:
+        wrong.append((float(-same[0][same[1]].mean()), NO_SHIFT))
+    back = nll(log_p[:, 1:], labels[:, :-1])
+    if back is not None:
+        wrong.append((float(-back[0][back[1]].mean()), WRONG_WAY))
+    right = nll(log_p[:, :-1], labels[:, 1:])
+    if right is not None:
+        picked, counted = right
+        wrong.append((float(-picked[counted].sum()), SUM_NOT_MEAN))
+        rows = [float(-picked[b][counted[b]].mean()) for b in range(labels.shape[0]) if counted[b].any()]
+        wrong.append((float(np.mean(rows)), ROW_MEAN))
+        wrong.append((float(-picked[counted].sum() / counted.size), IGNORED_COUNTED))
+    return wrong
+
+
+def _loss_case(name, z, labels, *, as_lists=False, group="loss"):
+    expected = further.causal_lm_loss(z, labels, IGNORE)
+    args = (z.tolist(), labels.tolist()) if as_lists else (z, labels)
+    return Case(f"loss, {name}", group, (Call("causal_lm_loss", args),),
+                judge_array("causal_lm_loss", expected, "the loss", wrong=_loss_wrong(z, labels)))
+
+
+def _judge_positions(labels, ignore_index):
+    expected = further.loss_positions(labels, ignore_index)
+    unshifted = labels != ignore_index
+    backwards = np.zeros(labels.shape, dtype=bool)
+    backwards[:, 1:] = labels[:, :-1] != ignore_index
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], "loss_positions")
+        actual = bool_array(value, "the positions", shape=expected.shape)
+        if np.array_equal(actual, expected):
+            return PASS
+        if np.array_equal(actual, unshifted):
+            return Verdict(False, MASK_UNSHIFTED.sentence, MASK_UNSHIFTED.key)
+        if np.array_equal(actual, backwards):
+            return Verdict(False, MASK_WRONG_WAY.sentence, MASK_WRONG_WAY.key)
+        return Verdict(False, "the positions are not correct for these labels")
+
+    return judge
+
+
+def _positions_case(name, labels, ignore_index=IGNORE, *, group="positions"):
+    kwargs = {} if ignore_index == IGNORE else {"ignore_index": ignore_index}
+    return Case(f"positions, {name}", group, (Call("loss_positions", (labels,), kwargs),),
+                _judge_positions(labels, ignore_index))
+
+
+def _judge_diagnosis(expected):
+    def judge(outcomes):
+        value = value_of(outcomes[0], "diagnose_labels")
+        if not isinstance(value, str):
+            raise Reject(f"diagnose_labels should return one of {list(further.LABEL_DIAGNOSES)}")
+        if value not in further.LABEL_DIAGNOSES:
+            raise Reject(f"diagnose_labels should return one of {list(further.LABEL_DIAGNOSES)}, not another string")
+        if value == expected:
+            return PASS
+        return Verdict(False, "the diagnosis is not right for these labels")
+
+    return judge
+
+
+def _diagnose_case(name, ids, labels):
+    expected = further.diagnose_labels(ids, labels, IGNORE)
+    return Case(f"diagnosis, {name}", "diagnose", (Call("diagnose_labels", (ids, labels)),), _judge_diagnosis(expected))
+
+
+def _batch(rng, batch, length, vocab, prompt):
+    """Ids, logits and the labels of a prompt-masked batch (prompt labels ignored)."""
+    ids = rng.integers(0, vocab, size=(batch, length))
+    z = rng.normal(scale=2.0, size=(batch, length, vocab))
+    labels = ids.copy()
+    labels[:, :prompt] = IGNORE
+    return ids, z, labels
+
+
+def build_cases():
+    cases = []
+    rng = np.random.default_rng(24)
+
+    # --- public: the notebook's open checks
+    z = np.zeros((1, 4, 5))
+    labels = np.array([[IGNORE, IGNORE, 3, 1]])
+    cases.append(_loss_case("the open check: uniform logits over 5 tokens", z, labels, group="public"))
+    cases.append(_positions_case("the open check: a prompt of two tokens", labels, group="public"))
+
+    # --- loss
+    ids, z, labels = _batch(rng, 3, 7, 6, 3)
+    cases.append(_loss_case("a [3, 7] batch with a 3-token prompt", z, labels))
+    ids, z, labels = _batch(rng, 4, 9, 11, 2)
+    labels[1, 5:] = IGNORE  # right padding
+    labels[3, 3:] = IGNORE
+    cases.append(_loss_case("rows with different numbers of targets (padding ignored)", z, labels))
+    ids, z, labels = _batch(rng, 1, 5, 4, 0)
+    cases.append(_loss_case("no prompt: every next token is a target", z, labels))
+    ids, z, labels = _batch(rng, 2, 6, 150, 2)
+    cases.append(_loss_case("a vocabulary of 150 tokens (ignore_index -100 is not a valid id to pick)", z, labels))
+    ids, z, labels = _batch(rng, 2, 5, 7, 1)
+    cases.append(_loss_case("logits of order 1e3", z + 1000.0, labels))
+    ids, z, labels = _batch(rng, 2, 4, 5, 1)
+    cases.append(_loss_case("inputs given as lists", z, labels, as_lists=True))
+
+    # --- positions
+    _, _, labels = _batch(rng, 3, 8, 9, 3)
+    labels[2, 6:] = IGNORE
+    cases.append(_positions_case("prompt masked and one padded row", labels))
+    multi = np.array([[IGNORE, 4, 5, IGNORE, IGNORE, 7, 8, IGNORE]])  # two assistant turns
+    cases.append(_positions_case("two assistant turns with a user turn between", multi))
+    cases.append(_positions_case("a custom ignore_index of -1", np.array([[-1, -1, 2, 3], [-1, 5, 6, -1]]), -1))
+    cases.append(_positions_case("no ignored label at all", np.array([[1, 2, 3], [4, 5, 6]])))
+
+    # --- diagnose
+    ids = np.array([[11, 12, 13, 14, 15, 16], [21, 22, 23, 24, 25, 26]])
+    ok = np.where(np.arange(6) < 2, IGNORE, ids)
+    double = np.full(ids.shape, IGNORE)
+    double[:, 1:-1] = ids[:, 2:]
+    wrong = ok.copy()
+    wrong[1, 4] = 99
+    cases += [_diagnose_case("labels as given", ids, ok),
+              _diagnose_case("labels already shifted by the caller", ids, double),
+              _diagnose_case("one label differs from every input", ids, wrong)]
+    repeats = np.array([[5, 5, 5, 5, 7]])
+    cases.append(_diagnose_case("repeated tokens: ok takes precedence", repeats,
+                                np.array([[IGNORE, 5, 5, 5, 7]])))
+
+    # --- validation
+    ids, z, labels = _batch(rng, 2, 5, 6, 2)
+    out_of_vocab = labels.copy()
+    out_of_vocab[0, 4] = 6
+    cases += [
+        error_case("loss: labels of another shape", "causal_lm_loss", (z, labels[:, :4]),
+                   "labels whose shape is not logits.shape[:2]", "labels"),
+        error_case("loss: a label outside the vocabulary", "causal_lm_loss", (z, out_of_vocab),
+                   "a label equal to the vocabulary size", "labels"),
+        error_case("loss: every target ignored", "causal_lm_loss", (z, np.full(labels.shape, IGNORE)),
+                   "labels that are all ignore_index", "labels"),
+        error_case("positions: a 1-D labels array", "loss_positions", (labels[0],), "a 1-D labels array", "labels"),
+        error_case("diagnosis: input_ids and labels of different shapes", "diagnose_labels", (ids[:, :4], labels),
+                   "input_ids and labels of different shapes", "labels"),
+    ]
+    return cases
+
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases)

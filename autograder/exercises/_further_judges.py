@@ -1,0 +1,71 @@
+"""Judges shared by the checks of the second assignment (exercises 21-24): dicts of float arrays.
+
+Several answers there return a dict of named float64 arrays (``{"engine": ..., "trainer": ...}``,
+``{"k1": ..., "k2": ..., "k3": ...}``); each case judges one key, so one wrong key costs only its cases.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from autograder.checks._core import PASS, Reject, Verdict
+from autograder.checks._float_results import ATOL, RTOL, float32_output
+from autograder.checks._judge import close, field, float_array, value_of
+
+
+def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], *, wrong: Iterable = (),
+              rtol: float = RTOL, atol: float = ATOL):
+    """A judge for ``function``'s returned dict at ``key``: exactly ``keys``, float64 values of the
+    expected shape, close to ``expected_all[key]``; ``wrong`` holds ``(output, Misconception)`` pairs
+    for this key, computed in the trusted process."""
+    expected = np.asarray(expected_all[key], dtype=np.float64)
+    keys = sorted(keys)
+    wrong = list(wrong)
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], function)
+        if not isinstance(value, dict):
+            raise Reject(f"{function} should return a dict with the keys {keys}")
+        if sorted(map(str, value)) != keys:
+            raise Reject(f"{function} should return a dict with exactly the keys {keys}, "
+                         f"got {sorted(map(str, value))}")
+        raw = field(value, key, "the returned dict")
+        actual = float_array(raw, f"{key!r}", shape=expected.shape)
+        if close(actual, expected, rtol=rtol, atol=atol):
+            return PASS
+        rounded = float32_output(raw, actual, expected)
+        if rounded is not None:
+            return rounded
+        for output, misconception in wrong:
+            if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
+                return Verdict(False, misconception.sentence, misconception.key)
+        return Verdict(False, f"{key!r} is not correct for this input")
+
+    return judge
+
+
+def judge_array(function: str, expected, what: str, *, wrong: Iterable = (), rtol: float = RTOL,
+                atol: float = ATOL):
+    """A judge for a single returned float array (or number) close to ``expected``."""
+    expected = np.asarray(expected, dtype=np.float64)
+    wrong = list(wrong)
+
+    def judge(outcomes):
+        value = value_of(outcomes[0], function)
+        actual = float_array(value, what)
+        if actual.shape != expected.shape and not (expected.shape == () and actual.size == 1):
+            raise Reject(f"{what} has shape {actual.shape}, expected {expected.shape}")
+        actual = actual.reshape(expected.shape)
+        if close(actual, expected, rtol=rtol, atol=atol):
+            return PASS
+        rounded = float32_output(value, actual, expected)
+        if rounded is not None:
+            return rounded
+        for output, misconception in wrong:
+            if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
+                return Verdict(False, misconception.sentence, misconception.key)
+        return Verdict(False, f"{what} is not correct for this input")
+
+    return judge
