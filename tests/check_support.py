@@ -1,4 +1,4 @@
-"""What the tests of the 20 hidden checks share: running notebooks and answers, and the generic tests.
+"""What the tests of the hidden checks (both assignments) share: running notebooks and answers, and the generic tests.
 
 Each ``tests/test_checks_exNN_*.py`` declares one test class that inherits the generic tests from
 :class:`ConceptCheckTests` (exercises 01-14) or :class:`CodingCheckTests` (15-20) and fills in its
@@ -30,15 +30,17 @@ import pytest
 from autograder.channel import Call
 from autograder.checks import CHECKS, grade, run_check
 
+from autograder.assignment import assignment_of, source_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "source" / "module6"
 
 
 # --------------------------------------------------------------------------- notebooks and answers
 
 
 def source_notebook(stem: str):
-    return nbformat.read(str(SOURCE / f"{stem}.ipynb"), as_version=4)
+    """The source notebook of ``stem``, in whichever assignment holds it."""
+    return nbformat.read(str(source_dir(ROOT, assignment_of(stem, ROOT)) / f"{stem}.ipynb"), as_version=4)
 
 
 def released_notebook(stem: str):
@@ -308,9 +310,13 @@ class CodingCheckTests(CheckTests):
     quiet_mistakes: tuple
     revealing = r"\d\.\d{4,}"
 
-    def _reference_namespace(self) -> dict:
-        from autograder import reference
+    #: Where the reference functions live (the second assignment's are in ``autograder.reference.further``).
+    reference_module = "autograder.reference"
 
+    def _reference_namespace(self) -> dict:
+        import importlib
+
+        reference = importlib.import_module(self.reference_module)
         return {name: getattr(reference, name) for name in self.reference_functions}
 
     def test_the_reference_gets_full_marks(self):

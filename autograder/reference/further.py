@@ -91,7 +91,7 @@ def engine_and_trainer_logprobs(logits, token_ids, temperature=1.0, top_k=None):
     probabilities = np.exp(tempered)
     kept = np.sum(np.where(keep, probabilities, 0.0), axis=-1)
     dropped = np.sum(np.where(keep, 0.0, probabilities), axis=-1)
-    log_z = np.where(dropped < 0.5, np.log1p(-np.minimum(dropped, 0.5)), np.log(np.maximum(kept, 0.5)))
+    log_z = np.where(dropped < 0.5, np.log1p(-np.minimum(dropped, 0.5)), np.log(np.where(dropped < 0.5, 1.0, kept)))
     return {"engine": trainer - log_z, "trainer": trainer}
 
 
