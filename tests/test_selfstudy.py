@@ -12,10 +12,10 @@ import pytest
 from autograder import selfstudy
 from autograder.checks import CHECKS, run_check
 from autograder.authoring import selfstudy_build as build
+from autograder.assignment import ASSIGNMENTS, assignment_of, notebook_stems, release_dir, source_dir
 from autograder.selfstudy import Reveal
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASE = ROOT / "release" / "module6"
 STEMS = sorted(CHECKS)
 
 
@@ -26,7 +26,7 @@ def progress(tmp_path, monkeypatch):
 
 
 def test_every_exercise_has_hints_a_worked_solution_and_an_idea():
-    assert len(STEMS) == 20
+    assert STEMS == sorted(stem for assignment in ASSIGNMENTS for stem in notebook_stems(ROOT, assignment))
     for stem in STEMS:
         material = selfstudy.load_solution(stem)
         assert material["hints"], f"{stem}: no hints"
@@ -88,14 +88,17 @@ def test_reveal_widget_confirms_then_shows_the_solution(progress):
     assert state.solution_shown and solution_button.disabled
 
 
-def test_build_turns_hidden_tests_into_local_checks(tmp_path):
-    written = build.build(tmp_path / "selfstudy")
-    assert [p.name for p in written] == sorted(p.name for p in RELEASE.glob("*.ipynb"))
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_build_turns_hidden_tests_into_local_checks(tmp_path, assignment):
+    written = build.build_all(tmp_path / "selfstudy")[assignment]
+    release_folder = release_dir(ROOT, assignment)
+    assert [p.name for p in written] == sorted(p.name for p in release_folder.glob("*.ipynb"))
+    assert all(p.parent == tmp_path / "selfstudy" / assignment for p in written)
     for path in written:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
         assert not any("nbgrader" in cell.metadata for cell in nb.cells), f"{path.name}: nbgrader metadata left"
-        release = nbformat.read(RELEASE / path.name, as_version=4)
+        release = nbformat.read(release_folder / path.name, as_version=4)
         groups = [c.metadata["nbgrader"]["grade_id"].removeprefix("test_") for c in release.cells
                   if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
         calls = re.findall(r'check\("([^"]+)", "([^"]+)", globals\(\)\)', "\n".join(c.source for c in nb.cells))
@@ -112,7 +115,7 @@ def _paragraphs(text: str) -> list:
 
 def test_no_self_study_material_reaches_the_release():
     released = "\n".join(re.sub(r"\s+", " ", p.read_text(encoding="utf-8"))
-                         for p in RELEASE.rglob("*") if p.is_file())
+                         for p in (ROOT / "release").rglob("*") if p.is_file())
     released = released.replace("\\n", " ")
     from autograder.exercises import solution_path, stems
     for path in [solution_path(stem) for stem in stems()]:
@@ -122,12 +125,9 @@ def test_no_self_study_material_reaches_the_release():
 
 # --------------------------------------------------------------------------- the worked solutions themselves
 
-SOURCE = ROOT / "source" / "module6"
-
-
 def _given_code_cells(stem: str) -> tuple:
     """The notebook's own code a learner runs around the answers: (setup and data cells, open checks)."""
-    nb = nbformat.read(SOURCE / f"{stem}.ipynb", as_version=4)
+    nb = nbformat.read(source_dir(ROOT, assignment_of(stem, ROOT)) / f"{stem}.ipynb", as_version=4)
     given, open_checks = [], []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
