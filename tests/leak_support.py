@@ -14,11 +14,15 @@ import re
 
 import nbformat
 
-from autograder.assignment import REPO_ROOT, release_dir, source_dir
+from autograder.assignment import REPO_ROOT
 from autograder.exercises import exercise_dir, load_key, solution_path, stems
-from tests.nbrun_support import HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, normalise, present_stems, read, regions
+from tests.nbrun_support import (
+    HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, all_present_stems, normalise, read, regions, release_path,
+    source_path,
+)
 
-PRESENT = present_stems()
+#: Every source notebook of every assignment.
+PRESENT = all_present_stems()
 RELEASE_ROOT = REPO_ROOT / "release"
 
 # --------------------------------------------------------------------------- what must never be released
@@ -42,7 +46,7 @@ def _is_code_line(line: str) -> bool:
 def _solution_secrets() -> list:
     found = []
     for stem in PRESENT:
-        for cell in read(source_dir() / f"{stem}.ipynb").cells:
+        for cell in read(source_path(stem)).cells:
             for region in regions(cell.source, SOLUTION_BEGIN, SOLUTION_END):
                 if cell.cell_type == "markdown":
                     found += [(f"{stem} solution {cell.id}", s) for s in _sentences(region, 6)]
@@ -171,8 +175,11 @@ def worked_numbers() -> dict:
     notebook does not print (the notebook's task data and open checks are public, the rest is answer)."""
     found = {}
     for stem in stems():
-        path = release_dir() / f"{stem}.ipynb"
-        public = _numbers(path.read_text(encoding="utf-8")) if path.is_file() else set()
+        try:
+            path = release_path(stem)
+        except KeyError:  # an exercise folder whose notebook has not landed yet
+            path = None
+        public = _numbers(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else set()
         derived = _numbers(solution_path(stem).read_text(encoding="utf-8")) - public
         found[stem] = {number for number in derived if len(number.replace(".", "").lstrip("0")) >= 4}
     return found

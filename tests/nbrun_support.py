@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.assignment import ASSIGNMENT, ASSIGNMENTS, assignment_of
 from autograder.authoring.scratch_course import REPO_ROOT, release_dir, source_dir
 
 #: The 20 exercises in the seed's order (docs/DESIGN.md).
@@ -27,15 +28,34 @@ STEMS = (
 )
 CONCEPT = STEMS[:14]
 CODING = STEMS[14:]
+#: The four exercises of the second assignment, ``module6_further`` (coding, 10 points each).
+FURTHER_STEMS = ("21_sampler_trainer_mismatch", "22_kl_reward_vs_loss", "23_loss_aggregation", "24_labels_and_shifting")
+#: ``assignment -> its exercises``.
+ASSIGNMENT_STEMS = {"module6": STEMS, "module6_further": FURTHER_STEMS}
 WORKERS = 2
 
 HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 SOLUTION_BEGIN, SOLUTION_END = "BEGIN SOLUTION", "END SOLUTION"
 
 
-def present_stems() -> list:
-    """Source notebooks that exist now (the notebooks land one by one)."""
-    return sorted(p.stem for p in source_dir().glob("*.ipynb"))
+def present_stems(assignment: str = ASSIGNMENT) -> list:
+    """Source notebooks of ``assignment`` that exist now (the notebooks land one by one)."""
+    return sorted(p.stem for p in source_dir(REPO_ROOT, assignment).glob("*.ipynb"))
+
+
+def all_present_stems() -> list:
+    """Source notebooks of every assignment (stems are unique across assignments)."""
+    return sorted(stem for assignment in ASSIGNMENTS for stem in present_stems(assignment))
+
+
+def source_path(stem: str) -> Path:
+    """``source/<assignment>/<stem>.ipynb``, in whichever assignment holds ``stem``."""
+    return source_dir(REPO_ROOT, assignment_of(stem)) / f"{stem}.ipynb"
+
+
+def release_path(stem: str) -> Path:
+    """``release/<assignment>/<stem>.ipynb``, in whichever assignment holds ``stem``."""
+    return release_dir(REPO_ROOT, assignment_of(stem)) / f"{stem}.ipynb"
 
 
 def read(path) -> nbformat.NotebookNode:
@@ -118,8 +138,8 @@ def validate(path: str, invert: bool = False, ignore_checksums: bool = False) ->
 
 def release_with_hidden_tests(stem: str) -> nbformat.NotebookNode:
     """The released notebook with its test cells restored from the source, as ``autograde`` restores them."""
-    source = {nbgrader_meta(c).get("grade_id"): c for c in read(source_dir() / f"{stem}.ipynb").cells}
-    nb = read(release_dir() / f"{stem}.ipynb")
+    source = {nbgrader_meta(c).get("grade_id"): c for c in read(source_path(stem)).cells}
+    nb = read(release_path(stem))
     for cell in nb.cells:
         if is_test_cell(cell):
             cell.source = source[nbgrader_meta(cell)["grade_id"]].source

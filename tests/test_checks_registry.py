@@ -11,8 +11,11 @@ from autograder import checks
 from autograder.checks import CHECKS
 
 
-def test_each_of_the_twenty_notebooks_has_a_check_named_after_it():
-    assert len(CHECKS) == 20
+def test_each_notebook_of_each_assignment_has_a_check_named_after_it():
+    from autograder.assignment import ASSIGNMENTS, notebook_stems
+
+    stems = sorted(stem for assignment in ASSIGNMENTS for stem in notebook_stems(assignment=assignment))
+    assert len(stems) == 24 and sorted(CHECKS) == stems
     for stem in CHECKS:
         assert CHECKS[stem].stem == stem
 

@@ -12,31 +12,47 @@ import re
 import nbformat
 import pytest
 
+from autograder.assignment import ASSIGNMENTS, TOTAL_POINTS
 from autograder.checks import CHECKS
-from autograder.authoring.scratch_course import source_dir
 from tests.nbrun_support import (
-    CODING, CONCEPT, HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, STEMS, in_pool, is_answer_cell,
-    is_test_cell, nbgrader_meta, present_stems, read, regions, validate,
+    ASSIGNMENT_STEMS, CODING, CONCEPT, FURTHER_STEMS, HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, STEMS,
+    all_present_stems, in_pool, is_answer_cell, is_test_cell, nbgrader_meta, present_stems, read, regions,
+    source_path, validate,
 )
 
-PRESENT = present_stems()
+#: Every source notebook, of every assignment.
+PRESENT = all_present_stems()
 CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def points(stem: str) -> float:
-    return sum(float(nbgrader_meta(c).get("points", 0)) for c in read(source_dir() / f"{stem}.ipynb").cells
+    return sum(float(nbgrader_meta(c).get("points", 0)) for c in read(source_path(stem)).cells
                if nbgrader_meta(c).get("grade"))
 
 
-def test_the_twenty_exercises_in_seed_order():
-    assert PRESENT == sorted(STEMS), f"missing: {sorted(set(STEMS) - set(PRESENT))}, " \
-                                     f"unexpected: {sorted(set(PRESENT) - set(STEMS))}"
-    assert list(STEMS) == sorted(STEMS)  # numbered names sort in the seed's order
-    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+", stem) and int(stem[:2]) == i + 1 for i, stem in enumerate(STEMS))
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_each_assignment_holds_its_exercises_in_order(assignment):
+    stems = ASSIGNMENT_STEMS[assignment]
+    present = present_stems(assignment)
+    assert present == sorted(stems), f"missing: {sorted(set(stems) - set(present))}, " \
+                                     f"unexpected: {sorted(set(present) - set(stems))}"
+
+
+def test_the_exercises_are_numbered_in_order_across_assignments():
+    stems = [stem for assignment in ASSIGNMENTS for stem in ASSIGNMENT_STEMS[assignment]]
+    assert stems == sorted(stems)  # numbered names sort in the seed's order, then the second assignment's
+    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+", stem) and int(stem[:2]) == i + 1 for i, stem in enumerate(stems))
+
+
+def test_points_of_the_second_assignment_total_40():
+    assert present_stems("module6_further") == sorted(FURTHER_STEMS)
+    assert sum(points(s) for s in FURTHER_STEMS) == pytest.approx(TOTAL_POINTS["module6_further"]) == 40
+    assert all(points(s) == pytest.approx(10) for s in FURTHER_STEMS), {s: points(s) for s in FURTHER_STEMS}
 
 
 def test_points_total_100():
-    assert PRESENT == sorted(STEMS), "needs all 20 notebooks"
+    assert present_stems() == sorted(STEMS), "needs all 20 notebooks"
+    assert TOTAL_POINTS["module6"] == 100
     assert sum(points(s) for s in CONCEPT) == pytest.approx(40)
     assert sum(points(s) for s in CODING) == pytest.approx(60)
     assert all(points(s) == pytest.approx(10) for s in CODING), {s: points(s) for s in CODING}
@@ -46,7 +62,7 @@ def test_points_total_100():
 def test_valid_notebook_and_nbgrader_metadata(stem):
     from nbgrader.nbgraderformat import MetadataValidator
 
-    nb = read(source_dir() / f"{stem}.ipynb")
+    nb = read(source_path(stem))
     nbformat.validate(nb)
     MetadataValidator().validate_nb(nb)
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
@@ -60,7 +76,7 @@ def test_valid_notebook_and_nbgrader_metadata(stem):
 
 @pytest.mark.parametrize("stem", PRESENT)
 def test_stored_clean(stem):
-    raw = json.loads((source_dir() / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    raw = json.loads((source_path(stem)).read_text(encoding="utf-8"))
     for cell in raw["cells"]:
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [] and cell["execution_count"] is None, cell["id"]
@@ -69,7 +85,7 @@ def test_stored_clean(stem):
 
 @pytest.mark.parametrize("stem", PRESENT)
 def test_one_exercise_per_notebook(stem):
-    nb = read(source_dir() / f"{stem}.ipynb")
+    nb = read(source_path(stem))
     first = nb.cells[0]
     assert first.cell_type == "markdown" and first.get("id") == "intro"
     assert first.source.startswith(f"# Exercise {stem[:2]}: "), first.source.splitlines()[0]
@@ -81,7 +97,7 @@ def test_one_exercise_per_notebook(stem):
 
 @pytest.mark.parametrize("stem", PRESENT)
 def test_answer_cells_have_solution_regions(stem):
-    for cell in read(source_dir() / f"{stem}.ipynb").cells:
+    for cell in read(source_path(stem)).cells:
         meta = nbgrader_meta(cell)
         if not is_answer_cell(cell):
             assert SOLUTION_BEGIN not in cell.source, cell.id
@@ -95,7 +111,7 @@ def test_answer_cells_have_solution_regions(stem):
 
 @pytest.mark.parametrize("stem", PRESENT)
 def test_hidden_test_cells_match_the_checks(stem):
-    nb = read(source_dir() / f"{stem}.ipynb")
+    nb = read(source_path(stem))
     check = CHECKS[stem]
     groups = {group.grade_id: group for group in check.groups}
     seen = []
@@ -120,13 +136,13 @@ def test_hidden_test_cells_match_the_checks(stem):
 
 @pytest.mark.parametrize("stem", PRESENT)
 def test_autograded_points_match_the_checks(stem):
-    nb = read(source_dir() / f"{stem}.ipynb")
+    nb = read(source_path(stem))
     cells = sum(float(nbgrader_meta(c)["points"]) for c in nb.cells if is_test_cell(c))
     assert cells == pytest.approx(CHECKS[stem].points)
 
 
 def _validate_source(stem):
-    return validate(source_dir() / f"{stem}.ipynb")
+    return validate(source_path(stem))
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,19 @@ import time
 
 import pytest
 
+from autograder.assignment import ASSIGNMENTS, assignment_of
 from autograder.authoring.release import check_release
-from autograder.authoring.scratch_course import REPO_ROOT, release_dir
+from autograder.authoring.scratch_course import REPO_ROOT
 from tests.leak_support import SECRET_KINDS, _solution_secrets, find_leaks, worked_numbers
 from tests.leak_support import release_texts as _release_texts
 from tests.nbrun_support import (
-    HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, errors, in_pool, is_answer_cell,
-    config, is_test_cell, nbgrader_meta, normalise, present_stems, read, release_with_hidden_tests,
+    HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, all_present_stems, errors, in_pool, is_answer_cell,
+    config, is_test_cell, nbgrader_meta, normalise, read, release_path, release_with_hidden_tests,
     stderr_text,
 )
 
-PRESENT = present_stems()
+#: Every notebook of every assignment (``release/<assignment>/<stem>.ipynb``).
+PRESENT = all_present_stems()
 RELEASE_ROOT = REPO_ROOT / "release"
 STUB_MESSAGE = "Replace this line with your code, then run the check cell below."
 
@@ -38,7 +40,7 @@ def test_nothing_instructor_only_is_released(kind):
 
 def test_no_notebook_prints_the_numbers_another_exercise_derives():
     """A release notebook never shows a number that another exercise's worked solution derives."""
-    texts = {path.stem: path.read_text(encoding="utf-8") for path in release_dir().glob("*.ipynb")}
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in RELEASE_ROOT.rglob("*.ipynb")}
     derived = worked_numbers()
     assert any(derived.values()), "no worked solution derives a number: the scan would be vacuous"
     leaks = [(stem, number, other) for stem, numbers in derived.items() for number in sorted(numbers)
@@ -66,12 +68,13 @@ def test_leak_scan_finds_a_planted_secret():
 
 def test_release_holds_exactly_the_notebooks():
     files = sorted(p.relative_to(RELEASE_ROOT).as_posix() for p in RELEASE_ROOT.rglob("*") if p.is_file())
-    assert files == [f"module6/{stem}.ipynb" for stem in PRESENT]
+    assert files == sorted(f"{assignment_of(stem)}/{stem}.ipynb" for stem in PRESENT)
+    assert {f.split("/")[0] for f in files} == set(ASSIGNMENTS)
 
 
 @pytest.mark.parametrize("stem", PRESENT)
 def test_released_cells_are_stubbed_and_checksummed(stem):
-    nb = read(release_dir() / f"{stem}.ipynb")
+    nb = read(release_path(stem))
     text = json.dumps(nb)
     for marker in (SOLUTION_BEGIN, SOLUTION_END, HIDDEN_BEGIN, HIDDEN_END):
         assert marker not in text
@@ -107,7 +110,7 @@ def _run_release(stem: str) -> dict:
     validator = Validator(config=config())
     validator.invert = True
     validator.ignore_checksums = True
-    os.chdir(release_dir())  # a worker process runs one notebook at a time: the kernel starts here
+    os.chdir(release_path(stem).parent)  # a worker process runs one notebook at a time: the kernel starts here
     start = time.perf_counter()
     executed = validator._preprocess(release_with_hidden_tests(stem))  # what Validator.validate runs
     seconds = time.perf_counter() - start
