@@ -135,8 +135,9 @@ def truncated_is_weights(trainer_logprobs, engine_logprobs, mask, cap=2.0):
         raise ValueError(f"cap must be positive (np.inf for no truncation), got {cap}")
     log_ratio = np.where(mask, trainer - np.where(mask, engine, 0.0), 0.0)
     log_cap = np.log(cap)
-    token = np.where(mask, np.exp(np.minimum(log_ratio, log_cap)), 0.0)
-    sequence = np.exp(np.minimum(log_ratio.sum(axis=1), log_cap))
+    with np.errstate(over="ignore"):  # only reachable with cap = inf, where inf is the honest weight
+        token = np.where(mask, np.exp(np.minimum(log_ratio, log_cap)), 0.0)
+        sequence = np.exp(np.minimum(log_ratio.sum(axis=1), log_cap))
     return {"token": token, "sequence": sequence}
 
 
