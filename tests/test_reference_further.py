@@ -252,3 +252,11 @@ def test_positions_and_diagnosis_by_hand():
         further.causal_lm_loss(np.zeros((1, 3, 4)), [[-100, 4, 1]])
     with pytest.raises(ValueError, match="labels"):
         further.diagnose_labels([[1, 2, 3]], [[-100, -100, -100]])
+
+
+def test_the_doctests_of_the_module_pass():
+    """``testpaths`` does not reach autograder/, so the examples in the docstrings are run here."""
+    import doctest
+
+    result = doctest.testmod(further, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0, result
