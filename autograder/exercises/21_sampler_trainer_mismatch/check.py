@@ -14,7 +14,7 @@ from autograder.channel import Call
 from autograder.checks._core import Case, ExerciseCheck, Group
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
-from autograder.exercises._further_judges import judge_key
+from autograder.checks._dict_results import judge_key
 from autograder.reference import further
 
 STEM = "21_sampler_trainer_mismatch"

@@ -14,7 +14,7 @@ import numpy as np
 from autograder.channel import Call
 from autograder.checks._core import Case, ExerciseCheck, Group
 from autograder.checks._judge import Misconception, error_case
-from autograder.exercises._further_judges import judge_array
+from autograder.checks._dict_results import judge_array
 from autograder.reference import further
 
 STEM = "23_loss_aggregation"

@@ -14,7 +14,7 @@ from autograder.channel import Call
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, value_of
-from autograder.exercises._further_judges import judge_array
+from autograder.checks._dict_results import judge_array
 from autograder.reference import further
 
 STEM = "24_labels_and_shifting"

@@ -1,4 +1,4 @@
-"""Judges shared by the checks of the second assignment (exercises 21-24): dicts of float arrays.
+"""Judging answers that return dicts of float arrays (the second assignment, exercises 21-24), or one array.
 
 Several answers there return a dict of named float64 arrays (``{"engine": ..., "trainer": ...}``,
 ``{"k1": ..., "k2": ..., "k3": ...}``); each case judges one key, so one wrong key costs only its cases.
