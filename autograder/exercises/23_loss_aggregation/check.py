@@ -33,11 +33,12 @@ MODES_MIXED = Misconception(
     "divides by B * max_len.")
 CONSTANT_FROM_PADDING = Misconception(
     "constant-from-padded-length",
-    "The constant normaliser used the padded width L of this batch: Dr. GRPO divides by the maximum response "
-    "length max_len (times B), a constant that does not change from batch to batch.")
+    "The constant normaliser used this batch's padded width L: the task's constant is B * max_len, with max_len "
+    "the maximum response length (TRL's dr_grpo). L equals max_len only when every batch is padded to the maximum.")
 CONSTANT_WITHOUT_BATCH = Misconception(
     "constant-without-batch",
-    "The constant normaliser is missing the batch size: divide by B * max_len.")
+    "The constant normaliser is missing the batch size: the task asks for B * max_len, as TRL's dr_grpo divides "
+    "by the number of sequences times max_completion_length.")
 SEQUENCE_WITHOUT_BATCH = Misconception(
     "sequence-mean-without-batch",
     "sequence_mean must also average over the B sequences: each token's weight is 1 / (B * n_i).")
