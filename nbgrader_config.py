@@ -18,7 +18,7 @@ if ROOT not in sys.path:
 
 from autograder.feedback_redaction import RedactHiddenTests  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 
@@ -62,7 +62,19 @@ c.Execute.raise_on_iopub_timeout = True
 
 # The JupyterLab "Validate" button also reports public check cells and answer cells that raise: a
 # released hidden test cell holds only its docstring and would otherwise "pass" on an untouched stub.
+# So Validate runs the notebook's open checks; the hidden tests are not in a student's notebook, and
+# nbgrader's success text ("passes all the tests", fixed in its code, not configurable) can only mean
+# the tests it holds: the notebooks' "How this notebook works" cell says so.
 c.Validator.validate_all = True
+
+# A released hidden test cell is its docstring alone, which a run would echo like a result: it gets
+# a note and a ``pass`` before the release checksums are computed (grading restores the full cell).
+from autograder.authoring.quiet_tests import QuietReleasedTests  # noqa: E402
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+
+_release_steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
+_release_steps.insert(_release_steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
+c.GenerateAssignment.preprocessors = _release_steps
 
 # Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
 # before the grades are attached and the page is rendered. ReadableFeedback then turns formulas into
