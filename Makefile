@@ -24,16 +24,44 @@ demo: $(STAMP)
 	$(PY) -m autograder.demo
 
 ## make lab: JupyterLab on working copies of both flavours (your edits there are never overwritten):
-##   build/lab/module6 (the graded student notebooks) and build/lab/selfstudy (checks, hints, solutions)
-lab: $(STAMP)
+##   build/lab/module6 (the graded notebooks) in the student environment $(STUDENT_VENV) (the student
+##   package, JupyterLab and nbgrader's Validate only) on port $(LAB_PORT), and $(SELFSTUDY) (local checks,
+##   hints, worked solutions) in the full environment on port $(SELFSTUDY_PORT). Ctrl+C stops both.
+SELFSTUDY      ?= build/lab/selfstudy
+STUDENT_VENV   ?= .venv-student
+STUDENT_STAMP  := $(STUDENT_VENV)/.installed
+LAB_PORT       ?= 8888
+SELFSTUDY_PORT ?= 8889
+# nbgrader's instructor tools (Create Assignment, Formgrader, the nbgrader menu) and the exchange-based
+# Assignment/Course lists (no exchange here: they only show errors) are switched off for students.
+NBGRADER_LAB_OFF    := menu create-assignment assignment-list course-list
+NBGRADER_SERVER_OFF := formgrader assignment_list course_list
+
+$(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py
+	@test -x $(STUDENT_VENV)/bin/python || $(PYTHON) -m venv $(STUDENT_VENV)
+	$(STUDENT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(STUDENT_VENV)/bin/python -m pip install --quiet ./course jupyterlab nbgrader
+	for plugin in $(NBGRADER_LAB_OFF); do \
+	  $(STUDENT_VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyter/nbgrader:$$plugin" || exit 1; done
+	for ext in $(NBGRADER_SERVER_OFF); do \
+	  $(STUDENT_VENV)/bin/jupyter server extension disable --sys-prefix "nbgrader.server_extensions.$$ext" || exit 1; done
+	mkdir -p $(STUDENT_VENV)/etc/jupyter
+	cp tools/student_nbgrader_config.py $(STUDENT_VENV)/etc/jupyter/nbgrader_config.py
+	@touch $@
+
+lab: $(STAMP) $(STUDENT_STAMP)
 	mkdir -p build/lab
 	cp -rn release/module6 build/lab/
-	$(PY) -m autograder.authoring.selfstudy_build build/lab/selfstudy --keep-existing
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab --notebook-dir=build/lab
+	$(PY) -m autograder.authoring.selfstudy_build $(SELFSTUDY)
+	(cd build/lab/module6 && PATH="$(CURDIR)/$(STUDENT_VENV)/bin:$$PATH" \
+	  exec $(CURDIR)/$(STUDENT_VENV)/bin/jupyter lab --port=$(LAB_PORT)) & student=$$!; \
+	trap 'kill $$student 2>/dev/null' EXIT INT TERM; \
+	cd $(SELFSTUDY) && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CURDIR)/$(PY) -m jupyter lab --port=$(SELFSTUDY_PORT)
 
-## make selfstudy: build the self-study notebooks (local checks, hints, gated worked solutions)
+## make selfstudy: build the self-study notebooks into $(SELFSTUDY) (local checks, hints, gated worked
+##   solutions); notebooks you have edited there are kept, and the build says which
 selfstudy: $(STAMP)
-	$(PY) -m autograder.authoring.selfstudy_build
+	$(PY) -m autograder.authoring.selfstudy_build $(SELFSTUDY)
 
 ## make release: regenerate release/module6 from source/module6 with nbgrader
 release: $(STAMP)
