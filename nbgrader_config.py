@@ -69,11 +69,13 @@ c.Validator.validate_all = True
 
 # A released hidden test cell is its docstring alone, which a run would echo like a result: it gets
 # a note and a ``pass`` before the release checksums are computed (grading restores the full cell).
-from autograder.authoring.quiet_tests import QuietReleasedTests  # noqa: E402
+# Released notebooks carry the kernel's language_info, so JupyterLab does not open them as modified.
+from autograder.authoring.release_preprocessors import KernelLanguageInfo, QuietReleasedTests  # noqa: E402
 from nbgrader.converters import GenerateAssignment  # noqa: E402
 
 _release_steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
 _release_steps.insert(_release_steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
+_release_steps.append(KernelLanguageInfo)
 c.GenerateAssignment.preprocessors = _release_steps
 
 # Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks

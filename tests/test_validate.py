@@ -63,7 +63,7 @@ def _worked_code() -> str:
 
 
 def test_the_course_config_validates_every_cell_and_quiets_released_tests():
-    from autograder.authoring.quiet_tests import QuietReleasedTests
+    from autograder.authoring.release_preprocessors import KernelLanguageInfo, QuietReleasedTests
     from nbgrader.converters import GenerateAssignment
     from nbgrader.preprocessors import ClearHiddenTests
 
@@ -71,6 +71,15 @@ def test_the_course_config_validates_every_cell_and_quiets_released_tests():
     assert _validator().validate_all is True
     steps = GenerateAssignment(config=config).preprocessors
     assert steps.index(QuietReleasedTests) == steps.index(ClearHiddenTests) + 1
+    assert steps[-1] is KernelLanguageInfo
+
+
+@pytest.mark.parametrize("path", sorted(release_dir().glob("*.ipynb")), ids=lambda p: p.stem)
+def test_released_notebooks_hold_the_language_info_jupyterlab_would_write(path):
+    """Otherwise JupyterLab marks a notebook modified as soon as its kernel starts."""
+    from autograder.authoring.release_preprocessors import kernel_language_info
+
+    assert nbformat.read(path, as_version=4).metadata["language_info"] == kernel_language_info()
 
 
 @pytest.mark.slow
