@@ -32,6 +32,8 @@ STUDENT_VENV   ?= .venv-student
 STUDENT_STAMP  := $(STUDENT_VENV)/.installed
 LAB_PORT       ?= 8888
 SELFSTUDY_PORT ?= 8889
+# Extra arguments for both servers, e.g. LAB_ARGS="--no-browser --allow-root" in a container.
+LAB_ARGS       ?=
 # nbgrader's instructor tools (Create Assignment, Formgrader, the nbgrader menu) and the exchange-based
 # Assignment/Course lists (no exchange here: they only show errors) are switched off for students.
 NBGRADER_LAB_OFF    := menu create-assignment assignment-list course-list
@@ -43,6 +45,7 @@ $(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py
 	$(STUDENT_VENV)/bin/python -m pip install --quiet ./course jupyterlab nbgrader
 	for plugin in $(NBGRADER_LAB_OFF); do \
 	  $(STUDENT_VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyter/nbgrader:$$plugin" || exit 1; done
+	$(STUDENT_VENV)/bin/jupyter labextension lock --level=sys_prefix $(addprefix @jupyter/nbgrader:,$(NBGRADER_LAB_OFF))
 	for ext in $(NBGRADER_SERVER_OFF); do \
 	  $(STUDENT_VENV)/bin/jupyter server extension disable --sys-prefix "nbgrader.server_extensions.$$ext" || exit 1; done
 	mkdir -p $(STUDENT_VENV)/etc/jupyter
@@ -54,9 +57,9 @@ lab: $(STAMP) $(STUDENT_STAMP)
 	cp -rn release/module6 build/lab/
 	$(PY) -m autograder.authoring.selfstudy_build $(SELFSTUDY)
 	(cd build/lab/module6 && PATH="$(CURDIR)/$(STUDENT_VENV)/bin:$$PATH" \
-	  exec $(CURDIR)/$(STUDENT_VENV)/bin/jupyter lab --port=$(LAB_PORT)) & student=$$!; \
+	  exec $(CURDIR)/$(STUDENT_VENV)/bin/jupyter lab --port=$(LAB_PORT) $(LAB_ARGS)) & student=$$!; \
 	trap 'kill $$student 2>/dev/null' EXIT INT TERM; \
-	cd $(SELFSTUDY) && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CURDIR)/$(PY) -m jupyter lab --port=$(SELFSTUDY_PORT)
+	cd $(SELFSTUDY) && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CURDIR)/$(PY) -m jupyter lab --port=$(SELFSTUDY_PORT) $(LAB_ARGS)
 
 ## make selfstudy: build the self-study notebooks into $(SELFSTUDY) (local checks, hints, gated worked
 ##   solutions); notebooks you have edited there are kept, and the build says which
