@@ -149,6 +149,12 @@ def test_reveal_widget_confirms_then_shows_the_solution(progress):
     assert state.solution_shown and solution_button.disabled
 
 
+def test_force_opens_the_panel_with_the_solution_shown(progress):
+    panel = selfstudy.reveal("16_causal_shift", force=True)
+    assert panel._reveal_state.solution_shown and panel._reveal_button.disabled
+    assert not selfstudy.has_attempted("16_causal_shift", progress), "forcing is not a try"
+
+
 def test_the_panel_updates_itself_when_a_check_records_a_try(progress):
     from autograder.reference import stable_log_softmax
 

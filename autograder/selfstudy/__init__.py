@@ -251,24 +251,25 @@ class Reveal:
 def reveal(stem: str, *, force: bool = False):
     """Show the hints and worked-solution panel of ``stem`` (one click once you have tried).
 
-    With ``force=True`` the worked solution is shown at once, without the panel.
+    With ``force=True`` the panel opens with the worked solution already shown (no confirmation).
     """
     from IPython.display import Markdown, display
 
     state = Reveal(stem)
+    panel = _reveal_view(state, Markdown, display)
     if force:
         state.awaiting_confirmation = True
-        state.request_solution()
-        display(Markdown("### Worked solution\n\n" + state.solution_markdown()))
-        return None
-    return _reveal_view(state, Markdown, display)
+        panel._reveal_button.click()
+    return panel
 
 
 # Colours chosen for at least 4.5:1 contrast (WCAG 2.1 AA) on the button and against the page:
 # white on #0b5394 is 7.9:1, #1a1a1a on #e8e8e8 is 14:1. Code in the worked solution scrolls sideways
 # instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere).
 _PANEL_CSS = """<style>
-.selfstudy-panel .selfstudy-output pre { white-space: pre; word-break: normal; overflow-wrap: normal; overflow-x: auto; }
+.selfstudy-panel .selfstudy-output pre { overflow-x: auto; }
+.selfstudy-panel .selfstudy-output pre, .selfstudy-panel .selfstudy-output pre * {
+  white-space: pre !important; word-break: normal !important; overflow-wrap: normal !important; }
 .selfstudy-panel .selfstudy-solution { border-top: 2px solid #595959; margin-top: 0.75em; padding-top: 0.5em; }
 .selfstudy-panel .selfstudy-status { color: #1a1a1a; }
 </style>"""
@@ -351,6 +352,7 @@ def _reveal_view(state: Reveal, Markdown, display):
                           hints_output, solution_output])
     panel.add_class("selfstudy-panel")
     panel._reveal_state = state  # for tests and curious learners
+    panel._reveal_button = solution_button
     return panel
 
 

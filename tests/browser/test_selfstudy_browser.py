@@ -146,8 +146,16 @@ def test_after_the_checks_ran_one_click_reveals_the_worked_solution(
     blocks = output.locator("pre")
     assert blocks.count() > 0
     for i in range(blocks.count()):
-        style = blocks.nth(i).evaluate("e => [getComputedStyle(e).whiteSpace, getComputedStyle(e).wordBreak]")
-        assert style[0] == "pre" and style[1] != "break-all", style
+        # The <pre> and everything inside it (JupyterLab wraps highlighted code in <code> and spans).
+        styles = blocks.nth(i).evaluate("""e => [e, ...e.querySelectorAll('*')].map(
+            n => [getComputedStyle(n).whiteSpace, getComputedStyle(n).wordBreak])""")
+        assert all(space == "pre" and brk != "break-all" for space, brk in styles), styles
+        # One rendered line per source line: nothing wrapped.
+        lines = blocks.nth(i).inner_text().rstrip("\n").count("\n") + 1
+        line_height = blocks.nth(i).evaluate("e => parseFloat(getComputedStyle(e).lineHeight)")
+        height = blocks.nth(i).evaluate("e => e.scrollHeight - parseFloat(getComputedStyle(e).paddingTop)"
+                                        " - parseFloat(getComputedStyle(e).paddingBottom)")
+        assert height <= (lines + 0.5) * line_height, (lines, height, line_height)
     _no_errors(reveal_cell)
     _shoot(reveal_cell, screenshot_dir, f"{SOLVED}-2-solution-after-one-click")
 
