@@ -39,7 +39,7 @@ LAB_ARGS       ?=
 NBGRADER_LAB_OFF    := menu create-assignment assignment-list course-list
 NBGRADER_SERVER_OFF := formgrader assignment_list course_list
 
-$(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py
+$(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py tools/student_validate_message.py
 	@test -x $(STUDENT_VENV)/bin/python || $(PYTHON) -m venv $(STUDENT_VENV)
 	$(STUDENT_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(STUDENT_VENV)/bin/python -m pip install --quiet ./course jupyterlab nbgrader
@@ -50,6 +50,7 @@ $(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py
 	  $(STUDENT_VENV)/bin/jupyter server extension disable --sys-prefix "nbgrader.server_extensions.$$ext" || exit 1; done
 	mkdir -p $(STUDENT_VENV)/etc/jupyter
 	cp tools/student_nbgrader_config.py $(STUDENT_VENV)/etc/jupyter/nbgrader_config.py
+	$(STUDENT_VENV)/bin/python tools/student_validate_message.py $(STUDENT_VENV)
 	@touch $@
 
 lab: $(STAMP) $(STUDENT_STAMP)

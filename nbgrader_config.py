@@ -62,9 +62,10 @@ c.Execute.raise_on_iopub_timeout = True
 
 # The JupyterLab "Validate" button also reports public check cells and answer cells that raise: a
 # released hidden test cell holds only its docstring and would otherwise "pass" on an untouched stub.
-# So Validate runs the notebook's open checks; the hidden tests are not in a student's notebook, and
-# nbgrader's success text ("passes all the tests", fixed in its code, not configurable) can only mean
-# the tests it holds: the notebooks' "How this notebook works" cell says so.
+# So Validate runs the notebook's open checks; the hidden tests are not in a student's notebook.
+# nbgrader's success text ("passes all the tests") is fixed in its JupyterLab bundle, not configurable:
+# the notebooks' "How this notebook works" cell says what Validate checks, and the student environment
+# of `make lab` rewords the sentence (tools/student_validate_message.py).
 c.Validator.validate_all = True
 
 # A released hidden test cell is its docstring alone, which a run would echo like a result: it gets

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -57,3 +58,35 @@ def test_the_student_environment_installs_the_student_package_not_the_instructor
     assert install, "the student environment's install line is missing"
     words = install.group(1).split()
     assert "./course" in words and "." not in words and not any("instructor" in w for w in words), words
+
+
+def _load_patcher():
+    spec = importlib.util.spec_from_file_location("student_validate_message", ROOT / "tools" / "student_validate_message.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_validate_sentence_to_reword_is_in_the_installed_nbgrader_exactly_once():
+    patcher = _load_patcher()
+    texts = [p.read_text(errors="replace") for p in patcher.static_dir(Path(sys.prefix)).glob("*.js")]
+    assert sum(text.count(patcher.NBGRADER_SUCCESS) for text in texts) == 1
+
+
+def test_rewording_validate_replaces_the_claim_once_and_fails_loudly_elsewhere(tmp_path):
+    import pytest
+
+    patcher = _load_patcher()
+    target = patcher.static_dir(tmp_path)
+    shutil.copytree(patcher.static_dir(Path(sys.prefix)), target)
+    patched = patcher.patch(tmp_path)
+    text = patched.read_text()
+    assert patcher.NBGRADER_SUCCESS not in text and text.count(patcher.TRUTHFUL_SUCCESS) == 1
+    assert "passes all the tests" not in patcher.TRUTHFUL_SUCCESS
+    assert patcher.patch(tmp_path) == patched and patched.read_text() == text  # a rerun changes nothing
+    with pytest.raises(SystemExit, match="no nbgrader labextension"):
+        patcher.patch(tmp_path / "elsewhere")
+    patched.write_text(text.replace(patcher.TRUTHFUL_SUCCESS, "something else"))
+    with pytest.raises(SystemExit, match="exactly once"):
+        patcher.patch(tmp_path)
+    assert "tools/student_validate_message.py $(STUDENT_VENV)" in MAKEFILE
