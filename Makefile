@@ -43,6 +43,7 @@ $(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py tools/s
 	@test -x $(STUDENT_VENV)/bin/python || $(PYTHON) -m venv $(STUDENT_VENV)
 	$(STUDENT_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(STUDENT_VENV)/bin/python -m pip install --quiet ./course jupyterlab nbgrader
+	rm -rf course/build  # setuptools' in-tree copy of the student package, as after make dist
 	for plugin in $(NBGRADER_LAB_OFF); do \
 	  $(STUDENT_VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyter/nbgrader:$$plugin" || exit 1; done
 	$(STUDENT_VENV)/bin/jupyter labextension lock --level=sys_prefix $(addprefix @jupyter/nbgrader:,$(NBGRADER_LAB_OFF))
