@@ -18,7 +18,7 @@ if ROOT not in sys.path:
 
 from autograder.feedback_redaction import RedactHiddenTests  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 
@@ -62,7 +62,22 @@ c.Execute.raise_on_iopub_timeout = True
 
 # The JupyterLab "Validate" button also reports public check cells and answer cells that raise: a
 # released hidden test cell holds only its docstring and would otherwise "pass" on an untouched stub.
+# So Validate runs the notebook's open checks; the hidden tests are not in a student's notebook.
+# nbgrader's success text ("passes all the tests") is fixed in its JupyterLab bundle, not configurable:
+# the notebooks' "How this notebook works" cell says what Validate checks, and the student environment
+# of `make lab` rewords the sentence (tools/student_validate_message.py).
 c.Validator.validate_all = True
+
+# A released hidden test cell is its docstring alone, which a run would echo like a result: it gets
+# a note and a ``pass`` before the release checksums are computed (grading restores the full cell).
+# Released notebooks carry the kernel's language_info, so JupyterLab does not open them as modified.
+from autograder.authoring.release_preprocessors import KernelLanguageInfo, QuietReleasedTests  # noqa: E402
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+
+_release_steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
+_release_steps.insert(_release_steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
+_release_steps.append(KernelLanguageInfo)
+c.GenerateAssignment.preprocessors = _release_steps
 
 # Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
 # before the grades are attached and the page is rendered. ReadableFeedback then turns formulas into

@@ -22,7 +22,11 @@ STEMS = sorted(CHECKS)
 @pytest.fixture
 def progress(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    return tmp_path / ".selfstudy-progress.json"
+    return tmp_path / "selfstudy-progress.json"
+
+
+def _results(stem: str, answers: dict, groups=None):
+    return run_check(stem, answers, groups).groups
 
 
 def test_every_exercise_has_hints_a_worked_solution_and_an_idea():
@@ -43,7 +47,7 @@ def test_reveal_asks_for_confirmation_before_a_first_attempt(progress):
 
 
 def test_reveal_opens_at_once_after_a_check_ran(progress):
-    selfstudy.record_attempt("15_stable_log_softmax", 3.0, 9.0, path=progress)
+    selfstudy.record_try("15_stable_log_softmax", _results("15_stable_log_softmax", {}), path=progress)
     state = Reveal("15_stable_log_softmax", progress_path=progress)
     assert state.request_solution() == "shown"
     other = Reveal("16_causal_shift", progress_path=progress)
@@ -57,40 +61,138 @@ def test_hints_come_one_at_a_time_then_stop(progress):
     assert state.next_hint() is None
 
 
-def test_check_runs_hidden_cases_prints_feedback_and_records_the_attempt(progress, capsys):
+def test_a_check_on_the_untouched_stub_is_not_a_try(progress, capsys):
     def stable_log_softmax(logits, axis=-1):
         raise NotImplementedError
 
-    earned = selfstudy.check("15_stable_log_softmax", "numerics", {"stable_log_softmax": stable_log_softmax})
+    assert selfstudy.check("15_stable_log_softmax", "numerics", {"stable_log_softmax": stable_log_softmax}) is None
     out = capsys.readouterr().out
-    assert earned == 0.0
-    assert "not implemented" in out
-    assert selfstudy.has_attempted("15_stable_log_softmax", progress)
-    assert json.loads(progress.read_text())["15_stable_log_softmax"]["attempts"] == 1
+    assert "not implemented" in out and "Not counted as a try" in out
+    assert not selfstudy.has_attempted("15_stable_log_softmax", progress)
+    assert not progress.exists()
+
+
+def test_template_values_are_not_a_try_but_one_filled_value_is(progress, capsys):
+    template = {"sequence_logprob": None, "mean_nll": None, "perplexity": None}
+    selfstudy.check("09_sequence_ppl", None, dict(template))
+    assert selfstudy.tries("09_sequence_ppl", progress) == 0
+    selfstudy.check("09_sequence_ppl", None, {**template, "mean_nll": 1.0})
+    assert selfstudy.tries("09_sequence_ppl", progress) == 1
+    nested = {"stop_flags": {"response_1": {"stop_reason": None, "terminated": None, "truncated": None}}}
+    selfstudy.check("01_stop_reasons", None, nested)
+    assert selfstudy.tries("01_stop_reasons", progress) == 0
+    assert "Not counted as a try" in capsys.readouterr().out
+
+
+def test_a_wrong_answer_is_a_try_and_the_progress_file_keeps_one_score_per_part(progress, capsys):
+    import numpy as np
+
+    def stable_log_softmax(logits, axis=-1):
+        return np.asarray(logits, dtype=float)  # wrong: passes nothing
+
+    def reference(logits, axis=-1):
+        from autograder.reference import stable_log_softmax
+        return stable_log_softmax(logits, axis)
+
+    stem = "15_stable_log_softmax"
+    groups = CHECKS[stem].groups
+    selfstudy.check(stem, groups[0].name, {"stable_log_softmax": stable_log_softmax})
+    selfstudy.check(stem, groups[1].name, {"stable_log_softmax": reference})
+    selfstudy.check(stem, groups[0].name, {"stable_log_softmax": reference})
+    selfstudy.check(stem, groups[0].name, {"stable_log_softmax": stable_log_softmax})  # best is kept
+    entry = json.loads(progress.read_text())[stem]
+    assert entry["tries"] == 4
+    assert set(entry["parts"]) == {groups[0].name, groups[1].name}
+    for group in groups[:2]:
+        part = entry["parts"][group.name]
+        assert part["points"] == group.points and part["best"] == group.points, part
+        assert part["best"] <= part["points"]
+    assert entry["parts"][groups[0].name]["last"] == 0.0
+    out = capsys.readouterr().out
+    assert "What the failures suggest" not in out
+    selfstudy.progress(stem, path=progress)
+    table = capsys.readouterr().out
+    assert f"{stem}: 4 tries" in table
+    assert f"{groups[0].title}: best {groups[0].points:g} / {groups[0].points:g} points" in table
+
+
+def test_feedback_tells_a_repeated_failure_once():
+    def stable_log_softmax(logits, axis=-1):
+        return np.asarray(logits)  # noqa: F821 -- the missing import is the point
+
+    result = run_check("15_stable_log_softmax", {"stable_log_softmax": stable_log_softmax})
+    text = result.feedback()
+    message = "raised NameError: name 'np' is not defined"
+    failing = [case for case in result.cases if message in case.message]
+    assert len(failing) > 10
+    assert text.count(message) == len({case.group for case in failing}), text
+    assert re.search(r"and \d+ more cases: stable_log_softmax raised NameError", text), text
+    assert len(text.splitlines()) < len(result.cases)
 
 
 def test_check_gives_full_points_to_the_reference(progress, capsys):
     from autograder.reference import stable_log_softmax
 
-    earned = selfstudy.check("15_stable_log_softmax", None, {"stable_log_softmax": stable_log_softmax})
-    assert earned == CHECKS["15_stable_log_softmax"].points
+    selfstudy.check("15_stable_log_softmax", None, {"stable_log_softmax": stable_log_softmax})
     assert "FAIL" not in capsys.readouterr().out
+    entry = json.loads(progress.read_text())["15_stable_log_softmax"]
+    assert sum(part["best"] for part in entry["parts"].values()) == CHECKS["15_stable_log_softmax"].points
 
 
 def test_reveal_widget_confirms_then_shows_the_solution(progress):
     panel = selfstudy.reveal("15_stable_log_softmax")
     state = panel._reveal_state
-    buttons = panel.children[0].children
-    solution_button = buttons[1]
+    solution_button = panel.children[1].children[1]
     solution_button.click()
-    assert "click again" in panel.children[1].value and not state.solution_shown
+    assert "click again" in panel.children[2].value and not state.solution_shown
     solution_button.click()
     assert state.solution_shown and solution_button.disabled
 
 
+def test_force_opens_the_panel_with_the_solution_shown(progress):
+    panel = selfstudy.reveal("16_causal_shift", force=True)
+    assert panel._reveal_state.solution_shown and panel._reveal_button.disabled
+    assert not selfstudy.has_attempted("16_causal_shift", progress), "forcing is not a try"
+
+
+def test_the_panel_updates_itself_when_a_check_records_a_try(progress):
+    from autograder.reference import stable_log_softmax
+
+    panel = selfstudy.reveal("15_stable_log_softmax")
+    status, solution_button = panel.children[2], panel.children[1].children[1]
+    solution_button.click()  # before any try: asks to confirm
+    assert "click again" in status.value and solution_button.description == "Reveal anyway"
+    selfstudy.check("15_stable_log_softmax", "public", {"stable_log_softmax": stable_log_softmax})
+    assert "You have not" not in status.value
+    assert "tried this notebook 1 time" in status.value
+    assert solution_button.description == "Reveal the worked solution"
+    assert not panel._reveal_state.solution_shown
+    solution_button.click()  # one click now
+    assert panel._reveal_state.solution_shown
+
+
+def _luminance(hex_colour: str) -> float:
+    channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted([_luminance(a), _luminance(b)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_panel_buttons_have_names_and_enough_contrast(progress):
+    panel = selfstudy.reveal("15_stable_log_softmax")
+    for button in panel.children[1].children:
+        assert button.description and button.tooltip
+        assert _contrast(button.style.button_color, button.style.text_color) >= 4.5, button.description
+    assert 'role="status"' in panel.children[2].value
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_build_turns_hidden_tests_into_local_checks(tmp_path, assignment):
-    written = build.build_all(tmp_path / "selfstudy")[assignment]
+    written = build.build_all(tmp_path / "selfstudy")[assignment].written
     release_folder = release_dir(ROOT, assignment)
     assert [p.name for p in written] == sorted(p.name for p in release_folder.glob("*.ipynb"))
     assert all(p.parent == tmp_path / "selfstudy" / assignment for p in written)
@@ -105,6 +207,35 @@ def test_build_turns_hidden_tests_into_local_checks(tmp_path, assignment):
         assert calls == [(path.stem, group) for group in groups]
         assert {g.name for g in CHECKS[path.stem].groups} == set(groups)
         assert nb.cells[-1].source.endswith(f'reveal("{path.stem}")')
+        how = next(c for c in nb.cells if c.get("id") == "how-this-works")
+        assert "Run All" in how.source and "Validate" not in how.source
+
+
+def test_the_default_build_location_is_the_one_the_readme_names():
+    assert build.DEFAULT_OUT == ROOT / "build" / "lab" / "selfstudy"
+    assert "build/lab/selfstudy/" in (ROOT / "README.md").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "SELFSTUDY      ?= build/lab/selfstudy\n" in makefile
+    # `make lab` and `make selfstudy` build into the same folder
+    assert makefile.count("-m autograder.authoring.selfstudy_build $(SELFSTUDY)\n") == 2
+
+
+def test_building_again_keeps_a_learners_work_and_says_so(tmp_path, capsys):
+    out = tmp_path / "selfstudy"
+    first = build.build(out)
+    assert len(first.written) == 20 and not first.kept
+    edited = out / "15_stable_log_softmax.ipynb"
+    nb = nbformat.read(edited, as_version=4)
+    answer = next(c for c in nb.cells if c.get("id") == "answer-stable-log-softmax")
+    answer.source = "def stable_log_softmax(logits, axis=-1):\n    return 'my work'\n"
+    nbformat.write(nb, str(edited))
+    before = edited.read_bytes()
+    assert build.main([str(out)]) == 0
+    report = capsys.readouterr().out
+    assert edited.read_bytes() == before, "a rebuild overwrote the learner's notebook"
+    assert "kept 1 notebook" in report and "15_stable_log_softmax.ipynb" in report and "your work is safe" in report
+    again = build.build(out)
+    assert edited in again.kept and len(again.written) == 19
 
 
 def _paragraphs(text: str) -> list:

@@ -8,15 +8,19 @@ already removed), so the self-study notebooks can never contain more than a stud
 * drops nbgrader's cell metadata (these notebooks are not submitted; ids and tags stay);
 * turns every hidden test cell into a local check of the same group (public and hidden cases,
   misconception feedback, points);
-* appends a hints and worked-solution panel whose reveal is gated on a first attempt.
+* appends a hints and worked-solution panel whose reveal is gated on a first try.
 
-The output folders are generated, ignored by git, and never part of ``release/``.
+The output folder (default ``build/lab/selfstudy/<assignment>``, the one ``make lab`` serves and the README names)
+is generated, ignored by git, and never part of ``release/``. Building again never loses work: a
+notebook already there that differs from the fresh build (a learner edited or ran it) is kept as it
+is and named in the report; to get a fresh copy, move or delete that notebook and build again.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -27,18 +31,26 @@ from autograder.assignment import ASSIGNMENT, ASSIGNMENTS, REPO_ROOT, release_di
 
 ROOT = REPO_ROOT
 RELEASE = release_dir()
-DEFAULT_ROOT = ROOT / "selfstudy"
+DEFAULT_ROOT = ROOT / "build" / "lab" / "selfstudy"
 DEFAULT_OUT = DEFAULT_ROOT / ASSIGNMENT
 
 BANNER = """\
 > **Self-study flavour.** The check cells below run *every* case of the grader locally, hidden ones
 > included, and explain what a failure suggests. When you have tried, the panel at the end offers
-> hints and the worked solution. Your progress is kept in `.selfstudy-progress.json` next to this notebook."""
+> hints and the worked solution. A check counts as a try once your answer differs from the template;
+> your tries and the best score of each part are kept in `selfstudy-progress.json` in this folder
+> (run `from autograder.selfstudy import progress; progress()` to see them)."""
 
 
 def _docstring(source: str) -> str:
     first = source.strip().splitlines()[0] if source.strip() else ""
     return first if first.startswith('"""') else '"""Check this part."""'
+
+
+def _without_validate(markdown: str) -> str:
+    """The release's "How this notebook works" note without its paragraph on nbgrader's Validate."""
+    paragraphs = markdown.split("\n\n")
+    return "\n\n".join(p for p in paragraphs if not p.lstrip().startswith("**Validate**"))
 
 
 def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
@@ -47,6 +59,8 @@ def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
     cells = []
     for cell in nb.cells:
         meta = cell.metadata.pop("nbgrader", None)
+        if cell.get("id") == "how-this-works":
+            cell.source = _without_validate(cell.source)
         if meta and meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
             group = meta["grade_id"].removeprefix("test_")
             cell.source = (f"{_docstring(cell.source)}\n"
@@ -64,31 +78,52 @@ def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
     return nb
 
 
-def build(out: Path = DEFAULT_OUT, release: Path = RELEASE, *, keep_existing: bool = False) -> list:
-    """Write one self-study notebook per release notebook; return the written paths.
+@dataclasses.dataclass(frozen=True)
+class BuildReport:
+    """What a build did: notebooks written (new or unchanged), and notebooks kept because they hold work."""
 
-    With ``keep_existing`` a notebook already in ``out`` is left alone (it may hold a learner's work).
+    out: Path
+    written: tuple
+    kept: tuple
+
+    def summary(self) -> str:
+        lines = [f"self-study notebooks in {self.out}: {len(self.written)} written"]
+        if self.kept:
+            lines.append(f"kept {len(self.kept)} notebook(s) that differ from a fresh build (your work is safe): "
+                         + ", ".join(path.name for path in self.kept))
+            lines.append("to get a fresh copy of one, move or delete it and build again")
+        return "\n".join(lines)
+
+
+def build(out: Path = DEFAULT_OUT, release: Path = RELEASE) -> BuildReport:
+    """Write one self-study notebook per release notebook into ``out``.
+
+    A notebook already in ``out`` is replaced only when it is byte for byte what this build writes;
+    one that differs (a learner's edits or outputs) is kept and listed in the report.
     """
-    sources = sorted(release.glob("[0-9][0-9]_*.ipynb"))
+    sources = sorted(Path(release).glob("[0-9][0-9]_*.ipynb"))
     if not sources:
         raise SystemExit(f"no release notebooks in {release}: run `make release` first")
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, kept = [], []
     for path in sources:
         if not solution_path(path.stem).is_file():
             raise SystemExit(f"missing worked solution {solution_path(path.stem)}")
         target = out / path.name
-        if keep_existing and target.exists():
+        fresh = nbformat.writes(convert(nbformat.read(path, as_version=4), path.stem))
+        fresh += "" if fresh.endswith("\n") else "\n"  # as nbformat.write and JupyterLab store it
+        if target.exists() and target.read_text(encoding="utf-8") != fresh:
+            kept.append(target)
             continue
-        nb = convert(nbformat.read(path, as_version=4), path.stem)
-        nbformat.write(nb, str(target))
+        target.write_text(fresh, encoding="utf-8")
         written.append(target)
-    return written
+    return BuildReport(out, tuple(written), tuple(kept))
 
 
-def build_all(root: Path = DEFAULT_ROOT, *, keep_existing: bool = False) -> dict:
-    """``assignment -> written paths``: every assignment's release built into ``root/<assignment>``."""
-    return {assignment: build(Path(root) / assignment, release_dir(REPO_ROOT, assignment), keep_existing=keep_existing)
+def build_all(root: Path = DEFAULT_ROOT) -> dict:
+    """``assignment -> BuildReport``: every assignment's release built into ``root/<assignment>``."""
+    return {assignment: build(Path(root) / assignment, release_dir(REPO_ROOT, assignment))
             for assignment in ASSIGNMENTS}
 
 
@@ -96,11 +131,9 @@ def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_ROOT,
                         help="output folder (one subfolder per assignment)")
-    parser.add_argument("--keep-existing", action="store_true",
-                        help="leave notebooks that already exist in OUT untouched (a learner's work)")
     args = parser.parse_args(argv)
-    for assignment, written in build_all(args.out, keep_existing=args.keep_existing).items():
-        print(f"wrote {len(written)} self-study notebooks to {args.out / assignment}")
+    for report in build_all(args.out).values():
+        print(report.summary())
     return 0
 
 

@@ -95,12 +95,22 @@ class GroupResult:
 
     def feedback(self) -> str:
         lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
+        # Failures that say the same thing (a missing import fails every case alike) are told once,
+        # where the first of them would have been, with the number of cases they cover.
+        rows: list = []  # per line: (mark, case names, message)
+        failing: dict = {}
         for case in self.cases:
-            mark = "PASS" if case.passed else "FAIL"
-            text = f"  [{mark}] {case.name}"
-            if not case.passed and case.message:
-                text += f": {case.message}"
-            lines.append(text)
+            if case.passed:
+                rows.append(("PASS", [case.name], ""))
+            elif case.message in failing:
+                failing[case.message][1].append(case.name)
+            else:
+                failing[case.message] = ("FAIL", [case.name], case.message)
+                rows.append(failing[case.message])
+        for mark, names, message in rows:
+            more = len(names) - 1
+            text = f"  [{mark}] {names[0]}" + (f" and {more} more case{'s' if more > 1 else ''}" if more else "")
+            lines.append(text + (f": {message}" if message else ""))
         return "\n".join(lines)
 
 

@@ -1,10 +1,13 @@
 """Self-study mode: full local checks with feedback, hints, and worked solutions revealed after a try.
 
 In a self-study notebook each check cell calls :func:`check` (every public and hidden case of that
-group, run in this kernel, with the misconception feedback and the points) and the last cell calls
-:func:`reveal`, which offers hints at once and the worked solution only after the learner has run
-at least one check of the notebook (recorded in ``.selfstudy-progress.json`` beside the notebook,
-so a restarted kernel remembers). A learner who insists can reveal it anyway: the button asks for
+part, run in this kernel, with feedback and the points) and the last cell calls :func:`reveal`,
+which offers hints at once and the worked solution only after the learner has tried. A *try* is a
+check run on an answer that differs from the template: a stub that still raises
+``NotImplementedError`` or variables still ``None`` are not a try. Progress is kept in
+``selfstudy-progress.json`` beside the notebooks (a plain, visible file: one entry per notebook with
+the number of tries and the best score of each part), so a restarted kernel remembers; :func:`progress`
+prints it as a table. A learner who insists can reveal the solution before trying: the button asks for
 one confirmation, and ``reveal(stem, force=True)`` skips it.
 """
 
@@ -12,11 +15,16 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from pathlib import Path
 
-from autograder.checks import CHECKS, run_check
+from autograder.channel import Raised, Returned
+from autograder.checks import CHECKS, judge, plan
+from autograder.checks._core import perform_cases
 
-PROGRESS_FILE = Path(".selfstudy-progress.json")
+#: The progress file, relative to the kernel's working directory (JupyterLab starts a notebook's kernel
+#: in the notebook's folder, so it sits beside the notebooks). Visible on purpose: learners may read it.
+PROGRESS_FILE = Path("selfstudy-progress.json")
 
 
 # --------------------------------------------------------------------------- progress
@@ -24,49 +32,128 @@ PROGRESS_FILE = Path(".selfstudy-progress.json")
 
 def _load_progress(path: Path = PROGRESS_FILE) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
-def record_attempt(stem: str, earned: float, available: float, path: Path = PROGRESS_FILE) -> None:
-    """Remember that ``stem`` was checked (best score kept); never fails the check if the disk does."""
+def _entry(progress: dict, stem: str) -> dict:
+    entry = progress.get(stem)
+    entry = entry if isinstance(entry, dict) else {}
+    parts = entry.get("parts")
+    entry["parts"] = parts if isinstance(parts, dict) else {}
+    entry["tries"] = int(entry.get("tries", 0)) if str(entry.get("tries", 0)).isdigit() else 0
+    return entry
+
+
+def record_try(stem: str, group_results, path: Path = PROGRESS_FILE) -> dict:
+    """Count one try of ``stem`` and keep, per part, the best score out of that part's points.
+
+    ``group_results`` are :class:`autograder.checks._core.GroupResult` objects. Returns the notebook's
+    updated entry. A disk that refuses the write never fails the check (the entry is still returned).
+    """
     progress = _load_progress(path)
-    entry = progress.get(stem, {}) if isinstance(progress.get(stem), dict) else {}
-    entry["attempts"] = int(entry.get("attempts", 0)) + 1
-    entry["best"] = max(float(entry.get("best", 0.0)), float(earned))
-    entry["available"] = float(available)
+    entry = _entry(progress, stem)
+    entry["tries"] += 1
+    for group in group_results:
+        part = entry["parts"].get(group.name)
+        part = part if isinstance(part, dict) else {}
+        try:
+            best = float(part.get("best", 0.0))
+        except (TypeError, ValueError):
+            best = 0.0
+        entry["parts"][group.name] = {
+            "title": group.title,
+            "best": max(best, float(group.points_earned)),
+            "last": float(group.points_earned),
+            "points": float(group.points_available),
+        }
     progress[stem] = entry
     try:
-        path.write_text(json.dumps(progress, indent=1, sort_keys=True), encoding="utf-8")
+        Path(path).write_text(json.dumps(progress, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     except OSError:
         pass
+    return entry
+
+
+def tries(stem: str, path: Path = PROGRESS_FILE) -> int:
+    """How many tries of ``stem`` were recorded here."""
+    return _entry(_load_progress(path), stem)["tries"]
 
 
 def has_attempted(stem: str, path: Path = PROGRESS_FILE) -> bool:
-    """True once any check of ``stem`` has run here."""
-    entry = _load_progress(path).get(stem)
-    return isinstance(entry, dict) and int(entry.get("attempts", 0)) > 0
+    """True once a check of ``stem`` has run here on an answer that differs from the template."""
+    return tries(stem, path) > 0
+
+
+def progress(stem: str | None = None, path: Path = PROGRESS_FILE) -> None:
+    """Print your progress: per notebook, the tries and the best score of each part."""
+    data = _load_progress(path)
+    stems = [stem] if stem is not None else sorted(data)
+    if not any(_entry(data, s)["tries"] for s in stems):
+        print("No tries recorded yet: answer a part, then run its check cell.")
+        return
+    for name in stems:
+        entry = _entry(data, name)
+        if not entry["tries"]:
+            continue
+        print(f"{name}: {entry['tries']} {'try' if entry['tries'] == 1 else 'tries'}")
+        for part in entry["parts"].values():
+            print(f"  {part.get('title', '?')}: best {_fmt(part.get('best', 0))} / {_fmt(part.get('points', 0))} points")
+
+
+def _fmt(value) -> str:
+    try:
+        return f"{float(value):g}"
+    except (TypeError, ValueError):
+        return "?"
 
 
 # --------------------------------------------------------------------------- checks
 
 
-def check(stem: str, group: str | None = None, namespace: dict | None = None) -> float:
-    """Run every case (public and hidden) of one group, or of the whole notebook, and print the feedback.
+def _is_template_value(value) -> bool:
+    """A value as the template leaves it: ``None``, or containers holding nothing but ``None``."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return all(_is_template_value(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_is_template_value(v) for v in value)
+    return False
 
-    Returns the points earned. Nothing is raised for a wrong answer: the feedback says what failed.
+
+def _answered(call, outcomes: tuple, namespace: dict) -> bool:
+    """Whether ``call`` met an answer the learner wrote (not a missing name, a stub, or a template value)."""
+    if call.target not in namespace:
+        return False
+    if call.read_only:
+        return not _is_template_value(namespace[call.target])
+    return not any(isinstance(o, Raised) and o.is_a("NotImplementedError") for o in outcomes)
+
+
+def check(stem: str, group: str | None = None, namespace: dict | None = None) -> None:
+    """Run every case (public and hidden) of one part, or of the whole notebook, and print the feedback.
+
+    Nothing is raised for a wrong answer and nothing is returned (so the cell shows no stray value):
+    the printed feedback says what failed, :func:`progress` shows the scores kept. The run counts as a
+    try only when at least one answer differs from the template.
     """
     if namespace is None:
         raise TypeError("pass globals() as namespace so the check can find your answers")
-    result = run_check(stem, namespace, None if group is None else [group])
-    record_attempt(stem, result.points_earned, result.points_available)
-    text = result.groups[0].feedback() if group is not None else result.feedback()
-    print(text)
-    if result.misconceptions:
-        print("\nWhat the failures suggest: " + "; ".join(result.misconceptions))
-    return result.points_earned
+    groups = None if group is None else [group]
+    cases = plan(stem, groups)
+    outcomes = perform_cases(cases, namespace)
+    result = judge(stem, outcomes, groups)
+    answered = any(_answered(call, outcomes.get(case.name, ())[i:i + 1], namespace)
+                   for case in cases for i, call in enumerate(case.calls))
+    print(result.groups[0].feedback() if group is not None else result.feedback())
+    if answered:
+        record_try(stem, result.groups)
+        _notify(stem)
+    else:
+        print("\n(Not counted as a try: the answers are still the template's. Fill them in, then run this cell again.)")
 
 
 # --------------------------------------------------------------------------- worked solutions
@@ -92,11 +179,25 @@ def load_solution(stem: str) -> dict:
     return {"hints": hints, "solution": sections["worked solution"], "remember": sections["remember"]}
 
 
+#: Live reveal states by notebook stem, so that a check can refresh panels already on screen.
+_LIVE: dict = {}
+
+
+def _notify(stem: str) -> None:
+    for state in list(_LIVE.get(stem, ())):
+        for listener in list(state.listeners):
+            try:
+                listener()
+            except Exception:  # a broken panel must never break a check
+                pass
+
+
 class Reveal:
     """The reveal panel's state machine, separate from its view so it can be tested headless.
 
     States: hints are shown one by one on demand; the solution opens directly once the exercise has
-    been attempted, otherwise the first request asks for confirmation and the second one opens it.
+    been tried, otherwise the first request asks for confirmation and the second one opens it.
+    ``listeners`` are called whenever a check of this notebook records a try.
     """
 
     def __init__(self, stem: str, progress_path: Path = PROGRESS_FILE):
@@ -106,6 +207,12 @@ class Reveal:
         self.hints_shown = 0
         self.awaiting_confirmation = False
         self.solution_shown = False
+        self.listeners: list = []
+        _LIVE.setdefault(stem, weakref.WeakSet()).add(self)
+
+    @property
+    def tries(self) -> int:
+        return tries(self.stem, self.progress_path)
 
     def next_hint(self) -> str | None:
         if self.hints_shown >= len(self.material["hints"]):
@@ -117,82 +224,136 @@ class Reveal:
         """``"shown"``, or ``"confirm"`` when the learner has not tried yet and must confirm once."""
         if self.solution_shown:
             return "shown"
-        if has_attempted(self.stem, self.progress_path) or self.awaiting_confirmation:
+        if self.tries > 0 or self.awaiting_confirmation:
             self.solution_shown = True
             self.awaiting_confirmation = False
             return "shown"
         self.awaiting_confirmation = True
         return "confirm"
 
+    def status(self) -> str:
+        """One sentence on where the learner stands (plain text, shown above the panel's output)."""
+        if self.solution_shown:
+            return "The worked solution is shown below."
+        count = self.tries
+        if count:
+            return (f"You have tried this notebook {count} {'time' if count == 1 else 'times'}: "
+                    "the worked solution opens with one click.")
+        if self.awaiting_confirmation:
+            return ("You have not tried this notebook's checks on an answer yet. Trying first is how the "
+                    "ideas stick; click again to reveal anyway.")
+        return "Hints are open now; the worked solution opens with one click after your first try."
+
     def solution_markdown(self) -> str:
         return self.material["solution"] + "\n\n**Remember.** " + self.material["remember"]
 
 
 def reveal(stem: str, *, force: bool = False):
-    """Show the hints and worked-solution panel of ``stem`` (one click once you have run a check).
+    """Show the hints and worked-solution panel of ``stem`` (one click once you have tried).
 
-    With ``force=True`` the worked solution is shown at once, without the panel.
+    With ``force=True`` the panel opens with the worked solution already shown (no confirmation).
     """
     from IPython.display import Markdown, display
 
     state = Reveal(stem)
+    panel = _reveal_view(state, Markdown, display)
     if force:
         state.awaiting_confirmation = True
-        state.request_solution()
-        display(Markdown(state.solution_markdown()))
-        return None
-    return _reveal_view(state, Markdown, display)
+        panel._reveal_button.click()
+    return panel
+
+
+# Colours chosen for at least 4.5:1 contrast (WCAG 2.1 AA) on the button and against the page:
+# white on #0b5394 is 7.9:1, #1a1a1a on #e8e8e8 is 14:1. Code in the worked solution scrolls sideways
+# instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere).
+_PANEL_CSS = """<style>
+.selfstudy-panel .selfstudy-output pre { overflow-x: auto; }
+.selfstudy-panel .selfstudy-output pre, .selfstudy-panel .selfstudy-output pre * {
+  white-space: pre !important; word-break: normal !important; overflow-wrap: normal !important; }
+.selfstudy-panel .selfstudy-solution { border-top: 2px solid #595959; margin-top: 0.75em; padding-top: 0.5em; }
+.selfstudy-panel .selfstudy-status { color: #1a1a1a; }
+</style>"""
+
+_PRIMARY = {"button_color": "#0b5394", "text_color": "#ffffff"}
+_SECONDARY = {"button_color": "#e8e8e8", "text_color": "#1a1a1a"}
+
+
+def _status_html(text: str) -> str:
+    import html
+
+    return f'<div role="status" aria-live="polite">{html.escape(text)}</div>'
 
 
 def _reveal_view(state: Reveal, Markdown, display):
     import ipywidgets as widgets
 
-    auto = widgets.Layout(width="auto")
-    hint_button = widgets.Button(description="Show a hint", icon="lightbulb-o", layout=auto)
-    solution_button = widgets.Button(description="Reveal the worked solution", button_style="info", icon="eye",
-                                     layout=widgets.Layout(width="auto"))
-    status = widgets.HTML("")
-    output = widgets.Output()
+    hint_button = widgets.Button(description="Show a hint", icon="lightbulb-o", tooltip="Show the next hint",
+                                 layout=widgets.Layout(width="auto"), style=_SECONDARY)
+    solution_button = widgets.Button(description="Reveal the worked solution", icon="eye",
+                                     tooltip="Reveal the worked solution", layout=widgets.Layout(width="auto"),
+                                     style=_PRIMARY)
+    status = widgets.HTML(_status_html(state.status()))
+    hints_output = widgets.Output()
+    solution_output = widgets.Output()
     hint_button.add_class("selfstudy-hint")
     solution_button.add_class("selfstudy-reveal")
     status.add_class("selfstudy-status")
-    output.add_class("selfstudy-output")
+    hints_output.add_class("selfstudy-output")
+    hints_output.add_class("selfstudy-hints")
+    solution_output.add_class("selfstudy-output")
+    solution_output.add_class("selfstudy-solution")
+    solution_output.layout.display = "none"
     if not state.material["hints"]:
         hint_button.disabled = True
+
+    def refresh():
+        status.value = _status_html(state.status())
+        if not state.solution_shown and not state.awaiting_confirmation:
+            solution_button.description = "Reveal the worked solution"
+            solution_button.tooltip = "Reveal the worked solution"
+            solution_button.style.button_color = _PRIMARY["button_color"]
+            solution_button.style.text_color = _PRIMARY["text_color"]
+        elif state.awaiting_confirmation and state.tries:
+            # A try arrived while the panel asked for confirmation: no confirmation is needed any more.
+            state.awaiting_confirmation = False
+            refresh()
 
     def on_hint(_):
         hint = state.next_hint()
         if hint is None:
             return
-        with output:
+        with hints_output:
+            if state.hints_shown == 1:
+                display(Markdown("### Hints"))
             display(Markdown(f"**Hint {state.hints_shown}.** {hint}"))
         if state.hints_shown >= len(state.material["hints"]):
             hint_button.disabled = True
             hint_button.description = "No more hints"
 
     def on_solution(_):
-        outcome = state.request_solution()
-        if outcome == "confirm":
-            status.value = ("You have not run this notebook's checks yet. Trying first is how the ideas "
-                            "stick; click again to reveal anyway.")
-            solution_button.description = "Reveal anyway"
-            solution_button.button_style = "warning"
-            return
         if solution_button.disabled:
             return
-        status.value = ""
+        outcome = state.request_solution()
+        status.value = _status_html(state.status())
+        if outcome == "confirm":
+            solution_button.description = "Reveal anyway"
+            solution_button.tooltip = "Reveal the worked solution without trying first"
+            return
         solution_button.disabled = True
-        solution_button.button_style = ""
         solution_button.description = "Worked solution shown"
-        with output:
-            display(Markdown(state.solution_markdown()))
+        solution_output.layout.display = None
+        with solution_output:
+            display(Markdown("### Worked solution\n\n" + state.solution_markdown()))
 
+    state.listeners.append(refresh)
     hint_button.on_click(on_hint)
     solution_button.on_click(on_solution)
-    panel = widgets.VBox([widgets.HBox([hint_button, solution_button]), status, output])
+    panel = widgets.VBox([widgets.HTML(_PANEL_CSS), widgets.HBox([hint_button, solution_button]), status,
+                          hints_output, solution_output])
     panel.add_class("selfstudy-panel")
     panel._reveal_state = state  # for tests and curious learners
+    panel._reveal_button = solution_button
     return panel
 
 
-__all__ = ["Reveal", "check", "has_attempted", "load_solution", "record_attempt", "reveal"]
+__all__ = ["Reveal", "check", "has_attempted", "load_solution", "progress", "record_try", "reveal", "tries"]

@@ -3,10 +3,13 @@
 The self-study flavour is built into a scratch folder from ``release/module6`` (or, while that
 folder is still empty, from a release generated into a scratch folder). Two learners:
 
-* one who solved exercise 15 and ran every cell: the local checks ran, so one click on
-  "Reveal the worked solution" opens it;
-* one who opens exercise 09 and runs only the reveal cell: the first click asks to confirm,
-  the second opens the solution.
+* one who solved exercise 15 and ran every cell: the local checks ran (their output is feedback
+  only: no echoed return value, no internal tags), so one click on "Reveal the worked solution"
+  opens it; its code scrolls instead of wrapping mid-word, and the buttons have names and
+  4.5:1 contrast as rendered;
+* one who opens exercise 09 and runs the reveal cell first: the first click asks to confirm; a
+  check on template answers does not change that; a real try updates the panel by itself, and
+  then one click opens the solution.
 
 Screenshots of the panel before and after each click go to the folder printed at the end.
 """
@@ -79,7 +82,7 @@ def _index(path: Path, cell_id: str) -> int:
 
 
 def _progress(notebook) -> dict:
-    path = notebook.path.parent / ".selfstudy-progress.json"
+    path = notebook.path.parent / "selfstudy-progress.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -112,36 +115,84 @@ def test_after_the_checks_ran_one_click_reveals_the_worked_solution(
         expect(cell.locator(".jp-OutputArea").first).to_contain_text(
             f"{group.title}: {group.points:g} / {group.points:g} points", timeout=TIMEOUT)
         _no_errors(cell)
-        assert "FAIL" not in cell.locator(".jp-OutputArea").first.inner_text()
+        text = cell.locator(".jp-OutputArea").first.inner_text()
+        assert "FAIL" not in text and "What the failures suggest" not in text
+        assert cell.locator(".jp-OutputArea-executeResult").count() == 0, f"a value is echoed: {text}"
     progress = _progress(notebook)
-    assert progress[SOLVED]["attempts"] == len(check_cells), progress
-    assert progress[SOLVED]["best"] > 0
+    assert progress[SOLVED]["tries"] == len(check_cells), progress
+    assert {name: part["best"] for name, part in progress[SOLVED]["parts"].items()} == \
+        {group.name: group.points for group in groups}
 
     reveal_cell = notebook.cell(_index(notebook.path, "selfstudy-reveal"))
     button = reveal_cell.locator(".selfstudy-reveal")
     expect(button).to_be_visible(timeout=TIMEOUT)
     expect(button).to_be_enabled()
-    output = reveal_cell.locator(".selfstudy-output")
+    _assert_named_and_contrasted(reveal_cell)
+    output = reveal_cell.locator(".selfstudy-solution")
     expect(output).to_have_text("", timeout=TIMEOUT)
+    expect(reveal_cell.locator(".selfstudy-status")).to_contain_text("one click")
     _shoot(reveal_cell, screenshot_dir, f"{SOLVED}-1-panel-after-checks")
 
     button.click()
     material = load_solution(SOLVED)
+    expect(output).to_contain_text("Worked solution", timeout=TIMEOUT)
     expect(output).to_contain_text("Remember.", timeout=TIMEOUT)
     expect(output).to_contain_text(_plain_start(material["remember"]))
     expect(output).to_contain_text("def stable_log_softmax(")  # the reference code reached the page
     expect(button).to_be_disabled()
     expect(button).to_contain_text("Worked solution shown")
-    expect(reveal_cell.locator(".selfstudy-status")).to_have_text("")
+    expect(reveal_cell.locator(".selfstudy-status")).to_contain_text("shown below")
+    # Code keeps its lines: it scrolls sideways instead of wrapping in the middle of a word.
+    blocks = output.locator("pre")
+    assert blocks.count() > 0
+    for i in range(blocks.count()):
+        # The <pre> and everything inside it (JupyterLab wraps highlighted code in <code> and spans).
+        styles = blocks.nth(i).evaluate("""e => [e, ...e.querySelectorAll('*')].map(
+            n => [getComputedStyle(n).whiteSpace, getComputedStyle(n).wordBreak])""")
+        assert all(space == "pre" and brk != "break-all" for space, brk in styles), styles
+        # One rendered line per source line: nothing wrapped.
+        lines = blocks.nth(i).inner_text().rstrip("\n").count("\n") + 1
+        line_height = blocks.nth(i).evaluate("e => parseFloat(getComputedStyle(e).lineHeight)")
+        height = blocks.nth(i).evaluate("e => e.scrollHeight - parseFloat(getComputedStyle(e).paddingTop)"
+                                        " - parseFloat(getComputedStyle(e).paddingBottom)")
+        assert height <= (lines + 0.5) * line_height, (lines, height, line_height)
     _no_errors(reveal_cell)
     _shoot(reveal_cell, screenshot_dir, f"{SOLVED}-2-solution-after-one-click")
 
 
-def test_before_any_check_the_first_click_asks_to_confirm_and_the_second_reveals(
-        open_notebook, selfstudy_dir, screenshot_dir):
+def _contrast(page, locator) -> float:
+    """WCAG contrast ratio of an element's text colour against its background colour, as rendered."""
+    return locator.evaluate("""e => {
+        const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+        const lum = c => { const [r, g, b] = c.map(v => { v /= 255;
+            return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const style = getComputedStyle(e);
+        const [a, b] = [lum(rgb(style.color)), lum(rgb(style.backgroundColor))];
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    }""")
+
+
+def _assert_named_and_contrasted(reveal_cell) -> None:
+    page = reveal_cell.page
+    for name in ("Show a hint", "Reveal the worked solution"):
+        button = reveal_cell.get_by_role("button", name=name)
+        assert button.count() == 1, name
+        ratio = _contrast(page, button)
+        assert ratio >= 4.5, f"{name!r}: contrast {ratio:.2f}:1"
+
+
+def test_before_a_try_the_panel_asks_to_confirm_and_a_try_updates_it_by_itself(
+        open_notebook, selfstudy_dir, screenshot_dir, tmp_path):
     from playwright.sync_api import expect
 
-    notebook = open_notebook(selfstudy_dir / f"{UNTRIED}.ipynb", run_all=False)
+    # A learner who wrote (wrong) numbers for Part A but has not run anything yet.
+    nb = nbformat.read(selfstudy_dir / f"{UNTRIED}.ipynb", as_version=4)
+    next(c for c in nb.cells if c.get("id") == "answer-three").source = \
+        "sequence_logprob = -1.0\nmean_nll = 0.5\nperplexity = 2.0"
+    path = tmp_path / f"{UNTRIED}.ipynb"
+    nbformat.write(nb, str(path))
+    notebook = open_notebook(path, run_all=False)
     index = _index(notebook.path, "selfstudy-reveal")
     notebook.run_cell(index)  # only the panel: no check of this notebook has run
     assert _progress(notebook) == {}
@@ -150,30 +201,51 @@ def test_before_any_check_the_first_click_asks_to_confirm_and_the_second_reveals
     _no_errors(reveal_cell)
     button = reveal_cell.locator(".selfstudy-reveal")
     status = reveal_cell.locator(".selfstudy-status")
-    output = reveal_cell.locator(".selfstudy-output")
+    hints = reveal_cell.locator(".selfstudy-hints")
+    solution = reveal_cell.locator(".selfstudy-solution")
     expect(button).to_be_visible(timeout=TIMEOUT)
     material = load_solution(UNTRIED)
 
-    # Hints come at once, one per click, before any attempt.
+    # Hints come at once, one per click, before any try, under their own heading.
     reveal_cell.locator(".selfstudy-hint").click()
-    expect(output).to_contain_text("Hint 1.", timeout=TIMEOUT)
-    expect(output).to_contain_text(_plain_start(material["hints"][0]))
-    expect(output).not_to_contain_text("Hint 2.")
+    expect(hints).to_contain_text("Hints", timeout=TIMEOUT)
+    expect(hints).to_contain_text("Hint 1.", timeout=TIMEOUT)
+    expect(hints).to_contain_text(_plain_start(material["hints"][0]))
+    expect(hints).not_to_contain_text("Hint 2.")
 
     button.click()
-    expect(status).to_contain_text("You have not run this notebook's checks yet", timeout=TIMEOUT)
+    expect(status).to_contain_text("You have not tried", timeout=TIMEOUT)
     expect(status).to_contain_text("click again")
     expect(button).to_contain_text("Reveal anyway")
     expect(button).to_be_enabled()
-    expect(output).not_to_contain_text("Remember.")
+    expect(solution).not_to_contain_text("Remember.")
     _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-1-first-click-asks-to-confirm")
 
-    button.click()
-    expect(output).to_contain_text("Remember.", timeout=TIMEOUT)
-    expect(output).to_contain_text(_plain_start(material["remember"]))
-    expect(status).to_have_text("")
+    # A check of Part B, whose answers are still the template's, is not a try.
+    part_b = _index(notebook.path, "test-fourth-token")
+    notebook.run_cell(part_b)
+    expect(notebook.cell(part_b).locator(".jp-OutputArea")).to_contain_text("Not counted as a try", timeout=TIMEOUT)
+    assert _progress(notebook) == {}
+    expect(status).to_contain_text("You have not tried")
+
+    # Part A answered and checked: a try. The panel says so without being clicked.
+    notebook.run_cell(_index(notebook.path, "answer-three"))
+    part_a = _index(notebook.path, "test-three-tokens")
+    notebook.run_cell(part_a)
+    expect(notebook.cell(part_a).locator(".jp-OutputArea")).to_contain_text("FAIL", timeout=TIMEOUT)
+    expect(status).to_contain_text("tried this notebook 1 time", timeout=TIMEOUT)
+    expect(status).not_to_contain_text("You have not")
+    expect(button).to_contain_text("Reveal the worked solution")
+    _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-2-panel-updated-by-a-try")
+    progress = _progress(notebook)[UNTRIED]
+    assert progress["tries"] == 1 and list(progress["parts"]) == ["three_tokens"], progress
+    part = progress["parts"]["three_tokens"]
+    assert 0 <= part["best"] < part["points"], part
+
+    button.click()  # one click now
+    expect(solution).to_contain_text("Remember.", timeout=TIMEOUT)
+    expect(solution).to_contain_text(_plain_start(material["remember"]))
     expect(button).to_be_disabled()
     expect(button).to_contain_text("Worked solution shown")
     _no_errors(reveal_cell)
-    _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-2-second-click-reveals")
-    assert _progress(notebook) == {}, "revealing must not count as an attempt"
+    _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-3-solution-after-one-click")

@@ -1,0 +1,68 @@
+"""nbgrader preprocessors that make released notebooks behave in JupyterLab as a student expects.
+
+``QuietReleasedTests``: released hidden-test cells that run quietly.
+
+nbgrader releases a hidden test cell as what is left outside ``### BEGIN/END HIDDEN TESTS``: here its
+one-line docstring. Run in JupyterLab (or by Validate), such a cell echoes the docstring as ``Out[n]``,
+which reads like a passing result. This preprocessor, placed in ``GenerateAssignment.preprocessors``
+right after nbgrader's ``ClearHiddenTests`` (and so before the release checksums are computed), adds a
+comment saying when the hidden tests run and a ``pass`` statement, so the cell shows nothing.
+Grading is unaffected: nbgrader and the batch grader put the full test cell back from the source.
+
+``KernelLanguageInfo``: a notebook that does not open already modified. When a kernel starts,
+JupyterLab writes the kernel's ``language_info`` into the notebook's metadata, and a notebook whose
+stored ``language_info`` differs (nbformat keeps only ``{"name": "python"}``) is marked as modified
+at once, so closing an untouched notebook asks to save it. The release stores what ipykernel reports
+for the Python that builds it (the course's reference interpreter, the one ``make lab`` uses); under
+another Python version JupyterLab still updates the version, as it does for any notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import nbformat
+
+from nbgrader import utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+#: What a released hidden-test cell says below its docstring.
+NOTE = "# The hidden tests of this part run when your notebook is graded; here this cell does nothing."
+
+
+def _only_a_docstring(source: str) -> bool:
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    return (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str))
+
+
+class QuietReleasedTests(NbGraderPreprocessor):
+    """Make a released test cell that holds only its docstring print nothing when it runs."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and utils.is_grade(cell) and _only_a_docstring(cell.source):
+            cell.source = f"{cell.source.rstrip()}\n{NOTE}\npass"
+        return cell, resources
+
+
+def kernel_language_info() -> dict:
+    """The ``language_info`` that ipykernel's Python kernel reports here (as JupyterLab stores it)."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    return json.loads(json.dumps(IPythonKernel.language_info))
+
+
+class KernelLanguageInfo(NbGraderPreprocessor):
+    """Store the kernel's ``language_info`` in the notebook, so JupyterLab has nothing to change on open."""
+
+    def preprocess(self, nb, resources):
+        if nb.metadata.get("kernelspec", {}).get("language", "python") == "python":
+            nb.metadata["language_info"] = nbformat.from_dict(kernel_language_info())
+        return nb, resources
+
+
+__all__ = ["NOTE", "KernelLanguageInfo", "QuietReleasedTests", "kernel_language_info"]

@@ -1,0 +1,92 @@
+"""The student environment ``make lab`` creates: the nbgrader parts it switches off exist and are the right ones.
+
+``jupyter labextension disable`` accepts any name, so a misspelt plugin id would leave an instructor
+menu on a student's screen without a word. These tests read the Makefile's lists and compare them with
+the plugins and server extensions that the installed nbgrader really has.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from traitlets.config.loader import PyFileConfigLoader
+
+ROOT = Path(__file__).resolve().parents[1]
+MAKEFILE = (ROOT / "Makefile").read_text()
+
+
+def _make_list(name: str) -> list:
+    match = re.search(rf"^{name}\s*:=\s*(.+)$", MAKEFILE, flags=re.M)
+    assert match, f"{name} is not set in the Makefile"
+    return match.group(1).split()
+
+
+def _nbgrader_plugin_ids() -> set:
+    static = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader" / "static"
+    text = "\n".join(path.read_text(errors="replace") for path in static.glob("*.js"))
+    return set(re.findall(r'id:"@jupyter/nbgrader:([a-z-]+)"', text))
+
+
+def test_the_lab_plugins_switched_off_exist_and_validate_stays():
+    plugins = _nbgrader_plugin_ids()
+    assert "validate-assignment" in plugins, plugins
+    off = set(_make_list("NBGRADER_LAB_OFF"))
+    assert off <= plugins, off - plugins
+    assert plugins - off == {"validate-assignment"}, "students keep exactly one nbgrader plugin: Validate"
+
+
+def test_the_server_extensions_switched_off_exist_and_validate_stays():
+    off = _make_list("NBGRADER_SERVER_OFF")
+    assert "validate_assignment" not in off
+    for name in off + ["validate_assignment"]:
+        assert importlib.util.find_spec(f"nbgrader.server_extensions.{name}"), name
+    assert {"formgrader", "assignment_list", "course_list"} <= set(off)
+
+
+def test_the_student_config_makes_validate_run_the_open_checks():
+    config = PyFileConfigLoader("student_nbgrader_config.py", path=str(ROOT / "tools")).load_config()
+    assert config.Validator.validate_all is True
+    assert "cp tools/student_nbgrader_config.py $(STUDENT_VENV)/etc/jupyter/nbgrader_config.py" in MAKEFILE
+
+
+def test_the_student_environment_installs_the_student_package_not_the_instructor_one():
+    install = re.search(r"^\t\$\(STUDENT_VENV\)/bin/python -m pip install --quiet (\./course .+)$", MAKEFILE, flags=re.M)
+    assert install, "the student environment's install line is missing"
+    words = install.group(1).split()
+    assert "./course" in words and "." not in words and not any("instructor" in w for w in words), words
+
+
+def _load_patcher():
+    spec = importlib.util.spec_from_file_location("student_validate_message", ROOT / "tools" / "student_validate_message.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_validate_sentence_to_reword_is_in_the_installed_nbgrader_exactly_once():
+    patcher = _load_patcher()
+    texts = [p.read_text(errors="replace") for p in patcher.static_dir(Path(sys.prefix)).glob("*.js")]
+    assert sum(text.count(patcher.NBGRADER_SUCCESS) for text in texts) == 1
+
+
+def test_rewording_validate_replaces_the_claim_once_and_fails_loudly_elsewhere(tmp_path):
+    import pytest
+
+    patcher = _load_patcher()
+    target = patcher.static_dir(tmp_path)
+    shutil.copytree(patcher.static_dir(Path(sys.prefix)), target)
+    patched = patcher.patch(tmp_path)
+    text = patched.read_text()
+    assert patcher.NBGRADER_SUCCESS not in text and text.count(patcher.TRUTHFUL_SUCCESS) == 1
+    assert "passes all the tests" not in patcher.TRUTHFUL_SUCCESS
+    assert patcher.patch(tmp_path) == patched and patched.read_text() == text  # a rerun changes nothing
+    with pytest.raises(SystemExit, match="no nbgrader labextension"):
+        patcher.patch(tmp_path / "elsewhere")
+    patched.write_text(text.replace(patcher.TRUTHFUL_SUCCESS, "something else"))
+    with pytest.raises(SystemExit, match="exactly once"):
+        patcher.patch(tmp_path)
+    assert "tools/student_validate_message.py $(STUDENT_VENV)" in MAKEFILE
