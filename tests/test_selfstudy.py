@@ -212,8 +212,9 @@ def test_build_turns_hidden_tests_into_local_checks(tmp_path, assignment):
 
 
 def test_the_default_build_location_is_the_one_the_readme_names():
-    assert build.DEFAULT_OUT == ROOT / "build" / "lab" / "selfstudy"
-    assert "build/lab/selfstudy/" in (ROOT / "README.md").read_text()
+    assert build.DEFAULT_ROOT == ROOT / "build" / "lab" / "selfstudy"
+    assert build.DEFAULT_OUT == build.DEFAULT_ROOT / "module6"
+    assert "build/lab/selfstudy/module6/" in (ROOT / "README.md").read_text()
     makefile = (ROOT / "Makefile").read_text()
     assert "SELFSTUDY      ?= build/lab/selfstudy\n" in makefile
     # `make lab` and `make selfstudy` build into the same folder
@@ -221,7 +222,8 @@ def test_the_default_build_location_is_the_one_the_readme_names():
 
 
 def test_building_again_keeps_a_learners_work_and_says_so(tmp_path, capsys):
-    out = tmp_path / "selfstudy"
+    root = tmp_path / "selfstudy"
+    out = root / "module6"
     first = build.build(out)
     assert len(first.written) == 20 and not first.kept
     edited = out / "15_stable_log_softmax.ipynb"
@@ -230,7 +232,7 @@ def test_building_again_keeps_a_learners_work_and_says_so(tmp_path, capsys):
     answer.source = "def stable_log_softmax(logits, axis=-1):\n    return 'my work'\n"
     nbformat.write(nb, str(edited))
     before = edited.read_bytes()
-    assert build.main([str(out)]) == 0
+    assert build.main([str(root)]) == 0  # every assignment, each into root/<assignment>
     report = capsys.readouterr().out
     assert edited.read_bytes() == before, "a rebuild overwrote the learner's notebook"
     assert "kept 1 notebook" in report and "15_stable_log_softmax.ipynb" in report and "your work is safe" in report
