@@ -142,8 +142,9 @@ def _row(student, stem, status, feedback, grade_id=None, max_score=None, score=N
 def run(options: Options) -> int:
     """Grade a batch; return the process exit status (0 when the batch ran)."""
     if options.use_bwrap is not False:
-        from autograder.grading.sandbox import require_sandbox
+        from autograder.grading.sandbox import _cached_view, require_sandbox
         require_sandbox()  # before anything is touched: no sandbox, no grading (unless --no-sandbox)
+        _cached_view()  # the allow-list, read from the installed metadata once, before workers fork
     coursedir = course_directory(options.course_dir)
     assignment = options.assignment
     specs = assignment_sources(coursedir, assignment)

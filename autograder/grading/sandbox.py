@@ -27,6 +27,7 @@ unless told ``use_bwrap=False`` explicitly (``autograder grade --no-sandbox``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata as metadata
 import importlib.util
 import json
@@ -213,6 +214,11 @@ def _located(name: str) -> Path | None:
     if spec.origin and os.path.isfile(spec.origin):
         return Path(spec.origin)
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_view() -> tuple:
+    return tuple(student_view().items())
 
 
 def student_view() -> dict:
@@ -483,7 +489,7 @@ class Sandbox:
         if self._bwrap is not None:
             inner = "/opt/kernel"
             scratch, workdir = "/tmp", "/tmp/work"
-            view = student_view()
+            view = dict(_cached_view())  # read once per process (workers inherit it from the coordinator)
             hidden = _site_like_dirs()
             site_inner = self._inner_site(hidden)
             sys_path = [site_inner]
@@ -709,7 +715,8 @@ class Sandbox:
         if ended is None:
             log.warning("the sandbox stopped answering: %s", self._diagnostics())
             self.close()
-            return Run(cells, outcomes, "sandbox" if reason == "exited" else reason, status)
+            # The zygote is out of every notebook's reach: its failure is the grader's, never a grade.
+            return Run(cells, outcomes, "sandbox", status)
         if not clean or reason == "protocol":
             # Something outlived the notebook, or its replies broke the protocol: never reuse.
             self.close()
