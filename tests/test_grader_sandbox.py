@@ -156,3 +156,66 @@ def test_a_notebook_cannot_kill_the_zygote_and_a_dead_one_is_reported():
         assert result["run"].reason == "sandbox" and result["run"].cells == {}
     finally:
         box.close()
+
+
+SHARED_STATE = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+seen = {}
+seen["shmget"] = (libc.shmget(0x6d6f6436, 4096, 0o1666), ctypes.get_errno())
+seen["msgget"] = (libc.msgget(0x6d6f6437, 0o1666), ctypes.get_errno())
+seen["add_key"] = (libc.syscall(248, b"user", b"answers", b"x", 1, ctypes.c_int(-4)), ctypes.get_errno())
+seen["unshare_user"] = (libc.unshare(0x10000000), ctypes.get_errno())
+seen["memfd"] = (libc.syscall(319, b"x", 0), ctypes.get_errno())
+seen["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+fd = os.open("/dev/shm/planted", os.O_CREAT | os.O_WRONLY, 0o644)
+os.close(fd)
+print(repr(seen))
+'''
+
+
+def test_no_ipc_keyring_or_user_namespace_reaches_the_next_notebook():
+    """SysV IPC, keyrings, memfd and new user namespaces are refused; each notebook starts empty."""
+    import ast
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the probe uses x86_64 system call numbers")
+    box = Sandbox(tmp_mb=32)
+    try:
+        first = ast.literal_eval(_stdout(box.run([{"kind": "exec", "id": "a", "source": SHARED_STATE}],
+                                                 limits_for(timeout=20))))
+        second = box.run([{"kind": "exec", "id": "b", "source": "import os\nprint(os.listdir('/dev/shm'))"}],
+                         limits_for(timeout=20))
+    finally:
+        box.close()
+    for call in ("shmget", "msgget", "add_key", "unshare_user", "memfd"):
+        assert first[call][0] == -1 and first[call][1] == 1, (call, first[call])  # EPERM
+    assert _stdout(second) == "[]"
+
+
+def test_calls_reach_the_notebook_deduplicated_and_in_no_telling_order():
+    """Consecutive test cells' calls are merged, made once each, and shuffled; cells keep their place."""
+    import random
+
+    from autograder.channel import Call
+    from autograder.grading.sandbox import plan_units
+
+    call = lambda x: Call("f", (x,)).to_json()  # noqa: E731
+    steps = [{"kind": "exec", "id": "a", "source": "A"},
+             {"kind": "calls", "cases": [{"name": "one", "calls": [call(1), call(2)]}]},
+             {"kind": "calls", "cases": [{"name": "two", "calls": [call(2), call(3)]}]},
+             {"kind": "exec", "id": "b", "source": "B"},
+             {"kind": "calls", "cases": [{"name": "three", "calls": [call(1)]}]}]
+    orders = set()
+    for seed in range(30):
+        units = plan_units(steps, random.Random(seed))
+        kinds = [unit["k"] for unit, _ in units]
+        assert kinds == ["exec", "call", "call", "call", "exec", "call"]
+        assert all("case" not in json_text and "one" not in json_text
+                   for json_text in (str(unit) for unit, _ in units))
+        merged = {unit["call"]["args"]["items"][0]["v"]: targets for unit, targets in units[1:4]}
+        assert merged == {1: [("call", 1, "one", 0)], 2: [("call", 1, "one", 1), ("call", 2, "two", 0)],
+                          3: [("call", 2, "two", 1)]}
+        orders.add(tuple(unit["call"]["args"]["items"][0]["v"] for unit, _ in units[1:4]))
+    assert len(orders) > 1, "the order of the calls never changes"

@@ -201,3 +201,41 @@ def test_a_dead_grading_process_is_replaced_and_its_notebooks_regraded(tmp_path,
     for student in ("ann", "bob", "cid", "dan"):
         assert _by(rows, student, "test_double")["score"] == 2.0, student
         assert _by(rows, student, "test_answer")["score"] == 1.0, student
+
+
+RUNNER = """
+import sys
+sys.path.insert(0, {tests!r})
+from hostile import toy
+toy.register()
+from autograder.grading.batch import Options, run
+run(Options(assignment="toy", course_dir={course!r}, jobs=2, timeout=600, progress=False))
+"""
+
+
+def test_a_killed_coordinator_leaves_no_process_behind(tmp_path):
+    """SIGKILL to the coordinator: its workers, sandboxes and the students' processes all end."""
+    import subprocess
+    import sys
+    import time
+
+    course = toy.copy_course(toy.template(), tmp_path / "course")
+    sleeper = "import subprocess\nsubprocess.Popen(['sleep', '987657'])\nimport time\ntime.sleep(600)\n" + redteam.RIGHT
+    for student in ("ann", "bob"):
+        toy.submit(course, student, {**toy.honest_answers(), "double": sleeper})
+    tests = str(Path(__file__).resolve().parent)
+    coordinator = subprocess.Popen([sys.executable, "-c", RUNNER.format(tests=tests, course=str(course))],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # Wait for the fact (the students' processes are running), not for a time.
+        deadline = time.monotonic() + 300
+        while not _processes("987657") and time.monotonic() < deadline and coordinator.poll() is None:
+            time.sleep(0.2)
+        assert _processes("987657"), "the students' notebooks never started"
+    finally:
+        coordinator.kill()
+        coordinator.wait()
+    deadline = time.monotonic() + 120
+    while _processes("987657") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes("987657") == [], "a student's process outlived the killed coordinator"

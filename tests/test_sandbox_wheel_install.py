@@ -178,7 +178,7 @@ def installed(tmp_path_factory):
         copy = base / f"src-{project.name}"
         shutil.copytree(project, copy, ignore=shutil.ignore_patterns(".venv", "build", "dist", "*.egg-info",
                                                                       "__pycache__", ".git"))
-        _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", str(copy),
+        _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", str(copy),
               "-w", str(dist)])
     venv = base / "venv"
     python = getattr(sys, "_base_executable", None) or sys.executable
