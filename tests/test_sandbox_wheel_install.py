@@ -100,20 +100,22 @@ def _search(tops, name, seconds=15):
 '''
 
 BY_IMPORT = r'''
-import pkgutil, importlib, sys, time
+import pkgutil, importlib, sys, time, io, contextlib
 _found, _stop = None, time.monotonic() + 20
 for _module in list(sys.modules.values()):
     if callable(getattr(_module, "NAME", None)):
         _found = getattr(_module, "NAME")
-for _info in pkgutil.walk_packages(onerror=lambda name: None):
-    if _found is not None or time.monotonic() > _stop:
-        break
-    try:
-        _candidate = getattr(importlib.import_module(_info.name), "NAME", None)
-    except BaseException:
-        continue
-    if callable(_candidate):
-        _found = _candidate
+# Importing every module prints (the standard library's demos and self-tests): keep it quiet.
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    for _info in pkgutil.walk_packages(onerror=lambda name: None):
+        if _found is not None or time.monotonic() > _stop:
+            break
+        try:
+            _candidate = getattr(importlib.import_module(_info.name), "NAME", None)
+        except BaseException:
+            continue
+        if callable(_candidate):
+            _found = _candidate
 '''
 
 BY_PATH = SEARCH + r'''
