@@ -84,13 +84,13 @@ def graded(tmp_path_factory):
     toy.submit(course, "odd name ü $(x)", toy.honest_answers())
 
     report = course / "report.jsonl"
-    status = run(Options(assignment="toy", course_dir=str(course), jobs=2, timeout=8, report=str(report),
+    status = run(Options(assignment="toy", course_dir=str(course), jobs=2, timeout=30, report=str(report),
                          progress=False))
     rows = _rows(report)
     state = {path.parent.parent.name: json.loads(path.read_text())
              for path in (course / "autograded").glob(f"*/{toy.ASSIGNMENT}/.autograder-state.json")}
     again = course / "again.jsonl"
-    second = run(Options(assignment="toy", course_dir=str(course), jobs=2, timeout=8, report=str(again),
+    second = run(Options(assignment="toy", course_dir=str(course), jobs=2, timeout=30, report=str(again),
                          progress=False))
     return {"course": course, "status": status, "rows": rows, "state": state, "second": second,
             "again": _rows(again)}
