@@ -15,13 +15,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder.grading.sandbox import bubblewrap
+from tests.dist_support import build_wheels, fresh_venv
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "module6"
@@ -173,22 +173,9 @@ def _run(command, **kwargs):
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory):
     """A fresh venv with both wheels installed (built from this checkout), once per session."""
-    base = tmp_path_factory.mktemp("wheels")
-    dist = base / "dist"
-    for project in (ROOT / "course", ROOT):
-        # Built from a copy: a build must not write into the checkout (egg-info, build/).
-        copy = base / f"src-{project.name}"
-        shutil.copytree(project, copy, ignore=shutil.ignore_patterns(".venv", "build", "dist", "*.egg-info",
-                                                                      "__pycache__", ".git"))
-        _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", str(copy),
-              "-w", str(dist)])
-    venv = base / "venv"
-    python = getattr(sys, "_base_executable", None) or sys.executable
-    _run([python, "-m", "venv", str(venv)])
-    wheels = sorted(str(path) for path in dist.glob("*.whl"))
-    assert len(wheels) == 2, wheels
-    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *wheels], timeout=1800)
-    return venv
+    wheels = build_wheels(tmp_path_factory.mktemp("dist"))
+    python = fresh_venv(tmp_path_factory.mktemp("instructor") / "venv", wheels.student, wheels.instructor)
+    return python.parent.parent
 
 
 def _student(course: Path, student: str, notebooks: dict) -> None:
