@@ -27,6 +27,9 @@ MAX_ITEMS = 10_000
 MAX_DEPTH = 6
 MAX_STRING = 100_000
 MAX_MESSAGE = 2_000
+#: What the judge rebuilds from one outcome at most: array elements plus every other decoded value.
+#: An ``|S0`` array of shape (6e8,) has 0 bytes but 6e8 elements (and ``.tolist()`` makes them all).
+MAX_DECODED_ELEMENTS = 4_000_000
 
 # Sentinels that keep plain JSON floats honest (json would otherwise write NaN, which is not JSON).
 _FLOAT_TAGS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -233,9 +236,36 @@ def _decode_float(node: Any) -> float:
     return float.fromhex(raw)
 
 
-def _decode(node: Any, depth: int = 0) -> Any:
+def _read_npy(raw: bytes, budget: list) -> np.ndarray:
+    """An ``.npy`` payload as an array, refused before allocation when its elements exceed the budget."""
+    stream = io.BytesIO(raw)
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    else:
+        raise EncodingError("unsupported array format")
+    count = math.prod(int(n) for n in shape)
+    if dtype.hasobject or dtype.itemsize == 0 and count:
+        raise EncodingError(f"arrays of dtype {dtype} are not accepted")
+    _spend(budget, count)
+    stream.seek(0)
+    return np.asarray(np.lib.format.read_array(stream, allow_pickle=False))
+
+
+def _spend(budget: list, count: int) -> None:
+    budget[0] -= max(1, int(count))
+    if budget[0] < 0:
+        raise EncodingError("the answer holds too many values to read back")
+
+
+def _decode(node: Any, depth: int = 0, budget: list | None = None) -> Any:
+    if budget is None:
+        budget = [MAX_DECODED_ELEMENTS]
     if depth > MAX_DEPTH + 2 or not isinstance(node, dict):
         raise EncodingError("malformed message")
+    _spend(budget, 1)
     kind = node.get("t")
     if kind == "none":
         return None
@@ -253,28 +283,32 @@ def _decode(node: Any, depth: int = 0) -> Any:
         raw = base64.b64decode(node["npy"], validate=True)
         if len(raw) > MAX_ARRAY_BYTES + 4096:
             raise EncodingError("array too large")
-        array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
-        return np.asarray(array)
+        return _read_npy(raw, budget)
     if kind == "objarray":
-        items = [_decode(item, depth + 1) for item in node["items"]]
+        items = [_decode(item, depth + 1, budget) for item in node["items"]]
+        shape = tuple(int(n) for n in node["shape"])
+        if math.prod(shape) != len(items):
+            raise EncodingError("malformed message")
         out = np.empty(len(items), dtype=object)
         out[:] = items if items else []
-        return out.reshape(tuple(int(n) for n in node["shape"]))
+        return out.reshape(shape)
     if kind in ("list", "tuple", "set"):
-        items = [_decode(item, depth + 1) for item in node["items"]]
+        items = [_decode(item, depth + 1, budget) for item in node["items"]]
         if kind == "tuple":
             return tuple(items)
         if kind == "set":
             return SetData(items)
         return items
     if kind == "record":
-        record = RecordTuple(_decode(item, depth + 1) for item in node["items"])
+        record = RecordTuple(_decode(item, depth + 1, budget) for item in node["items"])
         record.field_names = tuple(str(name) for name in node["names"])
         return record
     if kind == "dict":
-        return {_hashable(_decode(key, depth + 1)): _decode(item, depth + 1) for key, item in node["items"]}
+        return {_hashable(_decode(key, depth + 1, budget)): _decode(item, depth + 1, budget)
+                for key, item in node["items"]}
     if kind == "object":
-        return ObjectData(str(node["type"]), {str(name): _decode(item, depth + 1) for name, item in node["fields"]})
+        return ObjectData(str(node["type"]), {str(name): _decode(item, depth + 1, budget)
+                                              for name, item in node["fields"]})
     raise EncodingError(f"unknown node type {kind!r}")
 
 
@@ -300,20 +334,26 @@ def decode_value(node: dict) -> Any:
     return _decode(node)
 
 
-def decode_outcome(data: bytes) -> Returned | Raised | Unreadable:
-    """Rebuild an outcome from bytes; a malformed message becomes :class:`Unreadable`, never an exception."""
+def decode_outcome(data: bytes, *, max_elements: int = MAX_DECODED_ELEMENTS) -> Returned | Raised | Unreadable:
+    """Rebuild an outcome from bytes; a malformed message becomes :class:`Unreadable`, never an exception.
+
+    At most ``max_elements`` values are rebuilt (array elements count one each); beyond, the outcome
+    is :class:`Unreadable` before anything large is allocated.
+    """
     try:
         payload = json.loads(data.decode("utf-8"))
         common = {"stdout": str(payload.get("stdout", "")), "stderr": str(payload.get("stderr", "")),
                   "warnings": tuple(str(item) for item in payload.get("warnings", []))}
         kind = payload["kind"]
         if kind == "returned":
-            return Returned(_decode(payload["value"]), **common)
+            return Returned(_decode(payload["value"], 0, [int(max_elements)]), **common)
         if kind == "raised":
             return Raised(str(payload["type"]), tuple(str(name) for name in payload["classes"]),
                           str(payload["message"]), **common)
         return Unreadable(str(payload["reason"]), **common)
-    except Exception as error:  # the judge must survive any byte string
+    except EncodingError as error:
+        return Unreadable(f"the answer could not be read back: {error}")
+    except Exception as error:  # the judge must survive any byte string (RecursionError included)
         return Unreadable(f"the answer could not be read back ({type(error).__name__})")
 
 

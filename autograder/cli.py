@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 from autograder.grading.gradebook import GradingError
@@ -30,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="grade again even unchanged submissions")
     grade.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="run student code WITHOUT the bubblewrap sandbox (it can then read the reference "
+                            "solutions and the course files); only for trying the grader where bubblewrap "
+                            "cannot run, never for credit")
     _add_insight_commands(commands)
     return parser
 
@@ -92,7 +95,7 @@ def main(argv: list | None = None) -> int:
     options = Options(assignment=args.assignment, students=args.students, jobs=args.jobs, dask=args.dask,
                       report=args.report, timeout=args.timeout, memory_mb=args.memory, force=args.force,
                       course_dir=args.course_dir, progress=not args.no_progress)
-    if os.environ.get("AUTOGRADER_NO_BWRAP") == "1":  # for testing the fallback path only
+    if args.no_sandbox:
         options.use_bwrap = False
     try:
         return run(options)

@@ -135,7 +135,7 @@ def test_without_bubblewrap_it_warns_and_still_limits(course):
         from autograder.grading.worker import limits_for
         steps = [{"kind": "exec", "id": "a", "source": "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS))"}]
         result = box.run(steps, limits_for(timeout=10, memory_mb=700))
-        (frame,) = [f for f in result["frames"] if f["type"] == "cell"]
+        (frame,) = result.cells.values()
         assert frame["stdout"].strip() == str((700 * 2 ** 20, 700 * 2 ** 20))
         assert not box.isolated
     finally:

@@ -40,7 +40,7 @@ print(sorted(name for base in ("/tmp", "/tmp/work", "/dev/shm") for name in os.l
 
 
 def _stdout(result):
-    (frame,) = [f for f in result["frames"] if f["type"] == "cell"]
+    (frame,) = result.cells.values()
     assert frame["status"] == "ok", frame
     return frame["stdout"].strip()
 
@@ -52,46 +52,35 @@ def test_files_left_in_read_only_directories_do_not_reach_the_next_notebook():
         # /dev/shm is capped like /tmp (bwrap's default would be half the machine's memory).
         assert int(_stdout(planted)) < 32
         seen = box.run([{"kind": "exec", "id": "look", "source": LOOK}], limits_for(timeout=20))
-        # Only what the harness itself makes for every notebook: the output sink and the work directory.
+        # Only what the harness itself makes for every notebook: the output sink and the work directory
+        # (each notebook has a fresh /tmp and /dev/shm of its own).
         assert _stdout(seen) == str(sorted([".output", "work"]))
     finally:
         box.close()
 
 
 def test_a_frame_of_millions_of_tiny_containers_is_refused_before_parsing():
-    """A forged frame built to cost the coordinator gigabytes to parse is rejected unparsed."""
-    import os
-    import time
+    """A forged reply built to cost the coordinator gigabytes to parse is rejected unparsed."""
+    import json
     import tracemalloc
 
     from autograder.grading import sandbox as sandbox_module
-    from autograder.grading.harness import frame_bytes
 
-    class _Pipe:
-        def __init__(self, fd):
-            self.fd = fd
-
-        def fileno(self):
-            return self.fd
-
-    honest = frame_bytes({"kind": "returned", "value": [{"t": "int", "v": i} for i in range(10_000)]})
-    bomb = frame_bytes([{}] * 2_000_000)
-    read_fd, write_fd = os.pipe()
-    box = sandbox_module.Sandbox.__new__(sandbox_module.Sandbox)
-    box._proc = type("P", (), {"stdout": _Pipe(read_fd)})()
-    import threading
-    writer = threading.Thread(target=lambda: (os.write(write_fd, honest + bomb), os.close(write_fd)))
-    writer.start()
+    honest = json.dumps({"data": json.dumps({"kind": "returned", "value": [{"t": "int", "v": i}
+                                                                          for i in range(10_000)]})}).encode()
+    bomb = json.dumps([{}] * 2_000_000).encode()
+    deep = b"[" * 100_000 + b"]" * 100_000
     tracemalloc.start()
     try:
-        assert box._read(time.monotonic() + 30)["kind"] == "returned", "an honest 10,000-item answer must pass"
-        with pytest.raises(sandbox_module.SandboxError, match="too many JSON nodes"):
-            box._read(time.monotonic() + 30)
+        assert "data" in sandbox_module._parse_reply(honest), "an honest 10,000-item answer must pass"
+        with pytest.raises(sandbox_module._Protocol, match="too many JSON nodes"):
+            sandbox_module._parse_reply(bomb)
         _, peak = tracemalloc.get_traced_memory()
+        # Deep nesting is a protocol error of this notebook, never a RecursionError that escapes.
+        with pytest.raises(sandbox_module._Protocol):
+            sandbox_module._parse_reply(deep)
     finally:
         tracemalloc.stop()
-        writer.join()
-        os.close(read_fd)
     assert peak < 4 * len(bomb), f"refusing the frame still cost {peak / 1e6:.0f} MB"
 
 
@@ -110,8 +99,9 @@ def test_student_code_cannot_tell_it_is_graded():
         result = box.run(steps, limits_for(timeout=20))
     finally:
         box.close()
-    outcomes = [decode_outcome(f["data"].encode()) for f in result["frames"] if f["type"] == "outcome"]
-    assert len(outcomes) == 3, result
+    outcomes = [decode_outcome(result.outcomes[1][case][index].encode())
+                for case, index in (("first", 0), ("first", 1), ("other", 0))]
+    assert result.reason == "exited", result
     for outcome in outcomes[:2]:
         assert isinstance(outcome, Returned), outcome
         assert outcome.value == [], "\n".join(map(str, outcome.value))
@@ -137,7 +127,7 @@ def test_a_notebook_cannot_kill_the_zygote_and_a_dead_one_is_reported():
     box = Sandbox(tmp_mb=32)
     try:
         first = box.run([{"kind": "exec", "id": "kill", "source": KILL}], limits_for(timeout=20))
-        assert first["reason"] == "exited" and _stdout(first).endswith("still here")
+        assert first.reason == "exited" and _stdout(first).endswith("still here")
         zygote = box._proc
         second = box.run([{"kind": "exec", "id": "look", "source": "print(6 * 7)"}], limits_for(timeout=20))
         assert _stdout(second) == "42" and box._proc is zygote, "the same zygote grades the next notebook"
@@ -147,7 +137,7 @@ def test_a_notebook_cannot_kill_the_zygote_and_a_dead_one_is_reported():
 
         def grade_slow_notebook():
             started.set()
-            result.update(box.run([{"kind": "exec", "id": "slow", "source": "import time\ntime.sleep(60)"}],
+            result["run"] = (box.run([{"kind": "exec", "id": "slow", "source": "import time\ntime.sleep(60)"}],
                                   limits_for(timeout=30)))
 
         outer = zygote.pid  # bwrap; the zygote is its only child
@@ -163,6 +153,69 @@ def test_a_notebook_cannot_kill_the_zygote_and_a_dead_one_is_reported():
                 break
             worker.join(0.2)
         worker.join()
-        assert result["reason"] == "sandbox" and result["frames"] == []
+        assert result["run"].reason == "sandbox" and result["run"].cells == {}
     finally:
         box.close()
+
+
+SHARED_STATE = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+seen = {}
+seen["shmget"] = (libc.shmget(0x6d6f6436, 4096, 0o1666), ctypes.get_errno())
+seen["msgget"] = (libc.msgget(0x6d6f6437, 0o1666), ctypes.get_errno())
+seen["add_key"] = (libc.syscall(248, b"user", b"answers", b"x", 1, ctypes.c_int(-4)), ctypes.get_errno())
+seen["unshare_user"] = (libc.unshare(0x10000000), ctypes.get_errno())
+seen["memfd"] = (libc.syscall(319, b"x", 0), ctypes.get_errno())
+seen["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+fd = os.open("/dev/shm/planted", os.O_CREAT | os.O_WRONLY, 0o644)
+os.close(fd)
+print(repr(seen))
+'''
+
+
+def test_no_ipc_keyring_or_user_namespace_reaches_the_next_notebook():
+    """SysV IPC, keyrings, memfd and new user namespaces are refused; each notebook starts empty."""
+    import ast
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the probe uses x86_64 system call numbers")
+    box = Sandbox(tmp_mb=32)
+    try:
+        first = ast.literal_eval(_stdout(box.run([{"kind": "exec", "id": "a", "source": SHARED_STATE}],
+                                                 limits_for(timeout=20))))
+        second = box.run([{"kind": "exec", "id": "b", "source": "import os\nprint(os.listdir('/dev/shm'))"}],
+                         limits_for(timeout=20))
+    finally:
+        box.close()
+    for call in ("shmget", "msgget", "add_key", "unshare_user", "memfd"):
+        assert first[call][0] == -1 and first[call][1] == 1, (call, first[call])  # EPERM
+    assert _stdout(second) == "[]"
+
+
+def test_calls_reach_the_notebook_deduplicated_and_in_no_telling_order():
+    """Consecutive test cells' calls are merged, made once each, and shuffled; cells keep their place."""
+    import random
+
+    from autograder.channel import Call
+    from autograder.grading.sandbox import plan_units
+
+    call = lambda x: Call("f", (x,)).to_json()  # noqa: E731
+    steps = [{"kind": "exec", "id": "a", "source": "A"},
+             {"kind": "calls", "cases": [{"name": "one", "calls": [call(1), call(2)]}]},
+             {"kind": "calls", "cases": [{"name": "two", "calls": [call(2), call(3)]}]},
+             {"kind": "exec", "id": "b", "source": "B"},
+             {"kind": "calls", "cases": [{"name": "three", "calls": [call(1)]}]}]
+    orders = set()
+    for seed in range(30):
+        units = plan_units(steps, random.Random(seed))
+        kinds = [unit["k"] for unit, _ in units]
+        assert kinds == ["exec", "call", "call", "call", "exec", "call"]
+        assert all("case" not in json_text and "one" not in json_text
+                   for json_text in (str(unit) for unit, _ in units))
+        merged = {unit["call"]["args"]["items"][0]["v"]: targets for unit, targets in units[1:4]}
+        assert merged == {1: [("call", 1, "one", 0)], 2: [("call", 1, "one", 1), ("call", 2, "two", 0)],
+                          3: [("call", 2, "two", 1)]}
+        orders.add(tuple(unit["call"]["args"]["items"][0]["v"] for unit, _ in units[1:4]))
+    assert len(orders) > 1, "the order of the calls never changes"

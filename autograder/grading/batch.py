@@ -9,6 +9,7 @@ graded again unless ``force``.
 from __future__ import annotations
 
 import concurrent.futures as cf
+from concurrent.futures.process import BrokenProcessPool
 import dataclasses
 import hashlib
 import json
@@ -65,6 +66,15 @@ def _digest(*parts) -> str:
 def _pool_init() -> None:
     from multiprocessing import util
     util.Finalize(None, close_sandbox, exitpriority=100)
+    # A worker never outlives the coordinator (and its sandbox dies with it: bwrap --die-with-parent).
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)
+    except Exception:  # noqa: BLE001 - not Linux: the zygote still ends when its socket closes
+        pass
 
 
 def _dask_task(task: dict) -> dict:
@@ -99,8 +109,42 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _file_digest(path: Path) -> bytes:
+    """SHA-256 of a file, read in chunks (a 100 MB submission is never held whole)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def _symlinked(coursedir, student: str, assignment: str) -> str | None:
+    """Why ``submitted/<student>/<assignment>`` must not be read (a symbolic link on the way), or None."""
+    base = Path(coursedir.root) / coursedir.submitted_directory
+    for path in (base / student, base / student / assignment):
+        if path.is_symlink():
+            return f"{path.relative_to(coursedir.root)} is a symbolic link"
+    return None
+
+
+def _write_state(path: Path, state: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(state, indent=1, sort_keys=True))
+    os.replace(temporary, path)
+
+
+def _row(student, stem, status, feedback, grade_id=None, max_score=None, score=None) -> dict:
+    return {"student": student, "notebook": stem, "grade_id": grade_id, "score": score, "max_score": max_score,
+            "status": status, "feedback": feedback}
+
+
 def run(options: Options) -> int:
     """Grade a batch; return the process exit status (0 when the batch ran)."""
+    if options.use_bwrap is not False:
+        from autograder.grading.sandbox import _cached_view, require_sandbox
+        require_sandbox()  # before anything is touched: no sandbox, no grading (unless --no-sandbox)
+        _cached_view()  # the allow-list, read from the installed metadata once, before workers fork
     coursedir = course_directory(options.course_dir)
     assignment = options.assignment
     specs = assignment_sources(coursedir, assignment)
@@ -113,37 +157,61 @@ def run(options: Options) -> int:
     tasks: list = []
     skipped = 0
     states: dict = {}
+    problems = 0
     with GradebookWriter(coursedir, assignment) as writer:
         for student in students:
-            writer.prepare_student(student)
+            why = _symlinked(coursedir, student, assignment)
+            if why is not None:
+                # Submissions arriving by zip, rsync or a shared drive may link to another student's
+                # work or to the course's own files: reported, never read.
+                problems += 1
+                rows.extend(_row(student, stem, "symlink", f"not graded: {why}") for stem in specs)
+                continue
+            try:
+                writer.prepare_student(student)
+            except Exception as error:  # noqa: BLE001 - an odd folder name costs only that student
+                writer.rollback()
+                problems += 1
+                rows.extend(_row(student, stem, "error", f"not graded: the gradebook refused this student "
+                                                         f"({type(error).__name__})") for stem in specs)
+                continue
             folder = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
             state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
             try:
-                state = json.loads(state_path.read_text()) if state_path.exists() else {}
+                state = json.loads(state_path.read_text()) if state_path.is_file() else {}
+                state = state if isinstance(state, dict) else {}
             except (OSError, ValueError):
                 state = {}
             states[student] = state
             for stem, spec in specs.items():
                 path = folder / f"{stem}.ipynb"
-                if not path.exists():
-                    for grade_id, max_score in writer.zero_missing(student, stem):
-                        rows.append({"student": student, "notebook": stem, "grade_id": grade_id, "score": 0.0,
-                                     "max_score": max_score, "status": "missing",
-                                     "feedback": "this notebook was not submitted"})
+                if path.is_symlink():
+                    problems += 1
+                    rows.append(_row(student, stem, "symlink",
+                                     f"not graded: {path.relative_to(coursedir.root)} is a symbolic link"))
                     state.pop(stem, None)
                     continue
-                raw = path.read_bytes()
-                digest = _digest(raw, spec["source"], spec["checksums"], grader, limits)
+                if not path.exists():
+                    for grade_id, max_score in writer.zero_missing(student, stem):
+                        rows.append(_row(student, stem, "missing", "this notebook was not submitted",
+                                         grade_id, max_score, 0.0))
+                    state.pop(stem, None)
+                    continue
+                try:
+                    submitted = _file_digest(path) if path.is_file() else b"not a regular file"
+                except OSError as error:
+                    submitted = f"unreadable: {error.strerror}".encode()
+                digest = _digest(submitted, spec["source"], spec["checksums"], grader, limits)
                 previous = state.get(stem)
                 produced = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / f"{stem}.ipynb"
                 if not options.force and previous and previous.get("digest") == digest and produced.exists():
                     rows.extend(previous.get("rows", []))
                     skipped += 1
                     continue
+                # The worker reads the file itself (within the limits): the coordinator holds no submission.
                 tasks.append({"student": student, "assignment": assignment, "stem": stem,
-                              "source": spec["source"], "checksums": spec["checksums"],
-                              "submission": raw.decode("utf-8", "replace"), "limits": limits,
-                              "options": task_options, "digest": digest})
+                              "source": spec["source"], "checksums": spec["checksums"], "path": str(path),
+                              "limits": limits, "options": task_options, "digest": digest})
 
         progress = _Progress(len(tasks), options.progress)
         failures = 0
@@ -162,14 +230,22 @@ def run(options: Options) -> int:
                     result, error = None, failure
             if result is None:
                 failures += 1
-                rows.append({"student": student, "notebook": stem, "grade_id": None, "score": None,
-                             "max_score": None, "status": "error",
-                             "feedback": f"grading failed: {type(error).__name__}: {error}"})
+                rows.append(_row(student, stem, "error", f"grading failed: {type(error).__name__}: {error}"))
                 states[student].pop(stem, None)
             else:
                 rows.extend(result["rows"])
                 timings.append(result["seconds"])
-                states[student][stem] = {"digest": result["digest"], "rows": result["rows"]}
+                if result.get("reason") == "sandbox":
+                    # The grader's own failure is never remembered as this notebook's grade.
+                    states[student].pop(stem, None)
+                else:
+                    states[student][stem] = {"digest": result["digest"], "rows": result["rows"]}
+            try:
+                # Streamed: what is graded is on disk now, whatever happens to the batch later.
+                _write_state(Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+                             / STATE_FILE, states[student])
+            except OSError as failure:
+                sys.stderr.write(f"autograder: could not save the state of {student}: {failure}\n")
             progress.step(f"{student}/{stem}")
 
         if tasks:
@@ -177,16 +253,25 @@ def run(options: Options) -> int:
                 store(task, result, error)
         elapsed = time.perf_counter() - started
 
-    for student, state in states.items():
-        state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
-        state_path.parent.mkdir(parents=True, exist_ok=True)
-        state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
-
+    status = 0
     if options.report:
-        reporting.write_jsonl(options.report, rows)
-    sys.stdout.write(reporting.summary(rows, graded=len(tasks), skipped=skipped, failures=failures,
-                                       seconds=elapsed) + "\n")
-    return 1 if tasks and failures == len(tasks) else 0
+        try:
+            reporting.write_jsonl(options.report, rows)
+        except OSError as error:
+            sys.stderr.write(f"autograder: the report could not be written: {error}\n")
+            status = 1
+    text = reporting.summary(rows, graded=len(tasks), skipped=skipped, failures=failures, seconds=elapsed)
+    if options.use_bwrap is False:
+        text += ("\nWARNING: graded WITHOUT the sandbox (--no-sandbox): student code could read the course files "
+                 "and the reference solutions. Do not use these grades for credit.")
+    if problems:
+        text += f"\n{problems} submission(s) not graded (symbolic links or names the gradebook refused): see the report."
+    sys.stdout.write(text + "\n")
+    return status or (1 if tasks and failures == len(tasks) else 0)
+
+
+#: A notebook that was in flight when two worker processes died is graded alone, then given up on.
+MAX_ATTEMPTS = 3
 
 
 def _execute(tasks: list, options: Options):
@@ -194,14 +279,26 @@ def _execute(tasks: list, options: Options):
     if options.dask:
         from distributed import Client, as_completed
         with Client(options.dask) as client:
-            futures = client.map(_dask_task, tasks, pure=False)
+            shipped = []
+            for task in tasks:
+                # Dask workers may not see the course directory: ship the text (read within the limits).
+                task = dict(task)
+                try:
+                    from autograder.grading.worker import read_submission
+                    task["submission"] = read_submission(task, task["limits"])
+                    del task["path"]
+                except Exception:  # noqa: BLE001 - the worker reports the refusal itself
+                    pass
+                shipped.append(task)
+            futures = client.map(_dask_task, shipped, pure=False)
             index = {future.key: task for future, task in zip(futures, tasks)}
             for future in as_completed(futures):
-                task = index[future.key]
+                task = index.pop(future.key)
                 try:
                     yield task, future.result(), None
                 except Exception as error:  # noqa: BLE001
                     yield task, None, error
+                future.release()
         return
     jobs = options.jobs or os.cpu_count() or 1
     if jobs <= 1:
@@ -220,11 +317,35 @@ def _execute(tasks: list, options: Options):
     for stem in sorted({task["stem"] for task in tasks}):
         checks.plan(stem)
     context = multiprocessing.get_context("fork")
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_pool_init) as pool:
-        futures = {pool.submit(grade_notebook, task): task for task in tasks}
-        for future in cf.as_completed(futures):
-            task = futures[future]
-            try:
-                yield task, future.result(), None
-            except Exception as error:  # noqa: BLE001
-                yield task, None, error
+    attempts: dict = {}
+    queue = list(range(len(tasks)))
+    while queue:
+        # Notebooks that were in flight when a worker died more than once run alone, one per pool.
+        alone = [i for i in queue if attempts.get(i, 0) >= 2]
+        shared = [i for i in queue if attempts.get(i, 0) < 2]
+        batches = ([(shared, jobs)] if shared else []) + [([i], 1) for i in alone]
+        queue = []
+        for indices, workers in batches:
+            broken = False
+            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_pool_init) as pool:
+                futures = {pool.submit(grade_notebook, tasks[i]): i for i in indices}
+                for future in cf.as_completed(list(futures)):
+                    i = futures.pop(future)
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        # A worker died (out of memory, killed): the notebooks it held are graded again.
+                        broken = True
+                        attempts[i] = attempts.get(i, 0) + 1
+                        if attempts[i] >= MAX_ATTEMPTS:
+                            yield tasks[i], None, RuntimeError("the grading process died on this notebook "
+                                                               f"{MAX_ATTEMPTS} times (out of memory?)")
+                        else:
+                            queue.append(i)
+                        continue
+                    except Exception as error:  # noqa: BLE001
+                        yield tasks[i], None, error
+                        continue
+                    yield tasks[i], result, None
+            if broken:
+                continue

@@ -1,57 +1,82 @@
-"""The program that runs inside the sandbox: a zygote that forks one child per notebook.
+"""The program that runs inside the sandbox: a zygote that forks one fresh notebook per job.
 
 The coordinator copies this file as ``ipykernel_launcher.py`` next to a copy of
 ``autograder/channel.py`` (the codec, under a private name) into a read-only directory of the
 sandbox and starts it there as ``python -S -m ipykernel_launcher -f /tmp/kernel-<uuid>.json``: the
-command line of a notebook kernel. The configuration arrives as the first frame on fd 0. It imports
-only the standard library, NumPy and (when present) IPython: never ``autograder``.
+command line of a notebook kernel. It imports only the standard library, NumPy and (when present)
+IPython: never ``autograder``.
 
-Protocol (both directions): frames of a 4-byte big-endian length followed by UTF-8 JSON, on the
-file descriptors the sandbox received as 0 (configuration, then jobs in) and 1 (frames out). They
-are moved to private numbers at start-up; fd 0/1/2 then point at ``/dev/null`` or a capped file,
-so nothing a student prints can ever be read as a frame.
+Three kinds of process, from the most trusted to the least:
 
-For every job the zygote
+* the **zygote** (PID 1 of the sandbox, not dumpable): talks to the coordinator over a Unix socket
+  (fd 0) in small JSON messages. It never sees a notebook's cells, calls or results: for each
+  notebook it receives two pipe ends by ``SCM_RIGHTS`` and forks a watcher with them; when the
+  coordinator says ``end`` it kills the notebook and reports whether anything survived. Its memory
+  (copied into every notebook by ``fork``) therefore holds nothing of any job, past or present.
+* the **watcher**, one per notebook, outside the notebook's namespaces: it unshares a new PID, IPC
+  and mount namespace, mounts a fresh size-capped ``/tmp`` and ``/dev/shm``, forks the notebook
+  process and waits for it. Nothing in the notebook can see or signal it.
+* the **notebook process**, PID 1 of its own PID namespace (when it ends, the kernel kills every
+  process it left). It drops every capability, installs a seccomp filter (no new user namespaces, no
+  keyrings, no SysV shared memory or message queues, no memfd), applies the resource limits and then
+  serves one unit at a time: it reads a unit (run this cell, or perform this call) from its input
+  pipe and writes one reply frame to its output pipe. It holds no plan, no case names, no token and
+  no fd of the zygote: the coordinator sends the next unit only after the previous reply, in an order
+  that says nothing about which test cell a call serves (see :mod:`autograder.grading.sandbox`).
 
-1. forks a child that runs the job's steps (``exec`` a cell, or perform a group's ``calls``) and
-   writes one frame per step, every frame carrying the job's random token;
-2. relays the child's complete frames, enforcing the wall-clock deadline and the output budget;
-3. when the child is gone (or killed), kills every other process of the sandbox's PID namespace,
-   wipes the writable directories, and writes a ``finished`` frame.
-
-Student code must not be able to tell a graded run from its own kernel, so the child leaves no
-trace of the job where a notebook cheaply looks: the codec is not in ``sys.modules``, the zygote's
-frames are gone from the child's stack (``main`` returns the child's work to the module level), the
-job's remaining steps and token live only in closures of functions that are not running, and every
-student function is called through a cell-like trampoline whose frame holds only the function and
-its own arguments.
-
-The zygote is trusted only to keep notebooks apart; the judging happens outside the sandbox.
+Frames (both pipes and the socket): a 4-byte big-endian length, then UTF-8 JSON.
 """
 
 import ctypes
 import functools
 import json
 import os
-import select
 import signal
+import socket
 import struct
 import sys
-import time
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 96 * 1024 * 1024
 
+PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+SECCOMP_MODE_FILTER = 2
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWUSER = 0x10000000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MS_NOSUID, MS_NODEV = 2, 4
+
+_LIBC = None
 
 
-def _prctl(option, value):
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def _prctl(option, value, arg3=0):
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0)
+        return _libc().prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(arg3), ctypes.c_ulong(0),
+                             ctypes.c_ulong(0))
     except Exception:  # noqa: BLE001 - best effort outside Linux
         return -1
+
+
+def _check(result, what):
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, "%s: %s" % (what, os.strerror(error)))
 
 
 def _read_exact(fd, size):
@@ -88,7 +113,87 @@ def frame_bytes(message):
     return HEADER.pack(len(body)) + body
 
 
-# --------------------------------------------------------------------------- the child (student code)
+# --------------------------------------------------------------------------- kernel plumbing
+
+
+def _seccomp_filter():
+    """A seccomp program (as bytes) for this machine, or None when the architecture is unknown.
+
+    Denied with EPERM: ``unshare``; ``clone`` with ``CLONE_NEWUSER``; ``setns``; the keyring calls
+    (``add_key``, ``request_key``, ``keyctl``: the user keyring would outlive the notebook); SysV shared
+    memory and message queues (``shmget``, ``msgget``: memory outside every rlimit) and ``memfd_create``.
+    ``clone3`` gets ENOSYS (its flags are out of a filter's reach; the C library then uses ``clone``).
+    """
+    import platform
+    machine = platform.machine()
+    if machine == "x86_64":
+        arch = 0xC000003E
+        numbers = {"unshare": 272, "clone": 56, "clone3": 435, "setns": 308, "add_key": 248,
+                   "request_key": 249, "keyctl": 250, "shmget": 29, "msgget": 68, "memfd_create": 319}
+    elif machine == "aarch64":
+        arch = 0xC00000B7
+        numbers = {"unshare": 97, "clone": 220, "clone3": 435, "setns": 268, "add_key": 217,
+                   "request_key": 218, "keyctl": 219, "shmget": 194, "msgget": 186, "memfd_create": 279}
+    else:
+        return None
+    # struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6]
+    LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
+    ALLOW, KILL, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+    EPERM, ENOSYS = 1, 38
+    JGE = 0x35
+    # The right architecture, and no x32 system call numbers (they would bypass the numbers below).
+    program = [(LD, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, KILL), (LD, 0, 0, 0),
+               (JGE, 0, 1, 0x40000000), (RET, 0, 0, ERRNO | ENOSYS)]
+    denied = ["unshare", "setns", "add_key", "request_key", "keyctl", "shmget", "msgget", "memfd_create"]
+    for name in denied:
+        program += [(JEQ, 0, 1, numbers[name]), (RET, 0, 0, ERRNO | EPERM)]
+    program += [(JEQ, 0, 1, numbers["clone3"]), (RET, 0, 0, ERRNO | ENOSYS)]
+    # clone: flags are the first argument (low 32 bits at offset 16 on little-endian machines).
+    program += [(JEQ, 0, 3, numbers["clone"]), (LD, 0, 0, 16), (JSET, 0, 1, CLONE_NEWUSER),
+                (RET, 0, 0, ERRNO | EPERM), (RET, 0, 0, ALLOW)]
+    return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program)
+
+
+def _install_seccomp():
+    program = _seccomp_filter()
+    if program is None:
+        return False
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    prog = Program(len(program) // 8, program)
+    return _libc().prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog),
+                         ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+
+
+def _drop_capabilities():
+    """No capability survives into student code (the uid is not 0, so exec gives none back)."""
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header = Header(0x20080522, 0)
+    data = (Data * 2)()
+    _check(_libc().capset(ctypes.byref(header), data), "capset")
+
+
+def _fresh_namespaces(tmp_bytes):
+    """New PID, IPC and mount namespaces, with an empty size-capped ``/tmp`` and ``/dev/shm``."""
+    libc = _libc()
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    options = ("size=%d,mode=1777" % tmp_bytes).encode()
+    for target in (b"/tmp", b"/dev/shm"):
+        _check(libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount tmpfs")
+
+
+# --------------------------------------------------------------------------- the notebook process
 
 
 class OutStream:
@@ -242,58 +347,8 @@ def _trampoline():
     return scope["call"]
 
 
-def _job_feed(job, out_fd):
-    """Split ``job`` into ``(take, reply)``, so that no running frame holds the job itself.
-
-    ``take()`` returns the next unit of work (``("exec", (source, cell name))``, ``("call", raw call)``
-    or ``(None, None)``); ``reply(message)`` sends its result addressed to that unit. The remaining
-    units and the token are cells of these two closures: this function has returned before any
-    student code runs, so they are in no frame's locals.
-    """
-    import builtins
-
-    token = job["token"]
-    pending = []
-    for number, step in enumerate(job["steps"]):
-        if step["kind"] == "exec":
-            pending.append(({"type": "cell", "step": number, "id": step["id"]},
-                            "exec", (step["source"], "<cell %s>" % step["id"])))
-        elif step["kind"] == "calls":
-            for case in step["cases"]:
-                for index, raw in enumerate(case["calls"]):
-                    pending.append(({"type": "outcome", "step": number, "case": case["name"], "index": index},
-                                    "call", raw))
-    pending.reverse()
-    address = {}
-    pristine = dict(vars(builtins))
-    encode = json.JSONEncoder(allow_nan=False).encode
-    pack = HEADER.pack
-
-    def take():
-        # Student code may rebind builtins (isinstance, len...): put the originals back before the
-        # child reads or encodes anything, so such tricks break only the student's own code.
-        vars(builtins).update(pristine)
-        address.clear()
-        if not pending:
-            address.update(type="done")
-            return None, None
-        where, kind, work = pending.pop()
-        address.update(where)
-        return kind, work
-
-    def reply(message):
-        vars(builtins).update(pristine)
-        message.update(address)
-        message["token"] = token
-        body = encode(message).encode("utf-8")
-        _write_all(out_fd, pack(len(body)) + body)
-
-    return take, reply
-
-
-def _child_limits(limits, config):
-    """Apply the child's resource limits, working directory and output sink (the zygote stays
-    unlimited so that it can always clean up)."""
+def _apply_limits(limits, config):
+    """The notebook's resource limits, working directory and fd-level output sink."""
     import resource
 
     memory = int(limits["memory_mb"]) * 1024 * 1024
@@ -309,7 +364,6 @@ def _child_limits(limits, config):
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
     except (ValueError, OSError):
         pass
-
     workdir = config["workdir"]
     os.makedirs(workdir, exist_ok=True)
     os.chdir(workdir)
@@ -325,16 +379,25 @@ def _child_limits(limits, config):
         pass
 
 
-def _prepare_child(job, out_fd, shell, namespace, wire, config):
-    """Set the child up and return its work, a function of no arguments that runs the job's steps."""
-    limits = job["limits"]
-    _child_limits(limits, config)
-    take, reply = _job_feed(job, out_fd)
+def _serve(units_in, replies_out, limits, shell, namespace, wire):
+    """Return the notebook's work: a function of no arguments that serves units until told to stop.
+
+    What it closes over is all a student can find with ``gc``: two pipe ends, the limits, the shell
+    and the codec. The next unit is not in this process until it is read.
+    """
     width = int(limits["stream_chars"])
     cell_seconds = float(limits["cell_seconds"])
     call_seconds = float(limits["call_seconds"])
     call = _trampoline()
     decode, perform = wire.Call.from_json, wire.perform_call
+    import builtins
+    pristine = dict(vars(builtins))
+    encode = json.JSONEncoder(allow_nan=False).encode
+    pack = HEADER.pack
+
+    def reply(message):
+        body = encode(message).encode("utf-8")
+        _write_all(replies_out, pack(len(body)) + body)
 
     def on_alarm(signum, frame):
         raise _CellTimeout()
@@ -365,7 +428,9 @@ def _prepare_child(job, out_fd, shell, namespace, wire, config):
             text_out, text_err = out.text(), err.text()
         except BaseException:  # noqa: BLE001
             text_out, text_err = "", ""
+        vars(builtins).update(pristine)
         figures = _take_figures(cell_seconds)
+        vars(builtins).update(pristine)
         reply({"status": status, "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err,
                "figures": figures})
 
@@ -375,8 +440,7 @@ def _prepare_child(job, out_fd, shell, namespace, wire, config):
             raw = None
             function = namespace.get(request.target, None)
             if not request.read_only and callable(function):
-                # The student's function sees a cell-like caller that holds only it and its
-                # arguments, never the harness or the job.
+                # The student's function sees a cell-like caller that holds only it and its arguments.
                 scope = {request.target: functools.partial(call, function)}
             else:
                 scope = namespace
@@ -384,193 +448,31 @@ def _prepare_child(job, out_fd, shell, namespace, wire, config):
             payload = perform(request, scope, timeout=call_seconds).decode("utf-8")
         except BaseException as failure:  # noqa: BLE001
             payload = json.dumps({"kind": "unreadable", "reason": "the call failed (%s)" % type(failure).__name__})
+        vars(builtins).update(pristine)
         reply({"data": payload})
 
     def work():
-        # Each unit runs in its own frame: nothing of one cell or call stays in a frame the next sees.
         while True:
-            kind, unit = take()
-            if kind == "exec":
-                run_cell(*unit)
-            elif kind == "call":
-                run_call(unit)
-            else:
-                reply({})
+            # Student code may rebind builtins (isinstance, len...): put the originals back before
+            # reading, so such tricks break only the student's own code.
+            vars(builtins).update(pristine)
+            unit = read_frame(units_in)
+            if not isinstance(unit, dict) or unit.get("k") not in ("exec", "call"):
                 return
-            kind = unit = None
+            if unit["k"] == "exec":
+                source, name = unit["source"], unit["name"]
+                unit = None
+                run_cell(source, name)
+            else:
+                raw = unit["call"]
+                unit = None
+                run_call(raw)
+            source = name = raw = None
 
     return work
 
 
 # --------------------------------------------------------------------------- the zygote
-
-
-def _session_of(pid):
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        return fields[0], int(fields[3])  # state, session id
-    except (OSError, IndexError, ValueError):
-        return None, None
-
-
-def _kill_others(pidns, child):
-    """Kill what the job left behind; True when nothing is left.
-
-    In the sandbox's own PID namespace that is every process but ourselves and bwrap's init
-    (``kill(-1)``). Without a namespace (no bubblewrap) it is the child's session, found in /proc.
-    """
-    me = os.getpid()
-    for _ in range(200):
-        if pidns:
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        others = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in (me, 1):
-                continue
-            state, session = _session_of(int(entry))
-            if state is None or state == b"Z":
-                continue
-            if pidns or session == child:
-                others.append(int(entry))
-                if not pidns:
-                    try:
-                        os.kill(int(entry), signal.SIGKILL)
-                    except OSError:
-                        pass
-        # Reap our own dead children (the job's child); bwrap's init reaps the orphans.
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-        if not others:
-            return True
-        time.sleep(0.002)
-    return False
-
-
-def _wipe(path):
-    """Empty ``path``; True when nothing is left in it.
-
-    A job can take the write bit off its own directories so that a plain ``rmtree`` leaves their files
-    behind for the next notebook: such directories are opened up again and removed. Whatever still
-    survives makes the job unclean, and the coordinator then starts a fresh sandbox.
-    """
-    import shutil
-
-    def reopen(function, target, excinfo):
-        try:
-            os.chmod(os.path.dirname(target), 0o700)
-            if os.path.isdir(target) and not os.path.islink(target):
-                os.chmod(target, 0o700)
-                shutil.rmtree(target, onerror=reopen)
-            else:
-                os.unlink(target)
-        except (OSError, RecursionError):
-            pass
-
-    try:
-        entries = os.listdir(path)
-    except OSError:
-        return False
-    for entry in entries:
-        full = os.path.join(path, entry)
-        try:
-            if os.path.isdir(full) and not os.path.islink(full):
-                shutil.rmtree(full, onerror=reopen)
-            else:
-                os.unlink(full)
-        except (OSError, RecursionError):
-            pass
-    try:
-        return not os.listdir(path)
-    except OSError:
-        return False
-
-
-def _pump(read_fd, out_fd, buffer, received, budget):
-    """Read once from the child's pipe and forward the complete frames it finishes.
-
-    Returns None (more may come), ``"eof"``, or why relaying must stop: ``"output"`` (more than
-    ``budget`` bytes in all; ``received`` is a one-item list holding the running count) or
-    ``"protocol"`` (a frame header announces more than ``MAX_FRAME``).
-    """
-    chunk = os.read(read_fd, 1 << 20)
-    if not chunk:
-        return "eof"
-    received[0] += len(chunk)
-    if received[0] > budget:
-        return "output"
-    buffer += chunk
-    while len(buffer) >= HEADER.size:
-        (size,) = HEADER.unpack_from(buffer)
-        if size > MAX_FRAME:
-            return "protocol"
-        if len(buffer) < HEADER.size + size:
-            break
-        _write_all(out_fd, bytes(buffer[:HEADER.size + size]))
-        del buffer[:HEADER.size + size]
-    return None
-
-
-def _relay(read_fd, out_fd, pid, deadline, budget, jobs_in):
-    """Forward complete frames from the child until it exits; return (reason, exit_status).
-
-    ``jobs_in`` turning readable during a job means the coordinator is gone (it sends the next job
-    only after this one's ``finished``): the reason is then ``"orphaned"``. Changing uid cleared
-    bwrap's ``--die-with-parent`` for the zygote, so this is how the sandbox's PID 1 learns it must
-    end (taking every process of the namespace with it).
-    """
-    buffer = bytearray()
-    received = [0]
-    pidfd = os.pidfd_open(pid)
-    status = None
-    reason = "exited"
-    open_pipe = True
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                reason = "timeout"
-                break
-            watch = [pidfd, jobs_in] + ([read_fd] if open_pipe else [])
-            ready, _, _ = select.select(watch, [], [], remaining)
-            if jobs_in in ready:
-                reason = "orphaned"
-                break
-            if read_fd in ready:
-                problem = _pump(read_fd, out_fd, buffer, received, budget)
-                if problem == "eof":
-                    open_pipe = False
-                elif problem is not None:
-                    reason = problem
-                    break
-            if pidfd in ready and (not open_pipe or read_fd not in ready):
-                # The child is gone; frames still in the pipe were written before it died (under
-                # the same budget).
-                while open_pipe and select.select([read_fd], [], [], 0)[0]:
-                    problem = _pump(read_fd, out_fd, buffer, received, budget)
-                    if problem == "eof":
-                        break
-                    if problem is not None:
-                        reason = problem
-                        break
-                break
-    finally:
-        os.close(pidfd)
-    try:
-        _, raw = os.waitpid(pid, os.WNOHANG)
-        if raw:
-            status = os.waitstatus_to_exitcode(raw)
-    except ChildProcessError:
-        pass
-    return reason, status
 
 
 def _load_codec(path):
@@ -591,7 +493,6 @@ def _load_codec(path):
     for attribute in dir(builtins):
         if not attribute.startswith("_") and attribute not in vars(wire):
             setattr(wire, attribute, getattr(builtins, attribute))
-    # What a call's sys.stdout looks like, as the cells' OutStream.
     wire._Capture.__name__ = wire._Capture.__qualname__ = "OutStream"
     wire._Capture.__module__ = "ipykernel.iostream"
     return wire
@@ -609,18 +510,183 @@ def _user_namespace(shell):
     return vars(module)
 
 
+def _send(sock, message):
+    sock.sendall(frame_bytes(message))
+
+
+def _receive(sock):
+    """One message from the coordinator and the fds that came with it; (None, []) at EOF."""
+    data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+    if not data:
+        return None, fds
+    (size,) = HEADER.unpack_from(data)
+    return json.loads(data[HEADER.size:HEADER.size + size].decode("utf-8")), fds
+
+
+def _session_members(session):
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z" and int(fields[3]) == session:
+            found.append(int(entry))
+    return found
+
+
+def _others():
+    """Live processes of this PID namespace other than the zygote."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as handle:
+                    state = handle.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state != b"Z":
+                found.append(int(entry))
+    return found
+
+
+def _watch(units_in, replies_out, report_w, job, config, shell, namespace, wire):
+    """The watcher (a fresh child of the zygote): set the notebook up and return its work in the
+    notebook process; in the watcher itself, wait for the notebook and exit with its status."""
+    limits = job["limits"]
+    isolated = bool(config.get("isolated"))
+    if isolated:
+        _fresh_namespaces(int(limits.get("tmp_bytes", 256 * 1024 * 1024)))
+    pid = os.fork()
+    if pid == 0:
+        os.close(report_w)
+        if config.get("privileged"):
+            # A uid nobody else uses: its own process count (RLIMIT_NPROC) and keyring, and nothing
+            # of the zygote's (which stays root in its own PID namespace) is within its reach.
+            uid = int(job["uid"])
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        if isolated:
+            _drop_capabilities()
+        else:
+            os.setsid()
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if isolated and not _install_seccomp():
+            os._exit(70)
+        _apply_limits(limits, config)
+        # Returning unwinds the zygote's frames (and their locals) off the notebook's stack.
+        return _serve(units_in, replies_out, limits, shell, namespace, wire)
+    os.close(units_in)
+    os.close(replies_out)
+    _write_all(report_w, b"%d\n" % pid)
+    os.close(report_w)
+    status = 0
+    while True:
+        try:
+            _, raw = os.waitpid(pid, 0)
+            status = os.waitstatus_to_exitcode(raw)
+            break
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    code = 100 + (-status if status < 0 else 0) if status < 0 else min(status, 99)
+    os._exit(code)
+
+
+def _end(watcher, notebook, isolated, grace=0.0):
+    """Kill the notebook (and all it left behind) and reap its watcher; return (status, clean).
+
+    With ``grace`` the notebook process first gets that many seconds to exit by itself.
+    """
+    import time
+    done, raw = 0, 0
+    stop = time.monotonic() + grace
+    while time.monotonic() < stop:
+        try:
+            done, raw = os.waitpid(watcher, os.WNOHANG)
+        except ChildProcessError:
+            done, raw = watcher, 0
+        if done:
+            break
+        time.sleep(0.002)
+    for _ in range(2000):
+        if done:
+            break
+        if notebook:
+            try:
+                os.kill(notebook, signal.SIGKILL)  # PID 1 of its namespace: everything in it dies
+            except (ProcessLookupError, PermissionError):
+                pass
+            if not isolated:
+                for pid in _session_members(notebook):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+        try:
+            done, raw = os.waitpid(watcher, os.WNOHANG)
+        except ChildProcessError:
+            done, raw = watcher, 0
+        if done:
+            break
+        time.sleep(0.005)
+    else:
+        return None, False
+    if not isolated and notebook:
+        # Without a PID namespace the notebook's leftovers do not die with it: end its session.
+        for pid in _session_members(notebook):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    code = os.waitstatus_to_exitcode(raw) if done == watcher and raw else 0
+    status = -(code - 100) if code >= 100 else code
+    # Reap everything else that ended (orphans reparented to the zygote, PID 1).
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+    if isolated:
+        left = _others()
+        for _ in range(200):
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.005)
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            except ChildProcessError:
+                pass
+            left = _others()
+        clean = not left
+    else:
+        clean = not _session_members(notebook)
+    return status, clean
+
+
 def main():
-    """Serve jobs until fd 0 closes; in a forked child, return the child's work instead."""
+    """Serve the coordinator until its socket closes; in a notebook process, return its work."""
     globals()["__doc__"] = None  # the launcher's globals are visible from the bottom of every stack
-    jobs_in = os.dup(0)
-    frames_out = os.dup(1)
+    sock = socket.socket(fileno=os.dup(0))
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
-    os.set_inheritable(jobs_in, False)
-    os.set_inheritable(frames_out, False)
-    config = read_frame(jobs_in)
+    sock.set_inheritable(False)
+    config, _ = _receive(sock)
     if not isinstance(config, dict):
         return None
 
@@ -631,59 +697,68 @@ def main():
     for path in config["sys_path"]:
         if path not in sys.path:
             sys.path.append(path)
-
-    # Drop to the sandbox's own user id (bwrap kept only the capabilities needed for this).
-    uid, gid = config.get("uid"), config.get("gid")
-    if uid is not None and os.getuid() == 0:
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    # Not dumpable: a child with the same uid can neither ptrace us nor read/write our memory.
+    if not config.get("isolated"):
+        # Without bubblewrap, die with the coordinator's worker (inside, bwrap does this for us).
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    # Not dumpable: a notebook process (same uid) can neither ptrace us nor read our memory.
     _prctl(PR_SET_DUMPABLE, 0)
 
     import site  # noqa: F401 - a kernel has it loaded; with -S importing it changes nothing else
-    import numpy  # noqa: F401 - imported once here, inherited by every child
+    import numpy  # noqa: F401 - imported once here, inherited by every notebook
     shell = _make_shell() if config.get("ipython", True) else None
     namespace = _user_namespace(shell)
     wire = _load_codec(config["codec"])
+    isolated = bool(config.get("isolated"))
+    _send(sock, {"type": "ready", "ipython": shell is not None, "uid": os.getuid(), "pid": os.getpid(),
+                 "seccomp": _seccomp_filter() is not None})
 
-    writable = config["writable"]
-    _write_all(frames_out, frame_bytes({"type": "ready", "ipython": shell is not None,
-                                        "uid": os.getuid(), "pid": os.getpid()}))
     while True:
-        job = read_frame(jobs_in)
-        if job is None:
-            return None
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
+        try:
+            message, fds = _receive(sock)
+        except (OSError, ValueError):
+            message, fds = None, []
+        if not isinstance(message, dict) or message.get("op") != "start" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            os._exit(0 if message is None else 3)  # the coordinator is gone, or spoke nonsense
+        units_in, replies_out = fds
+        report_r, report_w = os.pipe()
+        watcher = os.fork()
+        if watcher == 0:
             try:
-                os.close(jobs_in)
-                os.close(frames_out)
-                os.close(read_fd)
-                os.setsid()
-                # Returning unwinds this frame (and its job, config, fds) off the child's stack.
-                return _prepare_child(job, write_fd, shell, namespace, wire, config)
-            except BaseException:  # noqa: BLE001 - a child that cannot start just ends
-                os._exit(0)
-        os.close(write_fd)
-        deadline = time.monotonic() + float(job["limits"]["wall_seconds"])
-        reason, status = _relay(read_fd, frames_out, pid, deadline, int(job["limits"]["frame_bytes"]), jobs_in)
-        clean = _kill_others(bool(config.get("pidns")), pid)
-        if reason == "orphaned":
-            os._exit(1)
-        os.close(read_fd)
-        if status is None:
-            try:
-                _, raw = os.waitpid(pid, 0)
-                status = os.waitstatus_to_exitcode(raw)
-            except ChildProcessError:
-                pass
-        for path in writable:
-            clean = _wipe(path) and clean
-        _write_all(frames_out, frame_bytes({"type": "finished", "token": job["token"], "reason": reason,
-                                            "status": status, "clean": clean}))
+                sock.close()
+                os.close(report_r)
+                return _watch(units_in, replies_out, report_w, message, config, shell, namespace, wire)
+            except BaseException:  # noqa: BLE001 - a notebook that cannot start just ends
+                os._exit(71)
+        os.close(units_in)
+        os.close(replies_out)
+        os.close(report_w)
+        line = _read_exact_line(report_r)
+        os.close(report_r)
+        notebook = int(line) if line.isdigit() else 0
+        _send(sock, {"type": "started", "ok": bool(notebook)})
+        try:
+            request, extra = _receive(sock)
+        except (OSError, ValueError):
+            request, extra = None, []
+        for fd in extra:
+            os.close(fd)
+        grace = float(request.get("grace", 0.0)) if isinstance(request, dict) else 0.0
+        status, clean = _end(watcher, notebook, isolated, min(max(grace, 0.0), 10.0))
+        if not isinstance(request, dict) or request.get("op") != "end":
+            os._exit(0 if request is None else 3)
+        _send(sock, {"type": "ended", "status": status, "clean": bool(clean)})
+
+
+def _read_exact_line(fd):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 32)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode("ascii", "replace").strip()
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: fl
             entry["manual"] += 1
         elif status in ("error", "timeout", "missing"):
             entry[status] += 1
+        elif status in ("rejected", "symlink", "grader_error"):  # not graded: counted with the errors
+            entry["error"] += 1
     head = f"{'notebook':32} {'students':>8} {'mean %':>7} {'manual':>6} {'errors':>6} {'timeouts':>8} {'missing':>7}"
     lines = [head, "-" * len(head)]
     for stem in sorted(per):
