@@ -7,7 +7,7 @@ import matplotlib
 
 from ._figure import STYLE, FigureImage
 from ._format import format_number
-from ._models import SEED_TREE, ChainRuleState, chain_rule_from_controls
+from ._chain_rule_model import DEFAULT_TREE, ChainRuleState, chain_rule_from_controls
 from ._view import Explorer, float_slider, set_value, slider_value, value_label
 
 NAMES = {
@@ -146,9 +146,9 @@ class ChainRuleExplorer(Explorer):
         self.plot.render()
 
 
-def chain_rule_explorer(first_p=SEED_TREE["first_p"], first_q=SEED_TREE["first_q"],
-                        cond_p=SEED_TREE["cond_p"], cond_q=SEED_TREE["cond_q"]) -> ChainRuleExplorer:
-    """Build the chain-rule explorer, starting from the seed's tree by default.
+def chain_rule_explorer(first_p=DEFAULT_TREE["first_p"], first_q=DEFAULT_TREE["first_q"],
+                        cond_p=DEFAULT_TREE["cond_p"], cond_q=DEFAULT_TREE["cond_q"]) -> ChainRuleExplorer:
+    """Build the chain-rule explorer, starting from the explorer's own tree by default.
 
     Parameters
     ----------

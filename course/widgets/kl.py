@@ -12,8 +12,8 @@ from matplotlib.ticker import NullLocator
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
-from ._models import (ESTIMATORS, KL_PRESET_GROUPS, KL_PRESETS, SAMPLE_SIZES, KLState, kl_state,
-                      parse_distribution)
+from ._kl_model import (ESTIMATORS, KL_PRESET_GROUPS, KL_PRESETS, SAMPLE_SIZES, KLState, kl_state,
+                        parse_distribution)
 from ._view import Explorer, set_value, value_label
 
 COLOURS = {"k1": OKABE_ITO["blue"], "k2": OKABE_ITO["orange"], "k3": OKABE_ITO["green"]}

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
-from ._models import TRUNCATION_PRESETS, TruncationState, truncation_state
+from ._truncation_model import TRUNCATION_PRESETS, TruncationState, truncation_state
 from ._view import Explorer, float_slider, int_slider, set_value, slider_value, value_label
 
 NAMES = {
