@@ -26,6 +26,14 @@ OKABE_ITO = {
     "black": "#000000",
     "grey": "#999999",
 }
+# Darker shades of the same hues for text on white: each at least 4.5:1 (WCAG 2.1 AA).
+TEXT_SHADES = {
+    "blue": "#0072B2",  # 5.2:1
+    "orange": "#8A5A00",  # 5.9:1
+    "green": "#00795A",  # 5.4:1
+    "vermillion": "#A54A00",  # 5.9:1
+    "purple": "#8E3F73",
+}
 
 STYLE = {
     "font.size": 10,
@@ -54,11 +62,28 @@ class FigureImage:
         self.figure = Figure(figsize=(width, height), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
         pixels = int(round(width * dpi))
+        # Scales down with the notebook column, never up past the size it was drawn at.
         self.image = widgets.Image(
-            format="png", layout=widgets.Layout(width=f"{pixels}px", max_width="100%", height="auto")
+            format="png", layout=widgets.Layout(width="100%", max_width=f"{pixels}px", height="auto")
         )
-
+        self.image.add_class("m6-figure")
         self._key = None
+        self.stale = False
+
+    def describe(self, text: str) -> None:
+        """Set the picture's text alternative (the image's accessible name and hover text)."""
+        if self.image.tooltip != text:
+            self.image.tooltip = text
+
+    def set_stale(self, stale: bool) -> None:
+        """Dim the picture while it shows values the controls no longer produce."""
+        if stale == self.stale:
+            return
+        self.stale = stale
+        if stale:
+            self.image.add_class("m6-stale")
+        else:
+            self.image.remove_class("m6-stale")
 
     def render(self, key=None) -> bool:
         """Draw the figure and replace the image's bytes.
