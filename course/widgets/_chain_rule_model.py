@@ -17,7 +17,7 @@ from ._inputs import _check_distributions, _check_float
 
 # The explorer opens on a tree of its own, not a notebook's; any tree can be set with the sliders.
 DEFAULT_TREE = {
-    "first_p": (0.7, 0.3),
+    "first_p": (0.75, 0.25),
     "first_q": (0.45, 0.55),
     "cond_p": ((0.65, 0.35), (0.15, 0.85)),
     "cond_q": ((0.3, 0.7), (0.55, 0.45)),
@@ -78,9 +78,9 @@ def chain_rule_state(first_p, first_q, cond_p, cond_q) -> ChainRuleState:
 
     Examples
     --------
-    >>> s = chain_rule_state((0.5, 0.5), (0.5, 0.5), ((0.9, 0.1), (0.5, 0.5)), ((0.5, 0.5), (0.5, 0.5)))
-    >>> s.root, round(s.expected_conditional, 4), s.agree
-    (0.0, 0.184, True)
+    >>> s = chain_rule_state((0.5, 0.5), (0.5, 0.5), ((1.0, 0.0), (0.5, 0.5)), ((0.5, 0.5), (0.5, 0.5)))
+    >>> s.root, round(s.expected_conditional / np.log(2), 12), s.agree
+    (0.0, 0.5, True)
     """
     first_p = _check_distributions(first_p, "first_p", 1)
     first_q = _check_distributions(first_q, "first_q", 1)

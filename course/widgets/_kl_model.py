@@ -52,8 +52,8 @@ KL_PRESETS: dict[str, KLPreset] = {
         "one draw, which ones average to the exact KL, and how wide is each band?",
     ),
     "support_missing_mass": KLPreset(
-        "Support A: q = (0.5, 0.5, 0), p = (0.4, 0.3, 0.3)",
-        "0.4, 0.3, 0.3", "0.5, 0.5, 0", ("x=0", "x=1", "x=2"),
+        "Support A: q = (0.5, 0.5, 0), p = (0.42, 0.28, 0.3)",
+        "0.42, 0.28, 0.3", "0.5, 0.5, 0", ("x=0", "x=1", "x=2"),
         "q never draws x=2, where p has mass. Compare E_q[p/q] with 1, and each estimator's "
         "exact mean with the exact KL.",
     ),
@@ -80,7 +80,7 @@ SAMPLE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 200
 
 
 def parse_distribution(text: str, name: str = "distribution") -> np.ndarray:
-    """Parse ``"0.6, 0.4"`` or ``"1/3 2/3"`` into a probability vector.
+    """Parse ``"0.6, 0.4"`` or ``"1/4 3/4"`` into a probability vector.
 
     Raises
     ------
@@ -91,8 +91,8 @@ def parse_distribution(text: str, name: str = "distribution") -> np.ndarray:
 
     Examples
     --------
-    >>> parse_distribution("1/3, 2/3", "q")
-    array([0.33333333, 0.66666667])
+    >>> parse_distribution("1/4, 3/4", "q")
+    array([0.25, 0.75])
     """
     if not isinstance(text, str):
         raise TypeError(f"{name} must be a string of numbers, got {type(text).__name__}")
