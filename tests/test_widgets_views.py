@@ -453,11 +453,11 @@ def test_kl_lines_and_bars_differ_by_more_than_colour():
 def test_every_figure_has_a_text_alternative_that_follows_the_controls():
     for w in (truncation_explorer(preset="nucleus"), kl_explorer(), chain_rule_explorer()):
         for plot in w.plots():
-            assert len(plot.image.tooltip) > 60, plot.image.tooltip
+            assert len(plot.text) > 60 and plot.text in html.unescape(plot.caption.value), plot.text
     w = truncation_explorer(preset="nucleus")
-    before = w.plot.image.tooltip
+    before = w.plot.text
     w.controls["top_p"].value = 0.71
-    assert w.plot.image.tooltip != before and "water" in w.plot.image.tooltip.split("Kept:")[1]
+    assert w.plot.text != before and "water" in w.plot.text.split("Kept:")[1]
 
 
 def test_controls_have_names_and_rounded_readouts():
@@ -481,4 +481,4 @@ def test_no_fixed_width_wider_than_a_narrow_notebook():
             for attribute in ("width", "min_width"):
                 value = getattr(layout, attribute) or ""
                 if value.endswith("px"):
-                    assert float(value[:-2]) <= 320, (type(child).__name__, attribute, value)
+                    assert float(value[:-2]) <= 260, (type(child).__name__, attribute, value)

@@ -7,6 +7,7 @@ the image's bytes instead of clearing an output area (no flicker).
 
 from __future__ import annotations
 
+import html
 import io
 
 import ipywidgets as widgets
@@ -67,13 +68,22 @@ class FigureImage:
             format="png", layout=widgets.Layout(width="100%", max_width=f"{pixels}px", height="auto")
         )
         self.image.add_class("m6-figure")
+        # The picture's text alternative, for screen readers (visually hidden by the explorer's
+        # style). ipywidgets' Image has no alt attribute, and a tooltip breaks its view.
+        self.caption = widgets.HTML(layout=widgets.Layout(max_width="100%", margin="0"))
+        self.caption.add_class("m6-figure-text")
+        self.view = widgets.VBox([self.image, self.caption],
+                                 layout=widgets.Layout(width="100%", max_width=f"{pixels}px"))
         self._key = None
         self.stale = False
+        self.text = ""
 
     def describe(self, text: str) -> None:
-        """Set the picture's text alternative (the image's accessible name and hover text)."""
-        if self.image.tooltip != text:
-            self.image.tooltip = text
+        """Set the picture's text alternative (read by screen readers, not drawn)."""
+        if self.text != text:
+            self.text = text
+            self.caption.value = (f'<span class="m6-sr-only" role="img" aria-label="figure">'
+                                  f"Figure: {html.escape(text)}</span>")
 
     def set_stale(self, stale: bool) -> None:
         """Dim the picture while it shows values the controls no longer produce."""

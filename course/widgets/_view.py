@@ -15,9 +15,10 @@ import ipywidgets as widgets
 
 from ._format import value_html
 
-SLIDER_STYLE = {"description_width": "150px"}
-# Wide enough for the 150 px description, a usable track and the full readout ("0.80").
-CONTROL_MIN_WIDTH = "300px"
+SLIDER_STYLE = {"description_width": "130px"}
+# Wide enough for the description, a usable track and the full readout ("0.80"), and narrow
+# enough for 200% zoom beside the file browser.
+CONTROL_MIN_WIDTH = "250px"
 CONTROL_MAX_WIDTH = "440px"
 # Text colour of reasons and errors: 7.8:1 on white (WCAG AA asks 4.5:1).
 REASON_COLOUR = "#8a3b00"
@@ -29,6 +30,8 @@ EXPLORER_CSS = """<style>
 .m6-explorer img.m6-stale { opacity: 0.35; filter: grayscale(1); }
 .m6-explorer .widget-readout { overflow: visible; min-width: 3.2em; }
 .m6-explorer .m6-value { overflow-wrap: anywhere; }
+.m6-explorer .m6-sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap; }
 </style>"""
 
 

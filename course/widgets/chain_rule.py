@@ -57,12 +57,12 @@ class ChainRuleExplorer(Explorer):
                        for key in NAMES}
         self.plot = FigureImage(8.6, 3.6)
         self._build_figure()
-        controls = column(list(self.controls.values()), basis="360px", min_width="300px",
+        controls = column(list(self.controls.values()), basis="360px", min_width="250px",
                           max_width="450px")
-        values = column(list(self.labels.values()), basis="360px", min_width="280px")
+        values = column(list(self.labels.values()), basis="360px", min_width="250px")
         super().__init__("KL chain rule on a depth-two tree (second-step probabilities are "
                          "conditional on the first action)",
-                         [wrapping_row([controls, values]), self.plot.image])
+                         [wrapping_row([controls, values]), self.plot.view])
         self._observe_controls()
         self.refresh()
 

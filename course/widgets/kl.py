@@ -71,7 +71,7 @@ class KLExplorer(Explorer):
             "samples": widgets.SelectionSlider(
                 options=[(str(n), n) for n in SAMPLE_SIZES], value=samples,
                 description="draws N", continuous_update=False, tooltip="number of draws N",
-                layout=widgets.Layout(flex="1 1 340px", min_width="300px", max_width="420px")),
+                layout=widgets.Layout(flex="1 1 340px", min_width="250px", max_width="420px")),
             "seed": widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, description="seed",
                                            tooltip="random seed of the draws",
                                            layout=widgets.Layout(width="160px")),
@@ -120,9 +120,9 @@ class KLExplorer(Explorer):
             self.table,
             self.reasons,
             self.counts,
-            wrapping_row([column([self.outcome_plot.image], basis="420px", min_width="280px",
+            wrapping_row([column([self.outcome_plot.view], basis="420px", min_width="250px",
                                  max_width="520px"),
-                          column([self.plot.image], basis="360px", min_width="280px",
+                          column([self.plot.view], basis="360px", min_width="250px",
                                  max_width="430px")]),
         ]
         super().__init__("KL explorer: draws x ~ q, ratio r = p(x)/q(x)", rows)

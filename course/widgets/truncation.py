@@ -71,11 +71,11 @@ class TruncationExplorer(Explorer):
                                     value=first.positions),
             "banned": widgets.SelectMultiple(
                 options=[(t, i) for i, t in enumerate(self.tokens)], value=first.banned,
-                description="banned", rows=min(size, 5), style={"description_width": "150px"},
+                description="banned", rows=min(size, 5), style={"description_width": "130px"},
                 tooltip="banned tokens (Ctrl-click to select several)", layout=control_layout()),
             "chosen": widgets.Dropdown(
                 options=[(t, i) for i, t in enumerate(self.tokens)], value=first.chosen,
-                description="chosen token", style={"description_width": "150px"},
+                description="chosen token", style={"description_width": "130px"},
                 tooltip="the sampled token whose log-probabilities are shown",
                 layout=control_layout()),
         }
@@ -87,11 +87,11 @@ class TruncationExplorer(Explorer):
 
         self.plot = FigureImage(7.6, 3.3)
         self._build_figure(size)
-        controls = column(list(self.controls.values()), basis="360px", min_width="300px",
+        controls = column(list(self.controls.values()), basis="360px", min_width="250px",
                           max_width="450px")
-        values = column([*self.labels.values(), self.notes], basis="360px", min_width="280px")
+        values = column([*self.labels.values(), self.notes], basis="360px", min_width="250px")
         super().__init__(title or "Truncation explorer",
-                         [wrapping_row([controls, values]), self.plot.image])
+                         [wrapping_row([controls, values]), self.plot.view])
         self._observe_controls()
         self.refresh()
 
