@@ -15,6 +15,9 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+# Full width less ipywidgets' 2 px margin on each side, so a child never sticks out of its box.
+FULL = "calc(100% - 4px)"
+
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = {
     "blue": "#0072B2",
@@ -65,7 +68,8 @@ class FigureImage:
         pixels = int(round(width * dpi))
         # Scales down with the notebook column, never up past the size it was drawn at.
         self.image = widgets.Image(
-            format="png", layout=widgets.Layout(width="100%", max_width=f"{pixels}px", height="auto")
+            format="png", layout=widgets.Layout(width="100%", max_width=f"{pixels}px", height="auto",
+                                                margin="0"),
         )
         self.image.add_class("m6-figure")
         # The picture's text alternative, for screen readers (visually hidden by the explorer's
@@ -73,7 +77,7 @@ class FigureImage:
         self.caption = widgets.HTML(layout=widgets.Layout(max_width="100%", margin="0"))
         self.caption.add_class("m6-figure-text")
         self.view = widgets.VBox([self.image, self.caption],
-                                 layout=widgets.Layout(width="100%", max_width=f"{pixels}px"))
+                                 layout=widgets.Layout(width=FULL, max_width=f"{pixels}px"))
         self._key = None
         self.stale = False
         self.text = ""

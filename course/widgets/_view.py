@@ -13,9 +13,10 @@ import math
 
 import ipywidgets as widgets
 
+from ._figure import FULL
 from ._format import value_html
 
-SLIDER_STYLE = {"description_width": "130px"}
+SLIDER_STYLE = {"description_width": "140px"}
 # Wide enough for the description, a usable track and the full readout ("0.80"), and narrow
 # enough for 200% zoom beside the file browser.
 CONTROL_MIN_WIDTH = "250px"
@@ -36,7 +37,7 @@ EXPLORER_CSS = """<style>
 
 
 def control_layout(**extra) -> widgets.Layout:
-    return widgets.Layout(width="100%", min_width=CONTROL_MIN_WIDTH, max_width=CONTROL_MAX_WIDTH,
+    return widgets.Layout(width=FULL, min_width=CONTROL_MIN_WIDTH, max_width=CONTROL_MAX_WIDTH,
                           **extra)
 
 
@@ -90,7 +91,7 @@ def slider_value(slider: widgets.FloatSlider, decimals: int = 2) -> float:
 
 def wrapping_row(children, **extra) -> widgets.HBox:
     """A row whose items wrap onto the next line when the notebook is narrow."""
-    layout = dict(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%",
+    layout = dict(display="flex", flex_flow="row wrap", align_items="flex-start", width=FULL,
                   grid_gap="4px 12px")
     layout.update(extra)
     return widgets.HBox(children, layout=widgets.Layout(**layout))

@@ -10,7 +10,7 @@ import matplotlib
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from ._figure import OKABE_ITO, STYLE, TEXT_SHADES, FigureImage
+from ._figure import FULL, OKABE_ITO, STYLE, TEXT_SHADES, FigureImage
 from ._format import format_number
 from ._kl_model import (ESTIMATORS, KL_PRESET_GROUPS, KL_PRESETS, SAMPLE_SIZES, KLState, kl_state,
                         parse_distribution)
@@ -58,7 +58,7 @@ class KLExplorer(Explorer):
         self._suspend = False
         self.controls = {
             "preset": widgets.Dropdown(options=options, value=preset, description="preset",
-                                       layout=widgets.Layout(width="100%", max_width="560px")),
+                                       layout=widgets.Layout(width=FULL, max_width="560px")),
             "p": widgets.Text(value=start.p_text, description="p", continuous_update=False,
                               tooltip="p: probabilities such as 0.6, 0.4 or 1/3 2/3",
                               layout=widgets.Layout(flex="1 1 240px", min_width="220px",
@@ -97,7 +97,7 @@ class KLExplorer(Explorer):
         # cutting its numbers.
         self.table = widgets.GridBox(cells, layout=widgets.Layout(
             grid_template_columns="minmax(9.5em, 1.4fr) repeat(6, minmax(6.2em, 1fr))",
-            grid_gap="2px 8px", margin="6px 0", width="100%", overflow="auto hidden"))
+            grid_gap="2px 8px", margin="6px 0", width=FULL, overflow="auto hidden"))
         self.table.add_class("m6-kl-table")
         self.reasons = widgets.HTML()
         self.reasons.add_class("m6-kl-reasons")

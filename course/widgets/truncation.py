@@ -71,11 +71,11 @@ class TruncationExplorer(Explorer):
                                     value=first.positions),
             "banned": widgets.SelectMultiple(
                 options=[(t, i) for i, t in enumerate(self.tokens)], value=first.banned,
-                description="banned", rows=min(size, 5), style={"description_width": "130px"},
+                description="banned", rows=min(size, 5), style={"description_width": "140px"},
                 tooltip="banned tokens (Ctrl-click to select several)", layout=control_layout()),
             "chosen": widgets.Dropdown(
                 options=[(t, i) for i, t in enumerate(self.tokens)], value=first.chosen,
-                description="chosen token", style={"description_width": "130px"},
+                description="chosen token", style={"description_width": "140px"},
                 tooltip="the sampled token whose log-probabilities are shown",
                 layout=control_layout()),
         }
