@@ -171,14 +171,16 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", "", text.lower())
 
 
+DATA_URI = re.compile(r'src="data:[^"]*"')
+
+
 def _widget_texts(widget) -> list[str]:
+    """Every text the widget puts on the page (figures: their alt text, not the PNG bytes)."""
     out = []
     for name in ("value", "description", "tooltip", "placeholder"):
         value = getattr(widget, name, None) if name in widget.trait_names() else None
-        if isinstance(value, str) and not (isinstance(widget, widgets.Image)):
-            out.append(value)
-    if isinstance(widget, widgets.Image):
-        out.append(widget.tooltip or "")
+        if isinstance(value, str):
+            out.append(DATA_URI.sub("", value))
     if hasattr(widget, "_options_labels"):
         out.extend(widget._options_labels)
     if isinstance(widget, (widgets.FloatSlider, widgets.IntSlider, widgets.BoundedIntText)):

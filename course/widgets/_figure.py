@@ -7,6 +7,7 @@ the image's bytes instead of clearing an output area (no flicker).
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 
@@ -52,7 +53,12 @@ STYLE = {
 
 
 class FigureImage:
-    """A figure whose artists the views update, rendered to a PNG ``Image`` widget.
+    """A figure whose artists the views update, shown as one ``<img>`` with a text alternative.
+
+    The PNG travels inside an ``HTML`` widget as ``<img src="data:..." alt="...">``: ipywidgets'
+    ``Image`` has no ``alt`` attribute (and its view fails to render when given a tooltip), and a
+    picture without a text alternative fails WCAG 1.1.1. The views call :meth:`describe` and then
+    :meth:`render`; the widget's value changes once per redraw.
 
     Parameters
     ----------
@@ -65,29 +71,21 @@ class FigureImage:
     def __init__(self, width: float, height: float, dpi: int = 96):
         self.figure = Figure(figsize=(width, height), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
-        pixels = int(round(width * dpi))
+        self.pixels = (int(round(width * dpi)), int(round(height * dpi)))
         # Scales down with the notebook column, never up past the size it was drawn at.
-        self.image = widgets.Image(
-            format="png", layout=widgets.Layout(width="100%", max_width=f"{pixels}px", height="auto",
-                                                margin="0"),
-        )
+        self.image = widgets.HTML(layout=widgets.Layout(width=FULL, max_width=f"{self.pixels[0]}px",
+                                                        margin="0"))
         self.image.add_class("m6-figure")
-        # The picture's text alternative, for screen readers (visually hidden by the explorer's
-        # style). ipywidgets' Image has no alt attribute, and a tooltip breaks its view.
-        self.caption = widgets.HTML(layout=widgets.Layout(max_width="100%", margin="0"))
-        self.caption.add_class("m6-figure-text")
-        self.view = widgets.VBox([self.image, self.caption],
-                                 layout=widgets.Layout(width=FULL, max_width=f"{pixels}px"))
-        self._key = None
-        self.stale = False
+        self.view = self.image
+        self.png = b""
         self.text = ""
+        self._key = None
+        self._shown = None
+        self.stale = False
 
     def describe(self, text: str) -> None:
-        """Set the picture's text alternative (read by screen readers, not drawn)."""
-        if self.text != text:
-            self.text = text
-            self.caption.value = (f'<span class="m6-sr-only" role="img" aria-label="figure">'
-                                  f"Figure: {html.escape(text)}</span>")
+        """Set the picture's text alternative; it reaches the page with the next :meth:`render`."""
+        self.text = text
 
     def set_stale(self, stale: bool) -> None:
         """Dim the picture while it shows values the controls no longer produce."""
@@ -100,7 +98,7 @@ class FigureImage:
             self.image.remove_class("m6-stale")
 
     def render(self, key=None) -> bool:
-        """Draw the figure and replace the image's bytes.
+        """Draw the figure (unless ``key`` says it is unchanged) and publish picture and text.
 
         Parameters
         ----------
@@ -113,12 +111,21 @@ class FigureImage:
         bool
             Whether the figure was drawn.
         """
-        if key is not None and key == self._key:
-            return False
-        buffer = io.BytesIO()
-        # Unhinted glyphs render about a fifth faster and look the same at this size.
-        with matplotlib.rc_context({"text.hinting": "none"}):
-            self.canvas.print_png(buffer)
-        self.image.value = buffer.getvalue()
-        self._key = key
-        return True
+        drawn = False
+        if key is None or key != self._key or not self.png:
+            buffer = io.BytesIO()
+            # Unhinted glyphs render about a fifth faster and look the same at this size.
+            with matplotlib.rc_context({"text.hinting": "none"}):
+                self.canvas.print_png(buffer)
+            self.png = buffer.getvalue()
+            self._key = key
+            drawn = True
+        if drawn or self._shown != self.text:
+            width, height = self.pixels
+            source = base64.b64encode(self.png).decode("ascii")
+            self.image.value = (
+                f'<img src="data:image/png;base64,{source}" alt="{html.escape(self.text)}" '
+                f'width="{width}" height="{height}" '
+                'style="display: block; width: 100%; height: auto; max-width: 100%">')
+            self._shown = self.text
+        return drawn

@@ -28,11 +28,9 @@ NO_VALUE = "\u2014"
 # Styles that ipywidgets' Layout cannot express. Scoped to the explorers; stale figures are dimmed
 # (the status line says why in words, so nothing relies on the dimming alone).
 EXPLORER_CSS = """<style>
-.m6-explorer img.m6-stale { opacity: 0.35; filter: grayscale(1); }
+.m6-explorer .m6-stale img { opacity: 0.35; filter: grayscale(1); }
 .m6-explorer .widget-readout { overflow: visible; min-width: 3.2em; }
 .m6-explorer .m6-value { overflow-wrap: anywhere; }
-.m6-explorer .m6-sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden;
-  clip: rect(0 0 0 0); white-space: nowrap; }
 </style>"""
 
 

@@ -386,6 +386,46 @@ CLIPPED_JS = """root => {
 }"""
 
 
+AXE_VERSION = "4.14.1"
+AXE_CACHE = Path.home() / ".cache" / "module6-test-tools" / f"axe-core-{AXE_VERSION}"
+#: axe rules that fail for a reason outside this project, with that reason.
+AXE_KNOWN = {
+    "aria-input-field-name": "ipywidgets 8.1 creates its noUiSlider handles without aria-label "
+                             "(handleAttributes is not exposed); the visible description is the "
+                             "only label",
+}
+
+
+def axe_core() -> Path | None:
+    """axe.min.js from the npm registry, installed once into a cache outside git (never vendored).
+
+    ``M6_AXE_CORE`` may point at an axe.min.js; otherwise ``npm install axe-core`` into
+    ``~/.cache/module6-test-tools``. ``None`` when neither works (then CI fails, a laptop skips).
+    """
+    import os
+    import shutil
+    import subprocess
+
+    given = os.environ.get("M6_AXE_CORE")
+    if given:
+        return Path(given)
+    script = AXE_CACHE / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists() and shutil.which("npm"):
+        AXE_CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix",
+                        str(AXE_CACHE), f"axe-core@{AXE_VERSION}"], check=False,
+                       capture_output=True, timeout=300)
+    return script if script.exists() else None
+
+
+AXE_RUN = """async () => {
+  const result = await axe.run({include: [['.m6-explorer']]},
+      {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}});
+  return result.violations.map(v => ({id: v.id, impact: v.impact,
+      nodes: v.nodes.map(n => n.html.slice(0, 160))}));
+}"""
+
+
 def _open_file_browser(page) -> None:
     panel = page.locator("#filebrowser")
     if panel.count() == 0 or not panel.first.is_visible():
@@ -433,10 +473,10 @@ def test_widgets_fit_and_are_accessible(label, width, zoom, browser, jupyter_lab
             root.screenshot(path=str(LAYOUT_SHOTS / f"after-{label}-{css}.png"))
             # Every figure has a text alternative next to it, and the picture itself rendered.
             assert root.get_by_text("Click to show javascript error.").count() == 0, css
-            images = root.locator("img").count()
-            assert root.locator(".m6-figure-text .m6-sr-only").count() == images >= 1, css
+            assert root.locator("img").count() >= 1, css
             for img in root.locator("img").all():
                 assert img.evaluate("i => i.naturalWidth") > 0, css
+                assert len(img.get_attribute("alt") or "") > 40, css
             # Controls with an input element are labelled by their description.
             for control in root.locator("input, select").all():
                 name = control.evaluate(
@@ -455,6 +495,23 @@ def test_widgets_fit_and_are_accessible(label, width, zoom, browser, jupyter_lab
             assert float(announced) == float(readout), (announced, readout)
         page.screenshot(path=str(LAYOUT_SHOTS / f"after-{label}-page.png"), full_page=False)
         assert not problems, problems
+        if label == "1280":
+            script = axe_core()
+            if script is None:
+                if __import__("os").environ.get("CI", "").lower() == "true":
+                    pytest.fail("axe-core is not available (npm install axe-core failed)")
+                print("axe-core not available: the WCAG rule run was skipped")
+                return
+            page.add_script_tag(path=str(script))
+            violations = page.evaluate(AXE_RUN)
+            for v in violations:
+                print(f"axe: {v['id']} ({v['impact']}) on {len(v['nodes'])} node(s)"
+                      + (f" [known: {AXE_KNOWN[v['id']]}]" if v["id"] in AXE_KNOWN else ""))
+            unexpected = [v for v in violations if v["id"] not in AXE_KNOWN]
+            assert not unexpected, unexpected
+            # The known gap is confined to slider handles.
+            for v in violations:
+                assert all("noUi-handle" in node for node in v["nodes"]), v
     finally:
         print(f"layout screenshots: {LAYOUT_SHOTS}")
         page.close()
