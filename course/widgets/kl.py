@@ -81,13 +81,16 @@ class KLExplorer(Explorer):
         self._outcomes = start.outcomes
         self._names = dict(NAMES)
         self.labels = {key: value_label(f"m6-kl-{key.replace('_', '-')}") for key in NAMES}
-        cells = [widgets.HTML(f'<div style="line-height: 1.3"><b>{heading}</b></div>')
-                 for heading in ["estimator", *(heading for _, heading, _ in COLUMNS)]]
+        # One row per statistic, one column per estimator: four columns fit a narrow notebook
+        # (seven did not), and reading across a row compares the estimators.
+        cells = [widgets.HTML('<div style="line-height: 1.3"><b>statistic</b></div>')]
         for k in ESTIMATORS:
             cells.append(widgets.HTML(
-                f'<span class="m6-kl-name-{k}" style="color: {TEXT_COLOURS[k]}; font-weight: 600">'
-                f'{k}</span> = {FORMULAS[k]}'))
-            for attribute, heading, suffix in COLUMNS:
+                f'<div style="line-height: 1.3"><span class="m6-kl-name-{k}" style="color: '
+                f'{TEXT_COLOURS[k]}; font-weight: 600">{k}</span> = {FORMULAS[k]}</div>'))
+        for attribute, heading, suffix in COLUMNS:
+            cells.append(widgets.HTML(f'<div style="line-height: 1.3">{heading}</div>'))
+            for k in ESTIMATORS:
                 key = f"{attribute}.{k}"
                 self.labels[key] = value_label(f"m6-kl-{suffix}-{k}")
                 self._names[key] = ""
@@ -96,8 +99,9 @@ class KLExplorer(Explorer):
         # notebook (200% zoom beside the file browser) scrolls the table sideways instead of
         # cutting its numbers.
         self.table = widgets.GridBox(cells, layout=widgets.Layout(
-            grid_template_columns="minmax(9.5em, 1.4fr) repeat(6, minmax(6.2em, 1fr))",
-            grid_gap="2px 8px", margin="6px 0", width=FULL, overflow="auto hidden"))
+            grid_template_columns="minmax(8.5em, 1.2fr) repeat(3, minmax(6.8em, 1fr))",
+            grid_gap="2px 10px", margin="6px 0", width=FULL, max_width="640px",
+            overflow="auto hidden"))
         self.table.add_class("m6-kl-table")
         self.reasons = widgets.HTML()
         self.reasons.add_class("m6-kl-reasons")
@@ -240,8 +244,9 @@ class KLExplorer(Explorer):
                 offset = (j - 1) * width
                 self._k_bars[k] = ax_k.bar(x + offset, zero, width, color=COLOURS[k], label=k,
                                            hatch=HATCHES[k], edgecolor="black", linewidth=0.5)
-                self._k_texts[k] = [ax_k.text(i + offset, 0, "", ha="center", fontsize=7)
-                                    for i in x]
+                # Vertical, so the labels of neighbouring bars never overlap.
+                self._k_texts[k] = [ax_k.text(i + offset, 0, "", ha="center", fontsize=7,
+                                              rotation=90) for i in x]
             ax_k.axhline(0, color="black", lw=0.8)
             ax_k.set_ylabel("value at one draw")
             ax_k.set_title("k1, k2, k3 at each outcome")
@@ -306,7 +311,7 @@ class KLExplorer(Explorer):
         low = min([0.0, *finite_values])
         high = max([0.05, *finite_values])
         span = high - low
-        top = high + 0.5 * span  # head room for the legend
+        top = high + 0.75 * span  # head room for the legend and the vertical labels
         infinite_height = high + 0.15 * span
         for k in ESTIMATORS:
             for rect, text, v in zip(self._k_bars[k], self._k_texts[k], s.per_outcome[k]):
