@@ -47,8 +47,8 @@ NUMBER = re.compile(r"(?<![\w.])[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.]
 # "<<" for the much-less-than sign, "||" for the double bar).
 ANSWER_PHRASES = (
     "k1changessign", "k2andk3donot", "k2andk3neverchangesign", "k2andk3arenevernegative",
-    "kl(q||p)isinfinite", "kl(q||p)=inf,", "e_q[p/q]=0.8", "only if p<<q", "1onlyifp<<q",
-    "(q<<pfails)", "(p<<qfails)", "therootklis", "theseed",
+    "kl(q||p)isinfinite", "kl(q||p)=inf,", "e_q[p/q]=0.8,", "only if p<<q", "1onlyifp<<q",
+    "(q<<pfails)", "(p<<qfails)", "therootklis", "theseed's",
 )
 
 
@@ -345,3 +345,18 @@ def test_the_leak_check_catches_the_old_openings():
     joined = _normalise("Samples have r = 2: k1 changes sign, k2 and k3 do not. "
                         "E<sub>q</sub>[p/q] (1 only if p &#8810; q)")
     assert "k1changessign" in joined and "1onlyifp<<q" in joined
+
+
+def test_student_package_files_hold_no_graded_number_or_answer():
+    """Every file of the student package (code, comments, docstrings, README) is clean too."""
+    root = REPO / "course"
+    leaks = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.suffix not in {".py", ".md", ".toml", ".txt", ".cfg"}:
+            continue
+        text = path.read_text()
+        leaks.extend((path.name, *leak[:3]) for leak in _text_number_leaks([text]))
+        joined = _normalise(text)
+        leaks.extend((path.name, phrase) for phrase in ANSWER_PHRASES if phrase in joined)
+        leaks.extend((path.name, s) for s in ANSWER_STRINGS if _normalise(s) in joined)
+    assert not leaks, leaks

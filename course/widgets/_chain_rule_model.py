@@ -79,7 +79,7 @@ def chain_rule_state(first_p, first_q, cond_p, cond_q) -> ChainRuleState:
     Examples
     --------
     >>> s = chain_rule_state((0.5, 0.5), (0.5, 0.5), ((1.0, 0.0), (0.5, 0.5)), ((0.5, 0.5), (0.5, 0.5)))
-    >>> s.root, round(s.expected_conditional / np.log(2), 12), s.agree
+    >>> s.root, round(float(s.expected_conditional / np.log(2)), 12), s.agree
     (0.0, 0.5, True)
     """
     first_p = _check_distributions(first_p, "first_p", 1)
