@@ -229,7 +229,7 @@ class TruncationExplorer(Explorer):
         for i, tick in enumerate(self._ax.get_xticklabels()):
             tick.set_fontweight("bold" if i == s.chosen else "normal")
         if s.error is None:
-            title = (f"T = {s.temperature:g}, top-k = {s.top_k or 'off'}, top-p = {s.top_p:g}: "
+            title = (f"T = {s.temperature:g}, top-k = {s.top_k or 'off'}, top-p = {s.top_p:.2f}: "
                      f"S keeps {int(s.support.sum())} of {len(s.tokens)} tokens, "
                      f"Z_S = {format_number(s.support_mass)}")
         else:
