@@ -50,7 +50,7 @@ def _ranked(values: np.ndarray) -> np.ndarray:
 
 def _prefix_reaching(sorted_probs: np.ndarray, top_p: float) -> int:
     """How many ranked tokens the top-p rule keeps, before ``min_tokens_to_keep``."""
-    if top_p >= 1.0:
+    if not top_p < 1.0:  # the whole support
         return int(np.count_nonzero(sorted_probs > 0)) or sorted_probs.size
     cumulative = np.cumsum(sorted_probs)
     reached = np.flatnonzero(cumulative >= top_p - 8 * sorted_probs.size * _EPS)
@@ -146,10 +146,9 @@ def _exp_minus_one_minus(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _estimator_bars(log_ratio: np.ndarray) -> dict:
+def _estimator_bars(log_r: np.ndarray) -> dict:
     """Heights of the k1, k2, k3 bars at outcomes with finite log r = log p - log q."""
-    return {"k1": -log_ratio, "k2": 0.5 * log_ratio * log_ratio,
-            "k3": _exp_minus_one_minus(log_ratio)}
+    return {"k1": -log_r, "k2": 0.5 * log_r * log_r, "k3": _exp_minus_one_minus(log_r)}
 
 
 def _kl_between(a: np.ndarray, b: np.ndarray) -> float:

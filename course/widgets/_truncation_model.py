@@ -173,10 +173,10 @@ def truncation_state(
     >>> s.support_tokens, round(s.support_mass, 6), round(s.ratio_error, 6)
     (('t0',), 0.6, 2.777778)
     """
-    z = np.asarray(logits, dtype=np.float64)
+    z = np.array(logits, dtype=float)
     if z.ndim != 1 or z.size == 0:
         raise ValueError(f"logits must be a non-empty 1-D array, got shape {z.shape}")
-    if not np.all(np.isfinite(z)):
+    if not np.isfinite(z).all():
         raise ValueError("logits must be finite")
     size = z.size
     if tokens is None:
@@ -192,7 +192,7 @@ def truncation_state(
     if top_k is not None:
         top_k = _check_int(top_k, "top_k", 0, size) or None
     top_p = _check_float(top_p, "top_p")
-    if not 0.0 < top_p <= 1.0:
+    if top_p <= 0.0 or top_p > 1.0:
         raise ValueError(f"top_p must lie in (0, 1], got {top_p}")
     min_tokens_to_keep = _check_int(min_tokens_to_keep, "min_tokens_to_keep", 1, size)
     banned_ids = tuple(sorted({_token_index(t, tokens, "banned") for t in banned}))
