@@ -1,22 +1,27 @@
-"""The widgets' pure models: seed numbers, agreement with autograder.reference, honest non-finite values.
+"""The widgets' pure models, checked on the instructor's side: equal to autograder.reference and mpmath.
 
-No display is needed: these tests exercise ``course.widgets._models`` only.
+The student package computes what its explorers draw with its own private arithmetic
+(``course.widgets._math``); these tests keep every value an explorer shows equal to the reference
+solutions (which the student package never imports) and to mpmath, and check that non-finite values
+come with reasons. No display is needed.
 """
 
 from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder import reference as ref
+from course.widgets import TRUNCATION_PRESETS  # noqa: F401  (presets are checked below)
 from course.widgets import (
     ESTIMATORS,
     KL_PRESETS,
-    SEED_TREE,
+    DEFAULT_TREE,
     chain_rule_from_controls,
     chain_rule_state,
     kl_preset_state,
@@ -33,7 +38,7 @@ def _non_finite_fields(state, names):
     return [name for name in names if not math.isfinite(float(getattr(state, name)))]
 
 
-# ------------------------------------------------------------------ truncation: the seed
+# ------------------------------------------------------------------ truncation: the notebooks' data typed in
 
 
 def test_nucleus_at_080_keeps_two_tokens_renormalised_as_in_the_seed():
@@ -52,19 +57,22 @@ def test_nucleus_at_081_needs_the_third_token():
     assert s.support_mass == pytest.approx(0.95, abs=1e-12)
 
 
-def test_nucleus_preset_is_the_seed_distribution_at_080():
+def test_nucleus_preset_opens_on_a_reached_threshold_of_its_own():
     s = truncation_preset_state("nucleus")
-    np.testing.assert_allclose(s.base_probs, [0.50, 0.30, 0.15, 0.05], rtol=0, atol=1e-15)
-    assert s.top_p == 0.80
+    np.testing.assert_allclose(s.base_probs, [0.40, 0.30, 0.20, 0.06, 0.04], rtol=0, atol=1e-15)
+    assert s.top_p == 0.70
+    # 0.40 + 0.30 reaches 0.70 (up to rounding), so two tokens; one step more needs a third.
     assert s.support_tokens == s.tokens[:2]
+    assert truncation_preset_state("nucleus", top_p=0.71).support_tokens == s.tokens[:3]
 
 
-def test_truncation_correction_preset_reproduces_the_seed_numbers():
-    s = truncation_preset_state("truncation_correction")
+def test_truncation_correction_typed_in_reproduces_the_worked_numbers():
+    # What a learner gets by typing exercise 13's data into the explorer after answering.
+    s = truncation_state(np.log([0.40, 0.25, 0.20, 0.10, 0.05]), top_p=0.80, chosen=1, positions=4)
     assert s.support_mass == pytest.approx(0.85, abs=1e-12)
     assert s.base_prob == pytest.approx(0.25, abs=1e-15)
     assert s.positions == 4
-    # Seed: p~ = 0.25/0.85 ~ 0.294118, log p~ ~ -1.223775, increase -log 0.85 ~ 0.162519,
+    # Worked answer: p~ = 0.25/0.85 ~ 0.294118, log p~ ~ -1.223775, increase -log 0.85 ~ 0.162519,
     # four-position factor 1/0.85**4 ~ 1.915686.
     assert s.behaviour_prob == pytest.approx(0.294118, abs=5e-7)
     assert s.behaviour_logprob == pytest.approx(-1.223775, abs=5e-7)
@@ -77,7 +85,7 @@ def test_truncation_correction_preset_reproduces_the_seed_numbers():
 def test_ratio_error_follows_the_positions_control():
     factors = [truncation_preset_state("truncation_correction", positions=n).ratio_error
                for n in (1, 2, 4, 8)]
-    np.testing.assert_allclose(factors, [0.85 ** -n for n in (1, 2, 4, 8)], rtol=1e-12)
+    np.testing.assert_allclose(factors, [0.87 ** -n for n in (1, 2, 4, 8)], rtol=1e-12)
 
 
 # ------------------------------------------------------------------ truncation: against the reference
@@ -213,15 +221,15 @@ def test_unknown_preset_is_refused():
         truncation_preset_state("greedy")
 
 
-# ------------------------------------------------------------------ KL: the seed
+# ------------------------------------------------------------------ KL: the notebooks' data typed in
 
 
-def test_k_estimators_preset_shows_the_seed_values_at_r_2_and_one_half():
-    s = kl_preset_state("k_estimators")
+def test_k_estimators_typed_in_give_the_worked_values_at_r_2_and_one_half():
+    s = kl_state([2 / 3, 1 / 3], [1 / 3, 2 / 3])
     np.testing.assert_allclose(s.ratio, [2.0, 0.5], rtol=1e-15)
-    seed = {"k1": [-0.693147, 0.693147], "k2": [0.240227, 0.240227], "k3": [0.306853, 0.193147]}
+    worked = {"k1": [-0.693147, 0.693147], "k2": [0.240227, 0.240227], "k3": [0.306853, 0.193147]}
     for k in ESTIMATORS:
-        np.testing.assert_allclose(s.per_outcome[k], seed[k], atol=5e-7, rtol=0)
+        np.testing.assert_allclose(s.per_outcome[k], worked[k], atol=5e-7, rtol=0)
         np.testing.assert_allclose(s.per_outcome[k], ref.kl_estimators_at_ratio(s.ratio)[k],
                                    rtol=1e-12)
 
@@ -229,21 +237,21 @@ def test_k_estimators_preset_shows_the_seed_values_at_r_2_and_one_half():
 def test_k1_and_k3_are_unbiased_k2_is_not():
     s = kl_preset_state("k_estimators")
     truth = float(ref.kl_divergence(s.q, s.p))
-    assert s.kl_qp == truth
-    assert truth == pytest.approx(math.log(2) / 3, rel=1e-12)
+    assert s.kl_qp == pytest.approx(truth, rel=1e-14)
+    assert truth == pytest.approx(math.log(3) / 2, rel=1e-12)  # r = 3 or 1/3, q = (1/4, 3/4)
     assert s.expected["k1"] == pytest.approx(truth, rel=1e-12)
     assert s.expected["k3"] == pytest.approx(truth, rel=1e-12)
-    assert s.expected["k2"] == pytest.approx(math.log(2) ** 2 / 2, rel=1e-12)
-    assert s.bias["k2"] > 0.009
+    assert s.expected["k2"] == pytest.approx(math.log(3) ** 2 / 2, rel=1e-12)
+    assert s.bias["k2"] > 0.05
     assert abs(s.bias["k1"]) < 1e-12 and abs(s.bias["k3"]) < 1e-12
 
 
 def test_k1_goes_negative_on_the_draws_with_r_above_one_and_k3_never_does():
     s = kl_preset_state("k_estimators", samples=5000, seed=3)
-    at_r2 = s.draws == 0
-    assert at_r2.any() and (~at_r2).any()
-    assert s.negative_fraction["k1"] == pytest.approx(at_r2.mean(), abs=0)
-    assert np.all(s.values["k1"][at_r2] < 0)
+    at_r3 = s.draws == 0
+    assert at_r3.any() and (~at_r3).any()
+    assert s.negative_fraction["k1"] == pytest.approx(at_r3.mean(), abs=0)
+    assert np.all(s.values["k1"][at_r3] < 0)
     assert s.negative_fraction["k3"] == 0.0 and s.sample_min["k3"] > 0
     assert s.negative_fraction["k2"] == 0.0
 
@@ -255,51 +263,62 @@ def test_k3_is_never_negative_on_any_preset(preset):
     assert np.all(s.values["k2"] >= 0)
 
 
-def test_support_counterexample_one_p_mass_unseen_by_q():
-    # q = (1, 0), p = (0.8, 0.2): E_q[p/q] = 0.8, KL(q||p) = log 1.25, KL(p||q) = inf.
-    s = kl_preset_state("support_missing_mass", samples=100)
-    assert s.weight_mean == pytest.approx(0.8, abs=1e-15)
+@pytest.mark.parametrize("p, q, unseen", [
+    ((0.8, 0.2), (1.0, 0.0), 0.2),  # exercise 06's first counterexample, typed in
+    ((0.42, 0.28, 0.3), (0.5, 0.5, 0.0), 0.3),  # the explorer's own "Support A"
+])
+def test_p_mass_that_q_never_draws(p, q, unseen):
+    s = kl_state(p, q, samples=100)
+    assert s.weight_mean == pytest.approx(1 - unseen, abs=1e-15)
     assert s.weight_mean == ref.importance_weight_mean(s.p, s.q)
-    assert s.kl_qp == pytest.approx(math.log(1.25), rel=1e-12)
-    assert s.kl_pq == math.inf and "p \u226a q" in s.reasons["kl_pq"]
+    assert s.kl_qp == pytest.approx(float(ref.kl_divergence(s.q, s.p)), rel=1e-13)
+    assert s.kl_pq == math.inf and "q never draws" in s.reasons["kl_pq"]
     assert "kl_qp" not in s.reasons
-    # k1 is still unbiased; k3 loses exactly the unseen mass 1 - E_q[p/q] = 0.2.
+    # k1 is still unbiased; k3 loses exactly the unseen mass 1 - E_q[p/q].
     assert s.expected["k1"] == pytest.approx(s.kl_qp, rel=1e-12)
-    assert s.expected["k3"] == pytest.approx(s.kl_qp - 0.2, rel=1e-12)
-    assert np.all(s.draws == 0)
+    assert s.expected["k3"] == pytest.approx(s.kl_qp - unseen, rel=1e-12)
+    assert np.all(s.q[s.draws] > 0)
 
 
-def test_support_counterexample_two_log_ratio_minus_infinity():
-    # q = (0.8, 0.2), p = (1, 0): draws at x=1 have log r = -inf and KL(q||p) = inf.
-    s = kl_preset_state("support_infinite_log", samples=200, seed=0)
-    assert s.kl_qp == math.inf and "q \u226a p" in s.reasons["kl_qp"]
-    assert s.kl_pq == pytest.approx(math.log(1.25), rel=1e-12)
-    assert s.ratio[1] == 0.0
+def test_the_support_a_preset_is_that_case():
+    s = kl_preset_state("support_missing_mass")
+    assert s.q[2] == 0 and s.p[2] > 0 and s.kl_pq == math.inf
+
+
+@pytest.mark.parametrize("p, q, bad", [
+    ((1.0, 0.0), (0.8, 0.2), 1),  # exercise 06's second counterexample, typed in
+    ((0.6, 0.4, 0.0), (0.5, 0.3, 0.2), 2),  # the explorer's own "Support B"
+])
+def test_draws_where_p_is_zero_have_log_ratio_minus_infinity(p, q, bad):
+    s = kl_state(p, q, samples=200, seed=0)
+    assert s.kl_qp == math.inf and "where p = 0" in s.reasons["kl_qp"]
+    assert s.kl_pq == pytest.approx(float(ref.kl_divergence(s.p, s.q)), rel=1e-13)
+    assert s.ratio[bad] == 0.0
     for k in ESTIMATORS:
-        assert s.per_outcome[k][1] == math.inf
+        assert s.per_outcome[k][bad] == math.inf
         assert s.expected[k] == math.inf and s.reasons[f"expected.{k}"]
         assert s.sample_mean[k] == math.inf and s.reasons[f"sample_mean.{k}"]
         assert math.isnan(s.sample_se[k]) and s.reasons[f"sample_se.{k}"]
         assert math.isnan(s.bias[k])
-    first = int(np.argmax(s.draws == 1))
+    first = int(np.argmax(s.draws == bad))
     assert np.all(np.isfinite(s.running_mean["k3"][:first]))
     assert np.all(np.isinf(s.running_mean["k3"][first:]))
     assert f"draw {first + 1} " in s.reasons["sample_mean.k3"]
 
 
 def test_an_outcome_q_never_samples_is_never_drawn_and_has_no_ratio():
-    s = kl_preset_state("behaviour_target", samples=5000, seed=2)
+    s = kl_preset_state("support_missing_mass", samples=5000, seed=2)
     assert not np.any(s.draws == 2)
     assert math.isnan(s.ratio[2])
     assert all(math.isnan(s.per_outcome[k][2]) for k in ESTIMATORS)
-    assert s.kl_pq == math.inf and s.weight_mean == pytest.approx(0.8, abs=1e-12)
+    assert s.kl_pq == math.inf and s.weight_mean == pytest.approx(0.7, abs=1e-12)
 
 
 # ------------------------------------------------------------------ KL: sampling and running estimates
 
 
 def test_running_mean_and_spread_match_a_direct_computation():
-    s = kl_preset_state("chain_root", samples=500, seed=5)
+    s = kl_preset_state("close", samples=500, seed=5)
     for k in ESTIMATORS:
         values = s.values[k]
         np.testing.assert_array_equal(values, s.per_outcome[k][s.draws])
@@ -330,7 +349,7 @@ def test_draw_frequencies_follow_q():
 
 
 def test_unbiased_running_means_approach_the_exact_kl():
-    s = kl_preset_state("chain_root", samples=20000, seed=4)
+    s = kl_preset_state("close", samples=20000, seed=4)
     for k in ("k1", "k3"):
         assert abs(s.sample_mean[k] - s.kl_qp) < 5 * s.sample_se[k]
     # The k3 spread is far smaller than k1's for close distributions.
@@ -380,8 +399,12 @@ def _plain_kl(p, q):
     return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
 
 
-def test_chain_rule_reproduces_the_seed_tree():
-    s = chain_rule_state(**SEED_TREE)
+EXERCISE_10_TREE = {"first_p": (0.6, 0.4), "first_q": (0.5, 0.5),
+                    "cond_p": ((0.7, 0.3), (0.2, 0.8)), "cond_q": ((0.4, 0.6), (0.5, 0.5))}
+
+
+def test_chain_rule_typed_in_reproduces_the_worked_tree():
+    s = chain_rule_state(**EXERCISE_10_TREE)
     assert s.root == pytest.approx(0.0201355, abs=5e-8)
     assert s.expected_conditional == pytest.approx(0.1873700, abs=5e-8)
     assert s.total == pytest.approx(0.2075056, abs=5e-8)
@@ -391,12 +414,19 @@ def test_chain_rule_reproduces_the_seed_tree():
     np.testing.assert_allclose(s.joint_q, [[0.20, 0.30], [0.25, 0.25]], rtol=1e-14)
 
 
-def test_chain_rule_state_is_the_reference_result():
-    s = chain_rule_state(**SEED_TREE)
-    r = ref.kl_chain_rule(**SEED_TREE)
-    assert (s.root, s.expected_conditional, s.total, s.joint) == (
-        r.root, r.expected_conditional, r.total, r.joint)
-    np.testing.assert_array_equal(s.conditional, r.conditional)
+@pytest.mark.parametrize("tree", [EXERCISE_10_TREE, DEFAULT_TREE])
+def test_chain_rule_state_is_the_reference_result(tree):
+    s = chain_rule_state(**tree)
+    r = ref.kl_chain_rule(**tree)
+    for mine, theirs in ((s.root, r.root), (s.expected_conditional, r.expected_conditional),
+                         (s.total, r.total), (s.joint, r.joint)):
+        assert mine == pytest.approx(theirs, rel=1e-14)
+    np.testing.assert_allclose(s.conditional, r.conditional, rtol=1e-14)
+
+
+def test_the_default_tree_is_not_the_exercise_tree():
+    assert all(np.any(np.asarray(DEFAULT_TREE[k]) != np.asarray(EXERCISE_10_TREE[k]))
+               for k in DEFAULT_TREE)
 
 
 probability = st.integers(1, 99).map(lambda i: i / 100)
@@ -437,3 +467,93 @@ def test_chain_controls_are_validated():
         chain_rule_from_controls(0.5, 0.5, (0.5, 0.5), (0.5, -0.1))
     with pytest.raises(TypeError, match="q0"):
         chain_rule_from_controls(0.5, "0.5", (0.5, 0.5), (0.5, 0.5))
+
+
+# ------------------------------------------------------------------ the private arithmetic vs the reference and mpmath
+
+mpmath.mp.dps = 50
+
+
+def _mp_kl(a, b):
+    """KL(a || b) in 50-digit arithmetic (inf where a > 0 = b)."""
+    total = mpmath.mpf(0)
+    for x, y in zip(a, b):
+        if x > 0:
+            if y == 0:
+                return math.inf
+            total += mpmath.mpf(x) * mpmath.log(mpmath.mpf(x) / mpmath.mpf(y))
+    return float(total)
+
+
+def _dirichlet(draw, size, zeros):
+    weights = draw(st.lists(st.floats(1e-6, 1.0), min_size=size, max_size=size))
+    w = np.asarray(weights)
+    for i in zeros:
+        w[i % size] = 0.0
+    if w.sum() == 0:
+        w[0] = 1.0
+    return w / w.sum()
+
+
+@st.composite
+def distribution_pairs(draw):
+    size = draw(st.integers(2, 5))
+    p = _dirichlet(draw, size, draw(st.lists(st.integers(0, 4), max_size=2)))
+    q = _dirichlet(draw, size, draw(st.lists(st.integers(0, 4), max_size=2)))
+    return p, q
+
+
+@settings(max_examples=80, deadline=None)
+@given(pair=distribution_pairs())
+def test_kl_state_equals_the_reference_and_mpmath(pair):
+    p, q = pair
+    s = kl_state(p, q, samples=50, seed=1)
+    for mine, (a, b) in ((s.kl_qp, (q, p)), (s.kl_pq, (p, q))):
+        theirs = float(ref.kl_divergence(a, b))
+        oracle = _mp_kl(a, b)
+        if math.isinf(oracle):
+            assert mine == theirs == math.inf
+        else:
+            assert mine == pytest.approx(oracle, rel=1e-12, abs=1e-15)
+            assert mine == pytest.approx(theirs, rel=1e-12, abs=1e-15)
+    assert s.weight_mean == ref.importance_weight_mean(p, q)
+    usable = (q > 0) & (p > 0)
+    if usable.any():
+        expected = ref.kl_sample_values(np.log(q[usable]), np.log(p[usable]))
+        for k in ESTIMATORS:
+            np.testing.assert_array_equal(s.per_outcome[k][usable], expected[k])
+
+
+@pytest.mark.parametrize("r", [1e-12, 1e-5, 0.3, 0.999999, 1.0, 1.000001, 2.5, 1e6])
+def test_estimator_values_against_mpmath(r):
+    s = kl_state([r / (1 + r), 1 / (1 + r)], [0.5, 0.5], samples=1)
+    # The estimators are functions of log r = log p - log q as float64 gives it (as in the
+    # reference and in trainers); the oracle evaluates them exactly at that log r.
+    lam = mpmath.mpf(float(np.log(s.p[0]) - np.log(s.q[0])))
+    oracle = {"k1": -lam, "k2": lam ** 2 / 2, "k3": mpmath.expm1(lam) - lam}
+    for k in ESTIMATORS:
+        assert s.per_outcome[k][0] == pytest.approx(float(oracle[k]), rel=1e-13, abs=1e-300)
+
+
+@settings(max_examples=40, deadline=None)
+@given(logits=st.lists(st.floats(-30, 30), min_size=3, max_size=6),
+       top_p=st.sampled_from([0.1, 0.5, 0.9, 0.99]), chosen=st.integers(0, 2))
+def test_support_mass_and_corrections_against_mpmath(logits, top_p, chosen):
+    s = truncation_state(logits, top_p=top_p, chosen=chosen, positions=5)
+    z = [mpmath.mpf(v) for v in logits]
+    norm = mpmath.fsum(mpmath.exp(v) for v in z)
+    mass = mpmath.fsum(mpmath.exp(v) for v, kept in zip(z, s.support) if kept) / norm
+    assert s.support_mass == pytest.approx(float(mass), rel=1e-12)
+    assert s.log_correction == pytest.approx(float(-mpmath.log(mass)), rel=1e-10, abs=1e-15)
+    assert s.ratio_error == pytest.approx(float(mass ** -5), rel=1e-12)
+    if s.support[chosen]:
+        exact = z[chosen] - mpmath.log(norm) - mpmath.log(mass)
+        assert s.behaviour_logprob == pytest.approx(float(exact), rel=1e-12, abs=1e-15)
+
+
+def test_chain_rule_against_mpmath():
+    for tree in (EXERCISE_10_TREE, DEFAULT_TREE):
+        s = chain_rule_state(**tree)
+        jp, jq = s.joint_p.ravel(), s.joint_q.ravel()
+        assert s.joint == pytest.approx(_mp_kl(jp, jq), rel=1e-13)
+        assert s.root == pytest.approx(_mp_kl(tree["first_p"], tree["first_q"]), rel=1e-13)

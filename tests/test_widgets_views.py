@@ -17,11 +17,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (only to check that no pyplot figure appears)
 
 from course.widgets import (  # noqa: E402
+    DEFAULT_TREE,
     ChainRuleExplorer,
     KLExplorer,
     TruncationExplorer,
     chain_rule_explorer,
     chain_rule_from_controls,
+    chain_rule_state,
     kl_explorer,
     kl_preset_state,
     kl_state,
@@ -81,32 +83,43 @@ def test_notebook_presets_build_displayable_containers():
         assert isinstance(explorer, widgets.VBox)
         bundle = explorer._repr_mimebundle_()
         assert "application/vnd.jupyter.widget-view+json" in bundle
-        assert bytes(explorer.plot.image.value[:4]) == b"\x89PNG"
+        assert explorer.plot.png[:4] == b"\x89PNG"
+        assert 'src="data:image/png;base64,' in explorer.plot.image.value
         assert explorer.error is None
 
 
 def test_truncation_labels_show_the_model_state():
     w = truncation_explorer(preset="truncation_correction")
     s = truncation_preset_state("truncation_correction")
-    assert shown(w.labels["support_mass"]) == format_number(s.support_mass) == "0.850000"
-    assert shown(w.labels["ratio_error"]) == "1.915686"
-    assert shown(w.labels["behaviour_logprob"]) == "\u22121.223775"
-    assert shown(w.labels["logprob_shift"]) == "0.162519"
-    assert shown(w.labels["log_correction"]) == "0.162519"
-    assert shown(w.labels["behaviour_prob"]) == "0.294118"
-    assert shown(w.labels["base_prob"]) == "0.250000"
-    assert shown(w.labels["support"]).startswith("Paris, Lyon, Nice (3 of 5)")
-    assert "n = 4" in w.labels["ratio_error"].value
+    assert shown(w.labels["support_mass"]) == format_number(s.support_mass) == "0.870000"
+    assert shown(w.labels["ratio_error"]) == format_number(0.87 ** -6)
+    assert shown(w.labels["behaviour_logprob"]) == format_number(math.log(0.30 / 0.87))
+    assert shown(w.labels["logprob_shift"]) == format_number(-math.log(0.87))
+    assert shown(w.labels["log_correction"]) == format_number(-math.log(0.87))
+    assert shown(w.labels["behaviour_prob"]) == format_number(0.30 / 0.87)
+    assert shown(w.labels["base_prob"]) == "0.300000"
+    assert shown(w.labels["support"]).startswith("Oslo, Bergen, Tromso (3 of 5)")
+    assert "n = 6" in w.labels["ratio_error"].value
 
 
-def test_moving_top_p_from_080_to_081_adds_the_third_token():
+def test_the_title_does_not_freeze_starting_values():
+    # The title names the explorer; the numbers live in the labels and the figure, which follow
+    # the controls.
+    w = truncation_explorer(preset="truncation_correction")
+    title = w.title_label.value
+    assert not any(ch.isdigit() for ch in html.unescape(title))
+    w.controls["top_p"].value = 0.5
+    assert "0.5" in w._title.get_text()
+
+
+def test_moving_top_p_one_step_past_a_reached_threshold_adds_a_token():
     w = truncation_explorer(preset="nucleus")
     before = w.plot.image.value
-    assert shown(w.labels["support_mass"]) == "0.800000"
-    w.controls["top_p"].value = 0.81
-    assert w.state.support.tolist() == [True, True, True, False]
-    assert shown(w.labels["support_mass"]) == "0.950000"
-    assert shown(w.labels["support"]).startswith("mat, sofa, floor (3 of 4)")
+    assert shown(w.labels["support_mass"]) == "0.700000"
+    w.controls["top_p"].value = 0.71
+    assert w.state.support.tolist() == [True, True, True, False, False]
+    assert shown(w.labels["support_mass"]) == "0.900000"
+    assert shown(w.labels["support"]).startswith("tea, coffee, water (3 of 5)")
     assert w.plot.image.value != before
 
 
@@ -130,29 +143,33 @@ def test_every_truncation_control_reaches_the_model():
 def test_slider_round_off_does_not_reach_the_model():
     # The front end may send 0.8000000000000002 for the 0.80 step: the model must see 0.80.
     w = truncation_explorer(preset="nucleus")
-    w.controls["top_p"].value = 0.8000000000000002
-    assert w.parameters()["top_p"] == 0.80
+    w.controls["top_p"].value = 0.7000000000000001
+    assert w.parameters()["top_p"] == 0.70
     assert w.state.support.sum() == 2
+    # ... and the slider itself is put back on its grid, so the page shows and announces 0.70.
+    assert w.controls["top_p"].value == 0.70
+    w.controls["top_p"].value = 0.0  # top-p must be positive: the slider stops at 0.01
+    assert w.controls["top_p"].value == 0.01 and w.state.top_p == 0.01 and w.error is None
 
 
 def test_chosen_token_outside_the_support_shows_minus_inf_with_reason():
     w = truncation_explorer(preset="nucleus")
     w.controls["chosen"].value = 3
     assert shown(w.labels["behaviour_logprob"]) == "\u2212inf"
-    assert "moon" in reason(w.labels["behaviour_logprob"])
+    assert "juice" in reason(w.labels["behaviour_logprob"])
     assert shown(w.labels["behaviour_prob"]) == "0.000000"
     assert_honest(w.labels)
 
 
 def test_banning_everything_shows_nan_with_reason():
     w = truncation_explorer(preset="nucleus")
-    w.controls["banned"].value = (0, 1, 2, 3)
+    w.controls["banned"].value = (0, 1, 2, 3, 4)
     assert w.state.error
     assert shown(w.labels["support_mass"]) == "NaN"
     assert_honest(w.labels)
     assert "no behaviour distribution" in w.status.value
     w.controls["banned"].value = ()
-    assert shown(w.labels["support_mass"]) == "0.800000"
+    assert shown(w.labels["support_mass"]) == "0.700000"
     assert w.status.value == ""
 
 
@@ -178,16 +195,16 @@ def test_caller_logits_get_default_token_names():
 # ------------------------------------------------------------------ KL
 
 
-def test_kl_support_preset_offers_both_counterexamples():
+def test_kl_support_preset_offers_both_support_cases():
     w = kl_explorer(preset="support")
     keys = [value for _, value in w.controls["preset"].options]
     assert "support_missing_mass" in keys and "support_infinite_log" in keys
     assert w.controls["preset"].value == "support_missing_mass"
-    assert shown(w.labels["kl_pq"]) == "inf" and "p \u226a q" in reason(w.labels["kl_pq"])
-    assert shown(w.labels["weight_mean"]) == "0.800000"
+    assert shown(w.labels["kl_pq"]) == "inf" and "q never draws" in reason(w.labels["kl_pq"])
+    assert shown(w.labels["weight_mean"]) == "0.700000"
     w.select("support_infinite_log")
-    assert w.controls["q"].value == "0.8, 0.2" and w.controls["p"].value == "1, 0"
-    assert shown(w.labels["kl_qp"]) == "inf" and "q \u226a p" in reason(w.labels["kl_qp"])
+    assert w.controls["q"].value == "0.5, 0.3, 0.2" and w.controls["p"].value == "0.6, 0.4, 0"
+    assert shown(w.labels["kl_qp"]) == "inf" and "where p = 0" in reason(w.labels["kl_qp"])
     assert shown(w.labels["sample_mean.k3"]) == "inf"
     assert "landed where p = 0" in w.reasons.value
     assert_honest(w.labels, w.reasons.value)
@@ -203,7 +220,7 @@ def test_kl_table_matches_the_model():
             s.negative_fraction[k], abs=5e-4)
     assert shown_number(w.labels["negative_fraction.k1"]) > 0.2
     assert shown_number(w.labels["sample_min.k3"]) > 0
-    assert shown(w.labels["bias.k2"]) == format_number(math.log(2) ** 2 / 2 - math.log(2) / 3)
+    assert shown(w.labels["bias.k2"]) == format_number(math.log(3) ** 2 / 2 - math.log(3) / 2)
 
 
 def test_kl_sample_slider_and_seed_change_the_estimates():
@@ -220,18 +237,22 @@ def test_kl_sample_slider_and_seed_change_the_estimates():
 def test_editing_p_and_q_switches_to_custom_and_bad_text_is_explained():
     w = kl_explorer(preset="k_estimators")
     w.controls["p"].value = "0.2, 0.3, 0.5"
-    # Lengths differ from q now: no numbers, a reason instead.
+    # Lengths differ from q now: one error in the status line, no numbers, figures kept but dimmed.
     assert w.controls["preset"].value == "custom"
     assert w.state is None
-    assert shown(w.labels["kl_qp"]) == "NaN" and "same length" in reason(w.labels["kl_qp"])
-    assert "Cannot compute" in w.status.value
+    assert "Cannot compute" in w.status.value and "same length" in w.status.value
+    assert w.status.value.count("Cannot compute") == 1
+    for label in w.labels.values():  # no stale number, and the error is not repeated per cell
+        assert shown(label) == "\u2014" and reason(label) is None
+        assert "same length" not in label.value
     assert w.reasons.value == ""  # no stale explanations of the previous p and q
-    assert all(plot.image.layout.visibility == "hidden" for plot in w.plots())  # nor stale figures
+    for plot in w.plots():
+        assert plot.image.layout.visibility != "hidden" and "m6-stale" in plot.image._dom_classes
     w.controls["q"].value = "0.1 0.6 0.3"
     expected = kl_state([0.2, 0.3, 0.5], [0.1, 0.6, 0.3], samples=1000, seed=0)
     assert shown_number(w.labels["kl_qp"]) == pytest.approx(expected.kl_qp, abs=5e-7)
     assert len(w.outcome_plot.figure.axes[1].patches) == 9  # three estimators, three outcomes
-    assert all(plot.image.layout.visibility == "visible" for plot in w.plots())
+    assert not any("m6-stale" in plot.image._dom_classes for plot in w.plots())
     w.controls["q"].value = "0.5, 0.6, x"
     assert "not a number" in w.status.value
     assert_honest(w.labels, w.reasons.value)
@@ -242,9 +263,10 @@ def test_editing_p_and_q_switches_to_custom_and_bad_text_is_explained():
 
 def test_chain_rule_labels_and_sliders():
     w = chain_rule_explorer()
-    assert shown(w.labels["root"]) == "0.020136"
-    assert shown(w.labels["expected_conditional"]) == "0.187370"
-    assert shown(w.labels["total"]) == shown(w.labels["joint"]) == "0.207506"
+    s = chain_rule_state(**DEFAULT_TREE)
+    assert shown(w.labels["root"]) == format_number(s.root)
+    assert shown(w.labels["expected_conditional"]) == format_number(s.expected_conditional)
+    assert shown(w.labels["total"]) == shown(w.labels["joint"]) == format_number(s.joint)
     assert shown(w.labels["agree"]) == "yes"
     for key, value in (("p0", 0.3), ("q0", 0.7), ("p_given_0", 0.1), ("p_given_1", 0.9),
                        ("q_given_0", 0.45), ("q_given_1", 0.05)):
@@ -272,7 +294,7 @@ def test_chain_rule_at_zero_probability_shows_inf_with_reasons():
     (lambda: truncation_explorer(preset="default"), "top_p", [0.3, 0.6, 0.95, 0.5, 1.0]),
     (lambda: truncation_explorer(preset="default"), "temperature", [0.5, 2.0, 1.0, 3.0]),
     (lambda: kl_explorer(preset="k_estimators"), "samples", [10, 100, 5000, 2]),
-    (lambda: kl_explorer(preset="support"), "preset", ["support_infinite_log", "chain_root"]),
+    (lambda: kl_explorer(preset="support"), "preset", ["support_infinite_log", "support_missing_mass"]),
     (lambda: chain_rule_explorer(), "p0", [0.1, 0.5, 0.9]),
 ])
 def test_redraws_update_the_same_figure_in_place(build, control, values):
@@ -290,7 +312,7 @@ def test_redraws_update_the_same_figure_in_place(build, control, values):
     assert [plot.image for plot in w.plots()] == images
     assert [len(f.axes) for f in figures] == axes
     assert [artist_count(f) for f in figures] == artists
-    images_shown = [d for d in _descendants(w) if isinstance(d, widgets.Image)]
+    images_shown = [d for d in _descendants(w) if "m6-figure" in getattr(d, "_dom_classes", ())]
     assert images_shown == images  # each figure once, nothing added
     assert plt.get_fignums() == figures_before  # nothing for the inline backend to pile up
 
@@ -362,7 +384,7 @@ def test_a_picture_is_redrawn_only_when_what_it_shows_changes():
     picture = w.plot.image.value
     w.controls["positions"].value = 8  # the figure does not show n
     assert w.plot.image.value is picture
-    assert shown(w.labels["ratio_error"]) == format_number(0.85 ** -8)
+    assert shown(w.labels["ratio_error"]) == format_number(0.87 ** -8)
     w.controls["top_p"].value = 0.9
     assert w.plot.image.value != picture
 
@@ -374,5 +396,93 @@ def test_a_picture_is_redrawn_only_when_what_it_shows_changes():
     assert "x=0: <b>" in k.counts.value
     counts = [int(n) for n in re.findall(r"<b>(\d+)</b>", k.counts.value)]
     assert sum(counts) == 5000
-    k.select("chain_root")
+    k.select("close")
     assert k.outcome_plot.image.value != outcomes
+
+
+# ------------------------------------------------------------------ accessibility (what the kernel controls)
+
+
+def _contrast(hex_colour: str, background: str = "#ffffff") -> float:
+    def luminance(colour):
+        rgb = [int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    high, low = sorted((luminance(hex_colour), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _html_of(widget) -> str:
+    out = [getattr(widget, "value", "") if isinstance(widget, widgets.HTML) else ""]
+    for child in getattr(widget, "children", ()):
+        out.append(_html_of(child))
+    return "".join(out)
+
+
+def test_coloured_text_has_at_least_4_5_to_1_contrast():
+    seen = set()
+    truncation = truncation_explorer(preset="nucleus")
+    truncation.controls["chosen"].value = 4  # a reason, in colour
+    kl = kl_explorer(preset="support")
+    kl.select("support_infinite_log")
+    for w in (truncation, kl, chain_rule_explorer()):
+        colours = set(re.findall(r"color:\s*(#[0-9a-fA-F]{6})", _html_of(w)))
+        seen |= colours
+        for colour in colours:
+            assert _contrast(colour) >= 4.5, colour
+        for plot in w.plots():
+            for text in plot.figure.findobj(matplotlib.text.Text):
+                if text.get_text().strip() and text.get_visible():
+                    colour = matplotlib.colors.to_hex(text.get_color())
+                    assert _contrast(colour) >= 4.5, (text.get_text(), colour)
+    assert len(seen) >= 3, seen  # estimator names and reasons were checked
+
+
+def test_kl_lines_and_bars_differ_by_more_than_colour():
+    w = kl_explorer()
+    lines = [w._run_lines[k] for k in ("k1", "k2", "k3")]
+    assert len({line.get_linestyle() for line in lines}) == 3
+    assert len({line.get_marker() for line in lines}) == 3
+    assert w._kl_line.get_linestyle() not in {line.get_linestyle() for line in lines}
+    hatches = {k: {bar.get_hatch() for bar in w._k_bars[k]} for k in ("k1", "k2", "k3")}
+    assert len({frozenset(h) for h in hatches.values()}) == 3
+    legend = w._ax_run.get_legend()
+    assert [t.get_text() for t in legend.get_texts()][:3] == ["mean of k1", "mean of k2", "mean of k3"]
+
+
+def test_every_figure_has_a_text_alternative_that_follows_the_controls():
+    for w in (truncation_explorer(preset="nucleus"), kl_explorer(), chain_rule_explorer()):
+        for plot in w.plots():
+            assert len(plot.text) > 60, plot.text
+            alt = re.search(r'<img [^>]*alt="([^"]*)"', plot.image.value).group(1)
+            assert html.unescape(alt) == plot.text
+    w = truncation_explorer(preset="nucleus")
+    before = w.plot.text
+    w.controls["top_p"].value = 0.71
+    assert w.plot.text != before and "water" in w.plot.text.split("Kept:")[1]
+    assert html.escape(w.plot.text) in w.plot.image.value
+
+
+def test_controls_have_names_and_rounded_readouts():
+    for w in (truncation_explorer(), kl_explorer(), chain_rule_explorer()):
+        for key, control in w.controls.items():
+            assert control.description, key
+            if isinstance(control, widgets.FloatSlider):
+                assert control.readout_format == ".2f" and control.step == 0.01 or \
+                    control.step == 0.05, key
+                assert control.value == round(control.value, 2), key
+
+
+def test_no_fixed_width_wider_than_a_narrow_notebook():
+    # Nothing may force the explorer wider than ~480 px (a 1024 px screen with the file browser
+    # open at 200% zoom leaves about that): widths are relative or bounded by max/min widths.
+    for w in (truncation_explorer(), kl_explorer(), chain_rule_explorer()):
+        for child in _descendants(w):
+            layout = getattr(child, "layout", None)
+            if layout is None:
+                continue
+            for attribute in ("width", "min_width"):
+                value = getattr(layout, attribute) or ""
+                if value.endswith("px"):
+                    assert float(value[:-2]) <= 260, (type(child).__name__, attribute, value)

@@ -1,31 +1,40 @@
 """Interactive explorers for Module 6: truncation, KL estimators and the KL chain rule.
 
-Each explorer is a pure model (``*_state`` functions returning plain state
-objects of numbers and arrays, computed with :mod:`autograder.reference`) plus a
-thin ipywidgets view that redraws in place. The explorers never import a
-student's code, so they work in a released notebook before anything is solved.
+Each explorer is a pure model (``*_state`` functions returning plain state objects of numbers and
+arrays, in ``_truncation_model``, ``_kl_model`` and ``_chain_rule_model``) plus a thin ipywidgets
+view that redraws in place. The models' arithmetic is private to this package (``_math``): it is
+written for drawing, answers no exercise, and never imports a student's code or the instructor's
+package, so the explorers work in a released notebook before anything is solved.
+
+Every explorer opens on an example of its own, not on a notebook's data; after answering, a
+learner may type that data in (``truncation_explorer(logits, tokens, top_p=...)``, the KL
+explorer's p and q boxes, the chain-rule sliders).
 
 >>> from course.widgets import truncation_preset_state
->>> round(truncation_preset_state("truncation_correction").ratio_error, 6)
-1.915686
+>>> truncation_preset_state("nucleus").support_tokens
+('tea', 'coffee')
 """
 
-from ._models import (
+from ._chain_rule_model import (
+    DEFAULT_TREE,
+    ChainRuleState,
+    chain_rule_from_controls,
+    chain_rule_state,
+)
+from ._kl_model import (
     ESTIMATORS,
     KL_PRESETS,
     SAMPLE_SIZES,
-    SEED_TREE,
-    TRUNCATION_PRESETS,
-    ChainRuleState,
     KLPreset,
     KLState,
-    TruncationPreset,
-    TruncationState,
-    chain_rule_from_controls,
-    chain_rule_state,
     kl_preset_state,
     kl_state,
     parse_distribution,
+)
+from ._truncation_model import (
+    TRUNCATION_PRESETS,
+    TruncationPreset,
+    TruncationState,
     truncation_preset_state,
     truncation_state,
 )
@@ -34,10 +43,10 @@ from .kl import KLExplorer, kl_explorer
 from .truncation import TruncationExplorer, truncation_explorer
 
 __all__ = [
+    "DEFAULT_TREE",
     "ESTIMATORS",
     "KL_PRESETS",
     "SAMPLE_SIZES",
-    "SEED_TREE",
     "TRUNCATION_PRESETS",
     "ChainRuleExplorer",
     "ChainRuleState",

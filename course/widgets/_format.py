@@ -34,8 +34,8 @@ def format_number(value: float, digits: int = 6, *, scientific: bool = False) ->
 
     Examples
     --------
-    >>> format_number(1 / 0.85 ** 4)
-    '1.915686'
+    >>> format_number(1 / 0.9 ** 3)
+    '1.371742'
     >>> format_number(float("-inf"))
     '−inf'
     >>> format_number(-2.5e-17, 2, scientific=True)

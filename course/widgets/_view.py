@@ -1,4 +1,10 @@
-"""What the three explorer views share: labelled values, a status line, safe refresh."""
+"""What the three explorer views share: labelled values, a status line, safe refresh, layout.
+
+Layout: every explorer is a column whose rows wrap. Controls and values sit side by side when the
+notebook is wide and the values drop below the controls when it is narrow (a 1024 px laptop with
+the file browser open, or 200% zoom); nothing has a fixed width that could clip a slider's readout.
+Figures are images that shrink with the column (``width: 100%`` up to their drawn size).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,35 @@ import math
 
 import ipywidgets as widgets
 
+from ._figure import FULL
 from ._format import value_html
 
-SLIDER_STYLE = {"description_width": "150px"}
-SLIDER_LAYOUT = widgets.Layout(width="400px")
+SLIDER_STYLE = {"description_width": "140px"}
+# Wide enough for the description, a usable track and the full readout ("0.80"), and narrow
+# enough for 200% zoom beside the file browser.
+CONTROL_MIN_WIDTH = "250px"
+CONTROL_MAX_WIDTH = "440px"
+# Text colour of reasons and errors: 7.8:1 on white (WCAG AA asks 4.5:1).
+REASON_COLOUR = "#8a3b00"
+# Shown instead of a number while the controls cannot be computed (the status line says why).
+NO_VALUE = "\u2014"
+# Styles that ipywidgets' Layout cannot express. Scoped to the explorers; stale figures are dimmed
+# (the status line says why in words, so nothing relies on the dimming alone).
+EXPLORER_CSS = """<style>
+.m6-explorer .m6-stale img { opacity: 0.35; filter: grayscale(1); }
+.m6-explorer .widget-readout { overflow: visible; min-width: 3.2em; }
+.m6-explorer .m6-value { overflow-wrap: anywhere; }
+</style>"""
+
+
+def control_layout(**extra) -> widgets.Layout:
+    return widgets.Layout(width=FULL, min_width=CONTROL_MIN_WIDTH, max_width=CONTROL_MAX_WIDTH,
+                          **extra)
 
 
 def value_label(css_class: str) -> widgets.HTML:
     """An HTML label carrying its own CSS class, for the browser tests to find."""
-    label = widgets.HTML(layout=widgets.Layout(margin="0 0 2px 0"))
+    label = widgets.HTML(layout=widgets.Layout(margin="0 0 2px 0", max_width="100%"))
     label.add_class("m6-value")
     label.add_class(css_class)
     return label
@@ -36,17 +62,19 @@ def set_value(label: widgets.HTML, name: str, value, reason: str | None = None, 
 
 def float_slider(description: str, css_class: str, **kwargs) -> widgets.FloatSlider:
     slider = widgets.FloatSlider(
-        description=description, style=SLIDER_STYLE, layout=SLIDER_LAYOUT, readout_format=".2f",
-        **kwargs,
+        description=description, style=SLIDER_STYLE, layout=control_layout(),
+        readout_format=".2f", tooltip=description, **kwargs,
     )
     slider.add_class(css_class)
+    slider.add_class("m6-control")
     return slider
 
 
 def int_slider(description: str, css_class: str, **kwargs) -> widgets.IntSlider:
-    slider = widgets.IntSlider(description=description, style=SLIDER_STYLE, layout=SLIDER_LAYOUT,
-                               **kwargs)
+    slider = widgets.IntSlider(description=description, style=SLIDER_STYLE,
+                               layout=control_layout(), tooltip=description, **kwargs)
     slider.add_class(css_class)
+    slider.add_class("m6-control")
     return slider
 
 
@@ -59,6 +87,21 @@ def slider_value(slider: widgets.FloatSlider, decimals: int = 2) -> float:
     return round(float(slider.value), decimals)
 
 
+def wrapping_row(children, **extra) -> widgets.HBox:
+    """A row whose items wrap onto the next line when the notebook is narrow."""
+    layout = dict(display="flex", flex_flow="row wrap", align_items="flex-start", width=FULL,
+                  grid_gap="4px 12px")
+    layout.update(extra)
+    return widgets.HBox(children, layout=widgets.Layout(**layout))
+
+
+def column(children, *, basis: str, min_width: str, max_width: str | None = None,
+           **extra) -> widgets.VBox:
+    """A column of a :func:`wrapping_row` that grows from ``basis`` and never below ``min_width``."""
+    return widgets.VBox(children, layout=widgets.Layout(
+        flex=f"1 1 {basis}", min_width=min_width, max_width=max_width, **extra))
+
+
 class Explorer(widgets.VBox):
     """Base of the explorers: a title, a status line, and refresh with error display.
 
@@ -69,14 +112,18 @@ class Explorer(widgets.VBox):
     css_prefix = "m6"
 
     def __init__(self, title: str, body: list[widgets.Widget]):
-        self.title_label = widgets.HTML(f"<b>{html.escape(title)}</b>")
+        self.title_label = widgets.HTML(f"<b>{html.escape(title)}</b>",
+                                        layout=widgets.Layout(max_width="100%"))
         self.title_label.add_class(f"{self.css_prefix}-title")
-        self.status = widgets.HTML()
+        self.status = widgets.HTML(layout=widgets.Layout(max_width="100%"))
         self.status.add_class(f"{self.css_prefix}-status")
+        self.status.add_class("m6-status")
         self.state = None
         self.error: str | None = None
-        super().__init__([self.title_label, *body, self.status],
-                         layout=widgets.Layout(width="100%", max_width="980px"))
+        style = widgets.HTML(EXPLORER_CSS, layout=widgets.Layout(height="0px", margin="0"))
+        style.add_class("m6-style")
+        super().__init__([style, self.title_label, *body, self.status],
+                         layout=widgets.Layout(width="100%", max_width="1000px"))
         self.add_class("m6-explorer")
         self.add_class(self.css_prefix)
 
@@ -84,7 +131,24 @@ class Explorer(widgets.VBox):
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
 
-    def _on_change(self, _change=None) -> None:
+    def _snapped(self, change) -> bool:
+        """Put a float slider's binary round-off (0.8000000000000002) back on its 0.01 grid.
+
+        The front end then holds, shows and announces the value the learner reads; the change
+        this makes triggers the one refresh.
+        """
+        if change is None or not isinstance(change.get("owner"), widgets.FloatSlider):
+            return False
+        value = change["new"]
+        snapped = round(float(value), 2)
+        if snapped != value:
+            change["owner"].value = snapped
+            return True
+        return False
+
+    def _on_change(self, change=None) -> None:
+        if self._snapped(change):
+            return
         self.refresh()
 
     def refresh(self) -> None:
@@ -92,23 +156,26 @@ class Explorer(widgets.VBox):
         try:
             state = self._compute()
         except (ValueError, TypeError) as exc:
-            # Never leave the previous numbers on screen for controls they do not describe.
+            # One message in the status line; no stale numbers next to controls they do not
+            # describe. The figures stay (dimmed, and the status says so) so the learner keeps
+            # the picture of the last values that could be computed.
             self.state = None
             self.error = str(exc)
             for key, label in self.labels.items():
-                set_value(label, self._names[key], math.nan, f"cannot compute: {exc}")
-            self.status.value = (f'<span class="m6-reason" style="color: #8a3b00">'
-                                 f"Cannot compute: {html.escape(str(exc))}</span>")
+                set_value(label, self._names[key], NO_VALUE)
+            self.status.value = (
+                f'<div class="m6-reason m6-error" role="alert" style="color: {REASON_COLOUR}; '
+                f'line-height: 1.35"><b>Cannot compute:</b> {html.escape(str(exc))}. '
+                "The plots still show the last values that could be computed.</div>")
             for extra in self._explanations():
                 extra.value = ""
-            # The figures still show the previous controls: hide them rather than mislead.
             for plot in self.plots():
-                plot.image.layout.visibility = "hidden"
+                plot.set_stale(True)
             return
         self.state = state
         self.error = None
         for plot in self.plots():
-            plot.image.layout.visibility = "visible"
+            plot.set_stale(False)
         self._show(state)
 
     def plots(self) -> list:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import matplotlib
 
 from ._figure import STYLE, FigureImage
 from ._format import format_number
-from ._models import SEED_TREE, ChainRuleState, chain_rule_from_controls
-from ._view import Explorer, float_slider, set_value, slider_value, value_label
+from ._chain_rule_model import DEFAULT_TREE, ChainRuleState, chain_rule_from_controls
+from ._view import (Explorer, column, float_slider, set_value, slider_value, value_label,
+                    wrapping_row)
 
 NAMES = {
     "root": "root KL(p<sub>0</sub>&#8214;q<sub>0</sub>):",
@@ -57,12 +57,12 @@ class ChainRuleExplorer(Explorer):
                        for key in NAMES}
         self.plot = FigureImage(8.6, 3.6)
         self._build_figure()
-        controls = widgets.VBox(list(self.controls.values()), layout=widgets.Layout(width="410px"))
-        values = widgets.VBox(list(self.labels.values()),
-                              layout=widgets.Layout(width="540px", padding="0 0 0 12px"))
+        controls = column(list(self.controls.values()), basis="360px", min_width="250px",
+                          max_width="450px")
+        values = column(list(self.labels.values()), basis="360px", min_width="250px")
         super().__init__("KL chain rule on a depth-two tree (second-step probabilities are "
                          "conditional on the first action)",
-                         [widgets.HBox([controls, values]), self.plot.image])
+                         [wrapping_row([controls, values]), self.plot.view])
         self._observe_controls()
         self.refresh()
 
@@ -140,15 +140,22 @@ class ChainRuleExplorer(Explorer):
                     f"p = {s.joint_p[a1, a2]:.4f},  q = {s.joint_q[a1, a2]:.4f}")
         self._root_text.set_text(f"root KL\n= {format_number(s.root)}")
         verdict = "agree" if s.agree else "DISAGREE"
-        self._sum_text.set_text(
-            f"{format_number(s.root)} + {format_number(s.expected_conditional)} = "
-            f"{format_number(s.total)}   vs   joint KL {format_number(s.joint)}: {verdict}")
+        summary = (f"{format_number(s.root)} + {format_number(s.expected_conditional)} = "
+                   f"{format_number(s.total)}   vs   joint KL {format_number(s.joint)}: {verdict}")
+        self._sum_text.set_text(summary)
+        self.plot.describe(
+            "Tree diagram: start, first actions a1 = 0 and a1 = 1, then a2 = 0 and a2 = 1 under "
+            f"each. First step p = ({s.first_p[0]:.2f}, {s.first_p[1]:.2f}), q = "
+            f"({s.first_q[0]:.2f}, {s.first_q[1]:.2f}); root KL {format_number(s.root)}; "
+            f"conditional KLs {format_number(s.conditional[0])} and "
+            f"{format_number(s.conditional[1])}. Root + expected conditional vs joint KL: "
+            f"{summary}.")
         self.plot.render()
 
 
-def chain_rule_explorer(first_p=SEED_TREE["first_p"], first_q=SEED_TREE["first_q"],
-                        cond_p=SEED_TREE["cond_p"], cond_q=SEED_TREE["cond_q"]) -> ChainRuleExplorer:
-    """Build the chain-rule explorer, starting from the seed's tree by default.
+def chain_rule_explorer(first_p=DEFAULT_TREE["first_p"], first_q=DEFAULT_TREE["first_q"],
+                        cond_p=DEFAULT_TREE["cond_p"], cond_q=DEFAULT_TREE["cond_q"]) -> ChainRuleExplorer:
+    """Build the chain-rule explorer, starting from the explorer's own tree by default.
 
     Parameters
     ----------

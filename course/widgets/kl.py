@@ -10,19 +10,25 @@ import matplotlib
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from ._figure import OKABE_ITO, STYLE, FigureImage
+from ._figure import FULL, OKABE_ITO, STYLE, TEXT_SHADES, FigureImage
 from ._format import format_number
-from ._models import (ESTIMATORS, KL_PRESET_GROUPS, KL_PRESETS, SAMPLE_SIZES, KLState, kl_state,
-                      parse_distribution)
-from ._view import Explorer, set_value, value_label
+from ._kl_model import (ESTIMATORS, KL_PRESET_GROUPS, KL_PRESETS, SAMPLE_SIZES, KLState, kl_state,
+                        parse_distribution)
+from ._view import Explorer, column, set_value, value_label, wrapping_row
 
 COLOURS = {"k1": OKABE_ITO["blue"], "k2": OKABE_ITO["orange"], "k3": OKABE_ITO["green"]}
+# Text in these hues uses shades with at least 4.5:1 contrast on white.
+TEXT_COLOURS = {"k1": TEXT_SHADES["blue"], "k2": TEXT_SHADES["orange"], "k3": TEXT_SHADES["green"]}
+# Each estimator is told apart by line style, marker and hatch as well as by colour.
+LINE_STYLES = {"k1": "-", "k2": "--", "k3": ":"}
+MARKERS = {"k1": "o", "k2": "s", "k3": "^"}
+HATCHES = {"k1": None, "k2": "//", "k3": ".."}
 FORMULAS = {"k1": "&minus;log r", "k2": "(log r)<sup>2</sup>/2", "k3": "(r &minus; 1) &minus; log r"}
 PLAIN_FORMULAS = {"k1": "-log r", "k2": "(log r)^2/2", "k3": "(r-1) - log r"}
 NAMES = {
     "kl_qp": "KL(q&#8214;p), the estimators' target:",
     "kl_pq": "KL(p&#8214;q), the other direction:",
-    "weight_mean": "E<sub>q</sub>[p/q] (1 only if p &#8810; q):",
+    "weight_mean": "E<sub>q</sub>[p/q]:",
 }
 # Table columns: state attribute, heading, CSS suffix.
 COLUMNS = (
@@ -52,35 +58,51 @@ class KLExplorer(Explorer):
         self._suspend = False
         self.controls = {
             "preset": widgets.Dropdown(options=options, value=preset, description="preset",
-                                       layout=widgets.Layout(width="560px")),
+                                       layout=widgets.Layout(width=FULL, max_width="560px")),
             "p": widgets.Text(value=start.p_text, description="p", continuous_update=False,
-                              layout=widgets.Layout(width="275px")),
+                              tooltip="p: probabilities such as 0.6, 0.4 or 1/3 2/3",
+                              layout=widgets.Layout(flex="1 1 240px", min_width="220px",
+                                                    max_width="300px")),
             "q": widgets.Text(value=start.q_text, description="q (draws)",
-                              continuous_update=False, layout=widgets.Layout(width="275px")),
+                              continuous_update=False,
+                              tooltip="q, the distribution the draws come from",
+                              layout=widgets.Layout(flex="1 1 240px", min_width="220px",
+                                                    max_width="300px")),
             "samples": widgets.SelectionSlider(
                 options=[(str(n), n) for n in SAMPLE_SIZES], value=samples,
-                description="draws N", continuous_update=False,
-                layout=widgets.Layout(width="400px")),
+                description="draws N", continuous_update=False, tooltip="number of draws N",
+                layout=widgets.Layout(flex="1 1 340px", min_width="250px", max_width="420px")),
             "seed": widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, description="seed",
-                                           layout=widgets.Layout(width="150px")),
+                                           tooltip="random seed of the draws",
+                                           layout=widgets.Layout(width="160px")),
         }
         for key, control in self.controls.items():
             control.add_class(f"m6-kl-{key}")
         self._outcomes = start.outcomes
         self._names = dict(NAMES)
         self.labels = {key: value_label(f"m6-kl-{key.replace('_', '-')}") for key in NAMES}
-        cells = [widgets.HTML(f'<div style="line-height: 1.3"><b>{heading}</b></div>')
-                 for heading in ["estimator", *(heading for _, heading, _ in COLUMNS)]]
+        # One row per statistic, one column per estimator: four columns fit a narrow notebook
+        # (seven did not), and reading across a row compares the estimators.
+        cells = [widgets.HTML('<div style="line-height: 1.3"><b>statistic</b></div>')]
         for k in ESTIMATORS:
             cells.append(widgets.HTML(
-                f'<span style="color: {COLOURS[k]}; font-weight: 600">{k}</span> = {FORMULAS[k]}'))
-            for attribute, heading, suffix in COLUMNS:
+                f'<div style="line-height: 1.3"><span class="m6-kl-name-{k}" style="color: '
+                f'{TEXT_COLOURS[k]}; font-weight: 600">{k}</span> = {FORMULAS[k]}</div>'))
+        for attribute, heading, suffix in COLUMNS:
+            cells.append(widgets.HTML(f'<div style="line-height: 1.3">{heading}</div>'))
+            for k in ESTIMATORS:
                 key = f"{attribute}.{k}"
                 self.labels[key] = value_label(f"m6-kl-{suffix}-{k}")
                 self._names[key] = ""
                 cells.append(self.labels[key])
+        # Columns share the width and never shrink below a readable number; a very narrow
+        # notebook (200% zoom beside the file browser) scrolls the table sideways instead of
+        # cutting its numbers.
         self.table = widgets.GridBox(cells, layout=widgets.Layout(
-            grid_template_columns="150px repeat(6, 120px)", grid_gap="2px 6px", margin="6px 0"))
+            grid_template_columns="minmax(8.5em, 1.2fr) repeat(3, minmax(6.8em, 1fr))",
+            grid_gap="2px 10px", margin="6px 0", width=FULL, max_width="640px",
+            overflow="auto hidden"))
+        self.table.add_class("m6-kl-table")
         self.reasons = widgets.HTML()
         self.reasons.add_class("m6-kl-reasons")
         self.lesson = widgets.HTML()
@@ -95,14 +117,17 @@ class KLExplorer(Explorer):
         self.counts.add_class("m6-kl-counts")
         rows = [
             self.controls["preset"],
-            widgets.HBox([self.controls["p"], self.controls["q"]]),
-            widgets.HBox([self.controls["samples"], self.controls["seed"]]),
+            wrapping_row([self.controls["p"], self.controls["q"]]),
+            wrapping_row([self.controls["samples"], self.controls["seed"]]),
             self.lesson,
             widgets.VBox([self.labels[key] for key in NAMES]),
             self.table,
             self.reasons,
             self.counts,
-            widgets.HBox([self.outcome_plot.image, self.plot.image]),
+            wrapping_row([column([self.outcome_plot.view], basis="420px", min_width="250px",
+                                 max_width="520px"),
+                          column([self.plot.view], basis="360px", min_width="250px",
+                                 max_width="430px")]),
         ]
         super().__init__("KL explorer: draws x ~ q, ratio r = p(x)/q(x)", rows)
         self.controls["preset"].observe(self._on_preset, names="value")
@@ -217,9 +242,11 @@ class KLExplorer(Explorer):
             self._k_bars, self._k_texts = {}, {}
             for j, k in enumerate(ESTIMATORS):
                 offset = (j - 1) * width
-                self._k_bars[k] = ax_k.bar(x + offset, zero, width, color=COLOURS[k], label=k)
-                self._k_texts[k] = [ax_k.text(i + offset, 0, "", ha="center", fontsize=7)
-                                    for i in x]
+                self._k_bars[k] = ax_k.bar(x + offset, zero, width, color=COLOURS[k], label=k,
+                                           hatch=HATCHES[k], edgecolor="black", linewidth=0.5)
+                # Vertical, so the labels of neighbouring bars never overlap.
+                self._k_texts[k] = [ax_k.text(i + offset, 0, "", ha="center", fontsize=7,
+                                              rotation=90) for i in x]
             ax_k.axhline(0, color="black", lw=0.8)
             ax_k.set_ylabel("value at one draw")
             ax_k.set_title("k1, k2, k3 at each outcome")
@@ -234,9 +261,11 @@ class KLExplorer(Explorer):
             self._run_lines, self._bands = {}, {}
             for k in ESTIMATORS:
                 (self._run_lines[k],) = ax_run.plot([], [], color=COLOURS[k], lw=1.6,
+                                                    ls=LINE_STYLES[k], marker=MARKERS[k],
+                                                    markersize=4, markevery=0.1,
                                                     label=f"mean of {k}")
                 self._bands[k] = None
-            self._kl_line = ax_run.axhline(0, color="black", ls="--", lw=1.2,
+            self._kl_line = ax_run.axhline(0, color="black", ls="-.", lw=1.2,
                                            label="exact KL(q\u2016p)")
             ax_run.axhline(0, color="#666666", lw=0.6)
             ax_run.set_xscale("log")
@@ -250,7 +279,7 @@ class KLExplorer(Explorer):
                           edgecolor="none")
             # Notes appear only when the curves stop early, leaving the right side empty.
             self._run_note = ax_run.text(0.97, 0.5, "", transform=ax_run.transAxes, fontsize=8,
-                                         ha="right", va="center", color=OKABE_ITO["vermillion"])
+                                         ha="right", va="center", color=TEXT_SHADES["vermillion"])
             self._ax_run = ax_run
 
     def _draw(self, s: KLState) -> None:
@@ -282,7 +311,7 @@ class KLExplorer(Explorer):
         low = min([0.0, *finite_values])
         high = max([0.05, *finite_values])
         span = high - low
-        top = high + 0.5 * span  # head room for the legend
+        top = high + 0.75 * span  # head room for the legend and the vertical labels
         infinite_height = high + 0.15 * span
         for k in ESTIMATORS:
             for rect, text, v in zip(self._k_bars[k], self._k_texts[k], s.per_outcome[k]):
@@ -299,7 +328,7 @@ class KLExplorer(Explorer):
                     text.set_text("inf")
                 else:
                     rect.set_height(float(v))
-                    rect.set_hatch(None)
+                    rect.set_hatch(HATCHES[k])
                     text.set_position((x, float(v)))
                     text.set_va("bottom" if v >= 0 else "top")
                     text.set_text(f"{v:.3f}")
@@ -342,6 +371,24 @@ class KLExplorer(Explorer):
             first = int(np.argmax(~np.isfinite(s.running_mean["k1"]))) + 1
             notes.append(f"running means are +inf from draw {first} on")
         self._run_note.set_text("\n".join(notes))
+        self._describe(s, notes)
+
+    def _describe(self, s: KLState, notes: list[str]) -> None:
+        """Text alternatives of both pictures: what they plot, with the values at the end."""
+        outcomes = "; ".join(
+            f"{name}: p {s.p[i]:.3g}, q {s.q[i]:.3g}, "
+            + ("never drawn" if not s.q[i] > 0 else
+               ", ".join(f"{k} {format_number(s.per_outcome[k][i], 3)}" for k in ESTIMATORS))
+            for i, name in enumerate(s.outcomes))
+        self.outcome_plot.describe(
+            "Left: bars of p and q per outcome. Right: the value of k1, k2 and k3 at one draw of "
+            f"each outcome (k1 solid, k2 hatched //, k3 dotted). {outcomes}.")
+        finals = ", ".join(f"{k} {format_number(s.sample_mean[k], 4)}" for k in ESTIMATORS)
+        self.plot.describe(
+            "Running means of k1 (solid line, circles), k2 (dashed, squares) and k3 (dotted, "
+            f"triangles) over n = 1 to {s.samples} draws, log scale, with bands of two standard "
+            f"errors; dash-dot line: exact KL(q||p) = {format_number(s.kl_qp, 4)}. After "
+            f"{s.samples} draws: {finals}." + (" " + " ".join(notes) if notes else ""))
 
 
 def kl_explorer(preset: str = "k_estimators", *, samples: int = 1000, seed: int = 0) -> KLExplorer:
@@ -350,9 +397,10 @@ def kl_explorer(preset: str = "k_estimators", *, samples: int = 1000, seed: int 
     Parameters
     ----------
     preset : str
-        ``"k_estimators"`` (draws with r = 2 or 1/2, exercise 11), ``"support"``
-        (the first of the seed's two support counterexamples; the other is in the
-        dropdown, exercise 06), or any key of :data:`KL_PRESETS`.
+        ``"k_estimators"`` (draws with r = 3 or 1/3), ``"support"`` (support
+        case A: p has mass where q never draws; case B is in the dropdown), or any
+        key of :data:`KL_PRESETS`. Every preset is the explorer's own example;
+        a notebook's p and q can be typed into the boxes after answering.
     samples : int
         Starting number of draws (one of :data:`SAMPLE_SIZES`).
     seed : int

@@ -12,8 +12,9 @@ import numpy as np
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
-from ._models import TRUNCATION_PRESETS, TruncationState, truncation_state
-from ._view import Explorer, float_slider, int_slider, set_value, slider_value, value_label
+from ._truncation_model import TRUNCATION_PRESETS, TruncationState, truncation_state
+from ._view import (Explorer, column, control_layout, float_slider, int_slider, set_value,
+                    slider_value, value_label, wrapping_row)
 
 NAMES = {
     "support": "Retained support S:",
@@ -60,7 +61,9 @@ class TruncationExplorer(Explorer):
                                         step=0.05, value=first.temperature),
             "top_k": int_slider("top-k (0 = off)", "m6-trunc-top-k", min=0, max=size,
                                 value=first.top_k or 0),
-            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.01, max=1.0, step=0.01,
+            # min 0 keeps every step an exact hundredth in the front end (0.80, not
+            # 0.8000000000000002); 0 itself is moved up to 0.01 (top-p must be positive).
+            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.0, max=1.0, step=0.01,
                                   value=first.top_p),
             "min_tokens_to_keep": int_slider("min_tokens_to_keep", "m6-trunc-min-tokens", min=1,
                                              max=size, value=first.min_tokens_to_keep),
@@ -68,12 +71,13 @@ class TruncationExplorer(Explorer):
                                     value=first.positions),
             "banned": widgets.SelectMultiple(
                 options=[(t, i) for i, t in enumerate(self.tokens)], value=first.banned,
-                description="banned", rows=min(size, 5), style={"description_width": "150px"},
-                layout=widgets.Layout(width="400px")),
+                description="banned", rows=min(size, 5), style={"description_width": "140px"},
+                tooltip="banned tokens (Ctrl-click to select several)", layout=control_layout()),
             "chosen": widgets.Dropdown(
                 options=[(t, i) for i, t in enumerate(self.tokens)], value=first.chosen,
-                description="chosen token", style={"description_width": "150px"},
-                layout=widgets.Layout(width="400px")),
+                description="chosen token", style={"description_width": "140px"},
+                tooltip="the sampled token whose log-probabilities are shown",
+                layout=control_layout()),
         }
         self.controls["banned"].add_class("m6-trunc-banned")
         self.controls["chosen"].add_class("m6-trunc-chosen")
@@ -83,12 +87,11 @@ class TruncationExplorer(Explorer):
 
         self.plot = FigureImage(7.6, 3.3)
         self._build_figure(size)
-        controls = widgets.VBox(list(self.controls.values()),
-                                layout=widgets.Layout(width="410px"))
-        values = widgets.VBox([*self.labels.values(), self.notes],
-                              layout=widgets.Layout(width="540px", padding="0 0 0 12px"))
+        controls = column(list(self.controls.values()), basis="360px", min_width="250px",
+                          max_width="450px")
+        values = column([*self.labels.values(), self.notes], basis="360px", min_width="250px")
         super().__init__(title or "Truncation explorer",
-                         [widgets.HBox([controls, values]), self.plot.image])
+                         [wrapping_row([controls, values]), self.plot.view])
         self._observe_controls()
         self.refresh()
 
@@ -109,6 +112,12 @@ class TruncationExplorer(Explorer):
     def _compute(self) -> TruncationState:
         return truncation_state(self.logits, self.tokens, **self.parameters())
 
+    def _on_change(self, change=None) -> None:
+        if change is not None and change["owner"] is self.controls["top_p"] and change["new"] < 0.01:
+            self.controls["top_p"].value = 0.01  # the smallest top-p; triggers the refresh
+            return
+        super()._on_change(change)
+
     # ---------------------------------------------------------------- view
     def _explanations(self) -> list[widgets.HTML]:
         return [self.notes]
@@ -127,7 +136,8 @@ class TruncationExplorer(Explorer):
                 "base": ax.bar(x, zero, 0.4, color=OKABE_ITO["blue"], label="base softmax(z)"),
                 "tempered": ax.bar(x, zero, 0.27, color=OKABE_ITO["sky"], hatch="//",
                                    edgecolor="white", label="after temperature"),
-                "behaviour": ax.bar(x, zero, 0.4, color=OKABE_ITO["orange"],
+                "behaviour": ax.bar(x, zero, 0.4, color=OKABE_ITO["orange"], hatch="..",
+                                    edgecolor="black", linewidth=0.6,
                                     label="behaviour (sampled from)"),
             }
             self._texts = {
@@ -219,12 +229,21 @@ class TruncationExplorer(Explorer):
         for i, tick in enumerate(self._ax.get_xticklabels()):
             tick.set_fontweight("bold" if i == s.chosen else "normal")
         if s.error is None:
-            title = (f"T = {s.temperature:g}, top-k = {s.top_k or 'off'}, top-p = {s.top_p:g}: "
+            title = (f"T = {s.temperature:g}, top-k = {s.top_k or 'off'}, top-p = {s.top_p:.2f}: "
                      f"S keeps {int(s.support.sum())} of {len(s.tokens)} tokens, "
                      f"Z_S = {format_number(s.support_mass)}")
         else:
             title = "No behaviour distribution: " + s.error
         self._title.set_text(title)
+        kept_text = ", ".join(s.support_tokens) or "none"
+        self.plot.describe(
+            "Bar chart of each token's base probability and behaviour probability (after "
+            f"temperature, bans, top-k and top-p). {title}. Kept: {kept_text}. "
+            + "; ".join(f"{tok}: base {format_number(b, 3)}, behaviour "
+                        f"{format_number(float(np.nan_to_num(h)), 3)}"
+                        + ("" if s.support[i] else f" (cut by {s.removed_by[i]})")
+                        for i, (tok, b, h) in enumerate(zip(s.tokens, s.base_probs,
+                                                            s.behaviour_probs))))
         # The picture does not depend on n: moving that slider only changes the labels.
         self.plot.render(key=(s.temperature, s.top_k, s.top_p, s.min_tokens_to_keep, s.banned,
                               s.chosen, s.error))
@@ -241,9 +260,11 @@ def truncation_explorer(logits: Sequence[float] | None = None, tokens: Sequence[
     tokens : sequence of str, optional
         Token names (``t0, t1, ...`` for caller logits without names).
     preset : {"default", "nucleus", "truncation_correction"}
-        Starting distribution and controls. ``"nucleus"`` is exercise 12's
-        p = (0.50, 0.30, 0.15, 0.05) at top-p 0.80; ``"truncation_correction"``
-        is exercise 13's Z_S = 0.85 with a chosen token of base probability 0.25.
+        Starting distribution and controls: each is the explorer's own example
+        (``"nucleus"`` opens where two tokens exactly reach top-p;
+        ``"truncation_correction"`` on a kept token and n positions). To see a
+        notebook's data, pass its logits (e.g. ``np.log(probabilities)``) and
+        controls after answering.
     **settings
         Starting controls: ``temperature``, ``top_k``, ``top_p``,
         ``min_tokens_to_keep``, ``banned``, ``chosen``, ``positions``.

@@ -23,13 +23,16 @@ import nbformat
 import pytest
 
 from course.widgets import (
+    DEFAULT_TREE,
+    KL_PRESETS,
     TRUNCATION_PRESETS,
     chain_rule_from_controls,
+    chain_rule_state,
     kl_preset_state,
     truncation_preset_state,
 )
 from course.widgets._format import format_number, parse_number
-from course.widgets._models import KL_PRESET_GROUPS, KL_PRESETS
+from course.widgets._kl_model import KL_PRESET_GROUPS
 
 pytestmark = pytest.mark.browser
 
@@ -132,7 +135,7 @@ def shoot(output, directory: Path, name: str) -> None:
 
 TRUNCATION_VALUES = ("support_mass", "base_logprob", "tempered_logprob", "behaviour_logprob",
                      "logprob_shift", "log_correction", "ratio_error", "behaviour_prob")
-# Order matters: top-p first (0.80 -> 0.81 brings in a token), top-k last (it keeps one token).
+# Order matters: top-p first (0.70 -> 0.71 brings in a token), top-k last (it keeps one token).
 TRUNCATION_SLIDERS = (
     ("top_p", "m6-trunc-top-p", float),
     ("temperature", "m6-trunc-temperature", float),
@@ -159,15 +162,13 @@ def drive_truncation(notebook, index, preset, shots, name):
 
     states = [check()]
     if preset == "nucleus":
-        assert number(root, "m6-trunc-support-mass").inner_text() == "0.800000"
-    if preset == "truncation_correction":
-        assert number(root, "m6-trunc-ratio-error").inner_text() == "1.915686"
+        assert number(root, "m6-trunc-support-mass").inner_text() == "0.700000"
     shoot(output, shots, f"{name}-initial")
     for key, css, parse in TRUNCATION_SLIDERS:
         params[key] = parse(press_right(root, css))
         states.append(check())
     if preset == "nucleus":
-        # 0.80 -> 0.81: the third token joins the support and Z_S grows, as in the seed.
+        # 0.70 -> 0.71: the third token joins the support and Z_S grows.
         assert states[1].support.sum() == states[0].support.sum() + 1
         assert states[1].support_mass > states[0].support_mass
     assert states[3].ratio_error != states[2].ratio_error  # n moved the ratio error
@@ -210,7 +211,7 @@ def drive_kl(notebook, index, preset, shots, name):
     if first.kl_qp > 0 and key == "k_estimators":
         assert second.sample_mean["k1"] != first.sample_mean["k1"]
     if preset == "support":
-        # The seed's other counterexample: log r = -inf on draws at x=1, KL(q||p) = inf.
+        # Support case B: log r = -inf on draws where p = 0, KL(q||p) = inf.
         root.locator(".m6-kl-preset select").select_option(
             label=KL_PRESETS["support_infinite_log"].label)
         state = check("support_infinite_log")
@@ -229,8 +230,10 @@ CHAIN_VALUES = ("root", "expected_conditional", "total", "joint")
 def drive_chain_rule(notebook, index, preset, shots, name):
     assert preset is None
     output, root = widget_root(notebook, index, "m6-chain")
-    values = {"p0": 0.6, "q0": 0.5, "p_given_0": 0.7, "p_given_1": 0.2, "q_given_0": 0.4,
-              "q_given_1": 0.5}
+    tree = DEFAULT_TREE
+    values = {"p0": tree["first_p"][0], "q0": tree["first_q"][0], "p_given_0": tree["cond_p"][0][0],
+              "p_given_1": tree["cond_p"][1][0], "q_given_0": tree["cond_q"][0][0],
+              "q_given_1": tree["cond_q"][1][0]}
 
     def check():
         state = chain_rule_from_controls(
@@ -246,7 +249,8 @@ def drive_chain_rule(notebook, index, preset, shots, name):
         return state
 
     states = [check()]
-    assert number(root, "m6-chain-joint").inner_text() == "0.207506"
+    assert number(root, "m6-chain-joint").inner_text() == format_number(
+        chain_rule_state(**DEFAULT_TREE).joint)
     shoot(output, shots, f"{name}-initial")
     for key in CHAIN_SLIDERS:
         values[key] = parse_number(press_right(root, "m6-chain-" + key.replace("_", "-")))
@@ -342,3 +346,180 @@ def test_release_notebook_widgets_in_browser(path, request, screenshot_dir):
         pytest.skip("release/module6 holds no notebooks yet")
     open_notebook = request.getfixturevalue("open_notebook")
     assert drive_notebook(open_notebook, path, screenshot_dir) >= 1
+
+
+# ------------------------------------------------------------------ layout and accessibility at three widths
+
+#: Where the layout screenshots go for people to look at (outside git); the run also prints it.
+LAYOUT_SHOTS = Path(__import__("os").environ.get("M6_WIDGET_SHOTS", "/work/wt/e1-shots"))
+LAYOUT_CELLS = ["from course.widgets import truncation_explorer, kl_explorer, chain_rule_explorer",
+                'truncation_explorer(preset="nucleus")', 'kl_explorer(preset="support")',
+                "chain_rule_explorer()"]
+# (name, CSS viewport width, zoom): 200% zoom is a viewport of half the CSS pixels at scale 2.
+WIDTHS = [("1024", 1024, 1), ("1280", 1280, 1), ("1920", 1920, 1), ("1280-zoom200", 640, 2)]
+
+CLIPPED_JS = """root => {
+  const box = root.getBoundingClientRect();
+  const bad = [];
+  const selector = '.widget-readout, .widget-label, .m6-value, .m6-title, .m6-status, '
+                 + '.widget-html-content, .widget-dropdown select, .widget-text input, img';
+  for (const el of root.querySelectorAll(selector)) {
+    if (el.offsetParent === null) continue;  // not displayed
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    const text = (el.innerText || el.value || el.getAttribute('title') || '').slice(0, 60);
+    if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible'
+        && !el.closest('.m6-kl-table'))
+      bad.push(['content wider than its box', text, el.scrollWidth, el.clientWidth]);
+    if (!el.closest('.m6-kl-table') && (r.right > box.right + 1 || r.left < box.left - 1))
+      bad.push(['outside the explorer', text, Math.round(r.left), Math.round(r.right),
+                Math.round(box.left), Math.round(box.right)]);
+  }
+  // The table may scroll sideways on a very narrow page, but its cells must not be cut.
+  for (const el of root.querySelectorAll('.m6-kl-table .m6-value')) {
+    if (el.scrollWidth > el.clientWidth + 1) bad.push(['table cell cut', el.innerText]);
+  }
+  const host = root.closest('.jp-OutputArea-output') || root.parentElement;
+  const hb = host.getBoundingClientRect();
+  if (box.right > hb.right + 1) bad.push(['explorer wider than the output area', box.right, hb.right]);
+  return bad;
+}"""
+
+
+AXE_VERSION = "4.14.1"
+AXE_CACHE = Path.home() / ".cache" / "module6-test-tools" / f"axe-core-{AXE_VERSION}"
+#: axe rules that fail for a reason outside this project, with that reason.
+AXE_KNOWN = {
+    "aria-input-field-name": "ipywidgets 8.1 creates its noUiSlider handles without aria-label "
+                             "(handleAttributes is not exposed); the visible description is the "
+                             "only label",
+}
+
+
+def axe_core() -> Path | None:
+    """axe.min.js from the npm registry, installed once into a cache outside git (never vendored).
+
+    ``M6_AXE_CORE`` may point at an axe.min.js; otherwise ``npm install axe-core`` into
+    ``~/.cache/module6-test-tools``. ``None`` when neither works (then CI fails, a laptop skips).
+    """
+    import os
+    import shutil
+    import subprocess
+
+    given = os.environ.get("M6_AXE_CORE")
+    if given:
+        return Path(given)
+    script = AXE_CACHE / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists() and shutil.which("npm"):
+        AXE_CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix",
+                        str(AXE_CACHE), f"axe-core@{AXE_VERSION}"], check=False,
+                       capture_output=True, timeout=300)
+    return script if script.exists() else None
+
+
+AXE_RUN = """async () => {
+  const result = await axe.run({include: [['.m6-explorer']]},
+      {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}});
+  return result.violations.map(v => ({id: v.id, impact: v.impact,
+      nodes: v.nodes.map(n => n.html.slice(0, 160))}));
+}"""
+
+
+def _open_file_browser(page) -> None:
+    panel = page.locator("#filebrowser")
+    if panel.count() == 0 or not panel.first.is_visible():
+        page.locator('.jp-SideBar .lm-TabBar-tab[data-id="filebrowser"]').first.click()
+    page.locator("#filebrowser").first.wait_for(state="visible", timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("label, width, zoom", WIDTHS, ids=[w[0] for w in WIDTHS])
+def test_widgets_fit_and_are_accessible(label, width, zoom, browser, jupyter_lab, tmp_path):
+    """No readout, label or figure is clipped with the file browser open; controls have names."""
+    notebook_path = tmp_path / f"layout_{label}.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                       "language": "python"}
+    for source in LAYOUT_CELLS:
+        notebook.cells.append(nbformat.v4.new_code_cell(source))
+    nbformat.write(notebook, notebook_path)
+    folder = jupyter_lab.root_dir / f"layout-{label}"
+    folder.mkdir(exist_ok=True)
+    copy = folder / notebook_path.name
+    copy.write_text(notebook_path.read_text())
+    context = browser.new_context(viewport={"width": width, "height": 1100},
+                                  device_scale_factor=zoom)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    LAYOUT_SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        from tests.browser.conftest import NotebookPage
+
+        page.goto(jupyter_lab.lab_url(copy.relative_to(jupyter_lab.root_dir).as_posix()))
+        nb = NotebookPage(page, copy)
+        nb.cell(0).wait_for(timeout=60_000)
+        nb.wait_idle()
+        _open_file_browser(page)
+        nb.run_all()
+        problems = {}
+        for index, css in ((1, "m6-trunc"), (2, "m6-kl"), (3, "m6-chain")):
+            root = nb.cell(index).locator(f".jp-OutputArea .{css}").first
+            root.wait_for(timeout=60_000)
+            page.wait_for_timeout(300)
+            bad = root.evaluate(CLIPPED_JS)
+            if css == "m6-kl" and zoom == 1:
+                # At 100% zoom the whole table fits: no sideways scrolling to find a column.
+                table = root.locator(".m6-kl-table").first
+                if table.evaluate("t => t.scrollWidth > t.clientWidth + 1"):
+                    bad.append(["the estimator table scrolls", table.evaluate(
+                        "t => [t.scrollWidth, t.clientWidth]")])
+            if bad:
+                problems[css] = bad
+            root.scroll_into_view_if_needed()
+            root.screenshot(path=str(LAYOUT_SHOTS / f"after-{label}-{css}.png"))
+            # Every figure has a text alternative next to it, and the picture itself rendered.
+            assert root.get_by_text("Click to show javascript error.").count() == 0, css
+            assert root.locator("img").count() >= 1, css
+            for img in root.locator("img").all():
+                assert img.evaluate("i => i.naturalWidth") > 0, css
+                assert len(img.get_attribute("alt") or "") > 40, css
+            # Controls with an input element are labelled by their description.
+            for control in root.locator("input, select").all():
+                name = control.evaluate(
+                    "e => (e.labels && e.labels.length ? e.labels[0].innerText : '') || "
+                    "e.getAttribute('aria-label') || e.title || ''")
+                assert name.strip(), (css, control.evaluate("e => e.outerHTML.slice(0, 120)"))
+        # The top-p value is announced rounded, not as 0.8000000000000002-style binary noise.
+        handle = nb.cell(1).locator(".m6-trunc-top-p .noUi-handle[role=slider]").first
+        handle.focus()
+        for _ in range(3):
+            handle.press("ArrowRight")
+            page.wait_for_timeout(400)
+            announced = handle.get_attribute("aria-valuetext")
+            readout = nb.cell(1).locator(".m6-trunc-top-p .widget-readout").first.inner_text()
+            assert announced is not None and len(announced.split(".")[-1]) <= 2, announced
+            assert float(announced) == float(readout), (announced, readout)
+        page.screenshot(path=str(LAYOUT_SHOTS / f"after-{label}-page.png"), full_page=False)
+        assert not problems, problems
+        if label == "1280":
+            script = axe_core()
+            if script is None:
+                if __import__("os").environ.get("CI", "").lower() == "true":
+                    pytest.fail("axe-core is not available (npm install axe-core failed)")
+                print("axe-core not available: the WCAG rule run was skipped")
+                return
+            page.add_script_tag(path=str(script))
+            violations = page.evaluate(AXE_RUN)
+            for v in violations:
+                print(f"axe: {v['id']} ({v['impact']}) on {len(v['nodes'])} node(s)"
+                      + (f" [known: {AXE_KNOWN[v['id']]}]" if v["id"] in AXE_KNOWN else ""))
+            unexpected = [v for v in violations if v["id"] not in AXE_KNOWN]
+            assert not unexpected, unexpected
+            # The known gap is confined to slider handles.
+            for v in violations:
+                assert all("noUi-handle" in node for node in v["nodes"]), v
+    finally:
+        print(f"layout screenshots: {LAYOUT_SHOTS}")
+        page.close()
+        context.close()
+        jupyter_lab.shutdown_kernels()
