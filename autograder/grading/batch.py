@@ -22,6 +22,7 @@ from autograder.grading import report as reporting
 from autograder.grading.gradebook import (
     GradebookWriter, assignment_sources, course_directory, submitted_students, write_outputs,
 )
+from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
 
 STATE_FILE = ".autograder-state.json"
@@ -42,15 +43,58 @@ class Options:
     progress: bool = True
 
 
-def _grader_fingerprint() -> str:
-    """Changes whenever the grader or the checks change, so that results are not reused across versions."""
+#: What a score can depend on, relative to the ``autograder`` package: the grader, the checks, the
+#: answer keys and every other file of the exercises, the reference, the codec. Authoring, demo and
+#: CLI code never run while grading and are left out.
+_FINGERPRINTED = ("grading", "checks", "exercises", "reference", "channel.py", "assignment.py")
+#: Never read while grading (rubrics and worked solutions are for people; bytecode follows the source).
+_NOT_FINGERPRINTED = (".md", ".pyc", ".pyo")
+
+
+def _package_roots() -> list:
+    """The installed ``autograder`` package and the student package ``course`` the notebooks import."""
+    import course
+
+    return [Path(__file__).resolve().parents[1], Path(course.__file__).resolve().parent]
+
+
+def _versions() -> dict:
+    """Versions a score may depend on: both distributions, nbgrader, NumPy and Python."""
+    from importlib import metadata
+
+    import numpy
+
+    found = {"python": sys.version, "numpy": numpy.__version__}
+    for name in ("module6-instructor", "module6-course", "nbgrader"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _grader_fingerprint(course_root: str | Path | None = None) -> str:
+    """Changes whenever anything a score depends on changes, so that no result is reused across it.
+
+    Covers the grader, the checks, the answer keys (``exercises/NN_slug/key.py`` and any data file
+    there), the reference, the student package, the course's ``nbgrader_config.py`` and the versions
+    of :func:`_versions`. The source notebooks and the limits enter each notebook's own digest.
+    """
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    paths = [*root.glob("grading/*.py"), *root.glob("checks/*.py"), *root.glob("exercises/*/*.py"),
-             *root.glob("reference/*.py"), root / "channel.py"]
-    for path in sorted(paths):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+    digest.update(json.dumps(_versions(), sort_keys=True).encode())
+    package, student_package = _package_roots()
+    entries = [package / name for name in _FINGERPRINTED] + [student_package]
+    for entry in entries:
+        root = entry.parent
+        paths = [entry] if entry.is_file() else sorted(entry.rglob("*"))
+        for path in paths:
+            if not path.is_file() or path.suffix in _NOT_FINGERPRINTED \
+                    or any(part == "__pycache__" or part.endswith(".egg-info") for part in path.parts):
+                continue
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    config = Path(course_root) / "nbgrader_config.py" if course_root is not None else None
+    digest.update(config.read_bytes() if config is not None and config.is_file() else b"no config")
     return digest.hexdigest()
 
 
@@ -100,23 +144,29 @@ class _Progress:
 
 
 def run(options: Options) -> int:
-    """Grade a batch; return the process exit status (0 when the batch ran)."""
+    """Grade a batch; return the process exit status (:data:`EXIT_OK` or :data:`EXIT_UNGRADED`)."""
     coursedir = course_directory(options.course_dir)
     assignment = options.assignment
     specs = assignment_sources(coursedir, assignment)
     students = submitted_students(coursedir, assignment, options.students)
     limits = limits_for(options.timeout, options.memory_mb)
-    grader = _grader_fingerprint()
     task_options = {"use_bwrap": options.use_bwrap}
+    grader = _digest(_grader_fingerprint(coursedir.root), task_options)
 
     rows: list = []
     tasks: list = []
     skipped = 0
     states: dict = {}
+    penalties: dict = {student: 0.0 for student in students}
     with GradebookWriter(coursedir, assignment) as writer:
         for student in students:
-            writer.prepare_student(student)
+            timestamp = writer.prepare_student(student)
             folder = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+            if timestamp.problem:
+                # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
+                print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
+                rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
+                             "max_score": None, "status": "bad_timestamp", "feedback": timestamp.problem})
             state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
             try:
                 state = json.loads(state_path.read_text()) if state_path.exists() else {}
@@ -139,6 +189,7 @@ def run(options: Options) -> int:
                 if not options.force and previous and previous.get("digest") == digest and produced.exists():
                     rows.extend(previous.get("rows", []))
                     skipped += 1
+                    penalties[student] += writer.assign_late_penalty(student, stem) or 0.0
                     continue
                 tasks.append({"student": student, "assignment": assignment, "stem": stem,
                               "source": spec["source"], "checksums": spec["checksums"],
@@ -147,6 +198,7 @@ def run(options: Options) -> int:
 
         progress = _Progress(len(tasks), options.progress)
         failures = 0
+        failed: list = []
         timings: list = []
         started = time.perf_counter()
 
@@ -157,11 +209,13 @@ def run(options: Options) -> int:
                 try:
                     write_outputs(coursedir, assignment, result)
                     writer.save(student, stem, result["autograded"])
+                    penalties[student] += writer.assign_late_penalty(student, stem) or 0.0
                 except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
                     writer.rollback()
                     result, error = None, failure
             if result is None:
                 failures += 1
+                failed.append((student, stem))
                 rows.append({"student": student, "notebook": stem, "grade_id": None, "score": None,
                              "max_score": None, "status": "error",
                              "feedback": f"grading failed: {type(error).__name__}: {error}"})
@@ -177,6 +231,7 @@ def run(options: Options) -> int:
                 store(task, result, error)
         elapsed = time.perf_counter() - started
 
+    _carry_and_warn(coursedir, assignment, students, penalties)
     for student, state in states.items():
         state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
         state_path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,7 +241,39 @@ def run(options: Options) -> int:
         reporting.write_jsonl(options.report, rows)
     sys.stdout.write(reporting.summary(rows, graded=len(tasks), skipped=skipped, failures=failures,
                                        seconds=elapsed) + "\n")
-    return 1 if tasks and failures == len(tasks) else 0
+    return _exit_status(failed)
+
+
+#: Exit statuses of ``autograder grade`` (documented in ``autograder grade --help``).
+EXIT_OK = 0  # every notebook was graded, whatever the scores
+EXIT_USAGE = 2  # the batch could not start: arguments, course directory, gradebook, driver, extra
+EXIT_UNGRADED = 3  # the batch ran, but some notebooks could not be graded because of the grader
+
+
+def _exit_status(failed: list) -> int:
+    """0 when every notebook got a grade; :data:`EXIT_UNGRADED` with the list on stderr otherwise."""
+    if not failed:
+        return EXIT_OK
+    print(f"autograder: {len(failed)} notebook(s) could not be graded because of the grader "
+          "(they have no grade; run again to retry):", file=sys.stderr)
+    for student, stem in sorted(failed):
+        print(f"  {student}/{stem}", file=sys.stderr)
+    return EXIT_UNGRADED
+
+
+def _carry_and_warn(coursedir, assignment: str, students: list, penalties: dict) -> None:
+    """What ``nbgrader autograde`` also does for a student: copy the submission's ``timestamp.txt`` and
+    ``submission_secret.txt`` into ``autograded/`` (``nbgrader generate_feedback`` and
+    ``release_feedback`` need them), and say who was late and what it cost."""
+    for student in students:
+        problems = carry_submission_files(
+            coursedir.format_path(coursedir.submitted_directory, student, assignment),
+            coursedir.format_path(coursedir.autograded_directory, student, assignment))
+        for problem in problems:
+            print(f"autograder: warning: {problem}", file=sys.stderr)
+        if penalties.get(student):
+            print(f"autograder: warning: {student} submitted {assignment} late: late penalty "
+                  f"{penalties[student]:g} points in total (nbgrader's LateSubmissionPlugin)", file=sys.stderr)
 
 
 def _execute(tasks: list, options: Options):
