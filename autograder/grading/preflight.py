@@ -7,7 +7,6 @@ what is wrong and what to do; nothing here creates a file (nbgrader's ``Gradeboo
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from autograder.grading.gradebook import GradingError
@@ -48,9 +47,12 @@ def check_gradebook(db_url: str, root: str | Path) -> None:
                                f"{Path(root)} first (or check --course-dir)")
         return
     try:
-        url.get_dialect()
+        url.get_dialect().import_dbapi()
     except (ImportError, exc.NoSuchModuleError) as error:
-        extra = f" (pip install '{DISTRIBUTION}[postgres]')" if url.get_backend_name() == "postgresql" else ""
+        extra = ""
+        if url.get_backend_name() == "postgresql":
+            extra = (f" (pip install '{DISTRIBUTION}[postgres]'" +
+                     (")" if url.get_driver_name() == "psycopg2" else " and use a postgresql+psycopg2:// URL)"))
         raise GradingError(f"the gradebook is at {shown} but its database driver is missing: "
                            f"{error}{extra}") from None
     from sqlalchemy import create_engine
@@ -68,7 +70,9 @@ def check_gradebook(db_url: str, root: str | Path) -> None:
 
 
 def check_dask() -> None:
-    """``distributed`` is importable (``--dask`` needs the ``dask`` extra)."""
-    if importlib.util.find_spec("distributed") is None:
-        raise GradingError(f"--dask needs Dask's distributed scheduler, which is not installed: "
-                           f"pip install '{DISTRIBUTION}[dask]'")
+    """``distributed`` imports (``--dask`` needs the ``dask`` extra)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as error:
+        raise GradingError(f"--dask needs Dask's distributed scheduler, which is not installed ({error}): "
+                           f"pip install '{DISTRIBUTION}[dask]'") from None

@@ -114,9 +114,11 @@ def read_timestamp(folder: str | os.PathLike) -> Timestamp:
 def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.PathLike) -> list:
     """Copy ``timestamp.txt`` and ``submission_secret.txt`` from a submission folder into its autograded folder.
 
-    Only small regular files are copied (never through a symlink); a file that is gone from the
-    submission is removed from ``autograded/`` too, so it never describes an older submission.
-    Returns the problems met (one sentence each).
+    Only small regular files are copied, as they are (``release_feedback`` only logs the timestamp);
+    one that is there but unusable (a symlink, a folder, megabytes) is never followed or read: an
+    empty file stands in for it, so that ``nbgrader release_feedback`` still runs for everyone (it
+    stops at the first student without one). A file that is gone from the submission is removed from
+    ``autograded/`` too, so it never describes an older submission. Returns the problems met.
     """
     problems = []
     target = Path(autograded)
@@ -124,8 +126,8 @@ def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.Pa
         try:
             data = _read_small(Path(submitted) / name)
         except (OSError, ValueError) as error:
-            problems.append(f"{Path(submitted) / name} was not copied: {error}")
-            data = None
+            problems.append(f"{Path(submitted) / name} was not copied ({error}); an empty one stands in for it")
+            data = b""
         destination = target / name
         if data is None:
             if destination.is_file() and not destination.is_symlink():
