@@ -22,6 +22,7 @@ from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 from autograder.grading import nbgrader_bridge  # noqa: E402
+from autograder.kernel_manager import PrivateSocketKernelManager  # noqa: E402
 
 c.CourseDirectory.course_id = COURSE_ID
 c.CourseDirectory.root = ROOT
@@ -65,6 +66,10 @@ c.Execute.timeout = 60
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = True
+# Kernels listen on private Unix sockets, not on TCP ports another process can take while a busy
+# machine is still starting them ("Kernel died before replying to kernel_info"): see
+# autograder/kernel_manager.py.
+c.ExecutePreprocessor.kernel_manager_class = PrivateSocketKernelManager
 
 # The JupyterLab "Validate" button also reports public check cells and answer cells that raise: a
 # released hidden test cell holds only its docstring and would otherwise "pass" on an untouched stub.
