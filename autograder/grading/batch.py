@@ -88,8 +88,10 @@ def _grader_fingerprint(course_root: str | Path | None = None) -> str:
         root = entry.parent
         paths = [entry] if entry.is_file() else sorted(entry.rglob("*"))
         for path in paths:
-            if not path.is_file() or path.suffix in _NOT_FINGERPRINTED \
-                    or any(part == "__pycache__" or part.endswith(".egg-info") for part in path.parts):
+            inside = path.relative_to(root).parts
+            # setuptools' in-tree build copies and metadata of a source checkout are not the package
+            if not path.is_file() or path.suffix in _NOT_FINGERPRINTED or any(
+                    part in ("__pycache__", "build", "dist") or part.endswith(".egg-info") for part in inside):
                 continue
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
