@@ -237,7 +237,10 @@ def run(options: Options) -> int:
     for student, state in states.items():
         state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
         state_path.parent.mkdir(parents=True, exist_ok=True)
-        state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
+        # Replaced, not rewritten: `nbgrader autograde` leaves every file in autograded/ read-only.
+        temporary = state_path.with_name(state_path.name + ".tmp")
+        temporary.write_text(json.dumps(state, indent=1, sort_keys=True))
+        os.replace(temporary, state_path)
 
     if options.report:
         reporting.write_jsonl(options.report, rows)
