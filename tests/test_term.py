@@ -36,7 +36,8 @@ import pytest
 from autograder.authoring.scratch_course import ASSIGNMENT, COURSE_ID, make_course_copy, run_nbgrader
 from autograder.demo.simulate import Profile, submission
 
-pytestmark = pytest.mark.slow  # on the "nbgrader" xdist worker (tests/conftest.py)
+# One term at a time, on the worker that runs nbgrader (the module fixture must not run on two workers).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
 
 STEM = "09_sequence_ppl"  # code answers, hidden tests and a written (manually graded) answer
 BIN = str(Path(sys.executable).parent)
