@@ -283,7 +283,7 @@ def test_exit_status_is_documented():
 
 
 def test_one_command_for_every_tool():
-    for tool, marker in (("release", "--check"), ("selfstudy", "--keep-existing"), ("demo", "--grader")):
+    for tool, marker in (("release", "--check"), ("selfstudy", "output folder"), ("demo", "--grader")):
         proc = _cli(tool, "--help", cwd=Path.cwd())
         assert proc.returncode == 0 and marker in proc.stdout, (tool, proc.stdout, proc.stderr)
     listed = _cli("--help", cwd=Path.cwd()).stdout
