@@ -21,6 +21,8 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
+from autograder.grading import nbgrader_bridge  # noqa: E402
+from autograder.kernel_manager import PrivateSocketKernelManager  # noqa: E402
 
 c.CourseDirectory.course_id = COURSE_ID
 c.CourseDirectory.root = ROOT
@@ -53,12 +55,21 @@ c.ClearSolutions.enforce_metadata = True
 c.GenerateAssignment.create_assignment = True
 c.Autograde.create_student = True
 
-# Kernel execution (autograde, validate). A hidden test cell runs several student calls, each bounded
+# `nbgrader autograde` and formgrader's Autograde button grade with the sandboxed grader, exactly as
+# `autograder grade` does (same scores, gradebook rows, autograded notebooks and feedback pages):
+# student code never runs in a kernel of the grading user. See autograder/grading/nbgrader_bridge.py.
+nbgrader_bridge.install(c)
+
+# Kernel execution (validate, and autograde if the line above is ever removed). A hidden test cell runs several student calls, each bounded
 # at 10 s by the checks, so a cell gets a minute; a runaway cell is interrupted and scored as an error.
 c.Execute.timeout = 60
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = True
+# Kernels listen on private Unix sockets, not on TCP ports another process can take while a busy
+# machine is still starting them ("Kernel died before replying to kernel_info"): see
+# autograder/kernel_manager.py.
+c.ExecutePreprocessor.kernel_manager_class = PrivateSocketKernelManager
 
 # The JupyterLab "Validate" button also reports public check cells and answer cells that raise: a
 # released hidden test cell holds only its docstring and would otherwise "pass" on an untouched stub.

@@ -1,27 +1,63 @@
-"""``autograder``: the instructor's command line (``autograder grade ASSIGNMENT ...``)."""
+"""``autograder``: the instructor's command line.
+
+``autograder grade ASSIGNMENT`` grades a batch; ``autograder release``, ``autograder selfstudy`` and
+``autograder demo`` run the authoring and demo tools (each keeps its code in its own module:
+:mod:`autograder.authoring.release`, :mod:`autograder.authoring.selfstudy_build`,
+:mod:`autograder.demo`). Problems the user can fix print one line ``autograder: error: ...`` and exit
+with status 2; see ``autograder grade --help`` for every status.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
+import os
 import sys
 
-from autograder.grading.gradebook import GradingError
-from autograder.grading.sandbox import SandboxError
+EXIT_STATUSES = """\
+exit status:
+  0  every notebook was graded (whatever the scores)
+  2  nothing was graded: bad arguments, not a course directory, no gradebook, gradebook
+     unreachable or its driver missing, assignment unknown, optional dependency missing
+  3  the batch ran but some notebooks could not be graded because of the grader itself
+     (listed on stderr; they have no grade, run again to retry)
+  1  the grader crashed (a bug: the traceback is printed)
+"""
+
+#: Subcommands that hand their arguments to a module's own ``main(argv)``.
+TOOLS = {
+    "release": ("autograder.authoring.release", "regenerate release/ from source/ with nbgrader"),
+    "selfstudy": ("autograder.authoring.selfstudy_build", "build the self-study notebooks"),
+    "demo": ("autograder.demo.__main__", "grade a simulated class in a scratch course and print the table"),
+}
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("module6-instructor")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="autograder", description="Batch grading for the Module 6 course.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="autograder", description="The Module 6 course kit for instructors.")
+    parser.add_argument("--version", action="version", version=f"autograder (module6-instructor) {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     grade = commands.add_parser(
         "grade", help="grade submitted/<student>/ASSIGNMENT/*.ipynb into the gradebook, autograded/ and feedback/",
-        description="Run in the course directory (the one with nbgrader_config.py and source/).")
+        description="Grade every submission in the sandbox. Run in the course directory (the one with "
+                    "nbgrader_config.py), after `nbgrader generate_assignment` and `nbgrader collect`.",
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     grade.add_argument("assignment", help="assignment name, e.g. module6")
     grade.add_argument("--student", action="append", dest="students", metavar="ID",
                        help="grade only this student (repeatable)")
     grade.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="worker processes (default: the number of cores)")
-    grade.add_argument("--dask", metavar="ADDRESS", help="grade on a Dask cluster, e.g. tcp://scheduler:8786")
+    grade.add_argument("--dask", metavar="ADDRESS",
+                       help="grade on a Dask cluster, e.g. tcp://scheduler:8786 (pip install 'module6-instructor[dask]')")
     grade.add_argument("--report", metavar="FILE", help="write one JSON object per graded cell to FILE")
     grade.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per notebook (default 60)")
     grade.add_argument("--memory", type=int, default=None, metavar="MB",
@@ -34,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
                             "solutions and the course files); only for trying the grader where bubblewrap "
                             "cannot run, never for credit")
     _add_insight_commands(commands)
+    for name, (module, summary) in TOOLS.items():
+        commands.add_parser(name, help=f"{summary} (`autograder {name} --help` for its options)", add_help=False)
     return parser
 
 
@@ -58,6 +96,7 @@ def _add_insight_commands(commands) -> None:
 
 
 def _run_insight(args) -> int:
+    from autograder.grading.gradebook import GradingError
     from autograder.insight.results import ResultsError
 
     try:
@@ -82,26 +121,61 @@ def _run_insight(args) -> int:
         return 2
 
 
+def _usage_error(message: str) -> int:
+    print(f"autograder: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _check_grade_arguments(args) -> str | None:
+    if args.jobs is not None and args.jobs < 1:
+        return f"--jobs must be at least 1, got {args.jobs}"
+    if args.timeout is not None and not args.timeout > 0:
+        return f"--timeout must be a positive number of seconds, got {args.timeout:g}"
+    if args.memory is not None and args.memory < 64:
+        return f"--memory must be at least 64 (MB), got {args.memory}"
+    if args.report is not None and os.path.isdir(args.report):
+        return f"--report must name a file, got the directory {args.report}"
+    return None
+
+
+def grade(args) -> int:
+    """``autograder grade``: preflight checks, then :func:`autograder.grading.batch.run`."""
+    from autograder.grading import preflight
+    from autograder.grading.gradebook import GradingError
+    from autograder.grading.sandbox import SandboxError
+
+    problem = _check_grade_arguments(args)
+    if problem:
+        return _usage_error(problem)
+    try:
+        if args.dask:
+            preflight.check_dask()
+        from autograder.grading.batch import Options, run
+
+        options = Options(assignment=args.assignment, students=args.students, jobs=args.jobs, dask=args.dask,
+                          report=args.report, timeout=args.timeout, memory_mb=args.memory, force=args.force,
+                          course_dir=args.course_dir, progress=not args.no_progress)
+        if args.no_sandbox:  # explicit only: the summary then says the run was not sandboxed
+            options.use_bwrap = False
+        return run(options)
+    except (GradingError, SandboxError) as error:
+        return _usage_error(str(error))
+
+
 def main(argv: list | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in TOOLS:
+        module = importlib.import_module(TOOLS[argv[0]][0])
+        return module.main(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
     if args.command in ("report", "similarity"):
         return _run_insight(args)
-    from autograder.grading.batch import Options, run
-
-    if args.jobs is not None and args.jobs < 1:
-        print("autograder: --jobs must be at least 1", file=sys.stderr)
-        return 2
-    options = Options(assignment=args.assignment, students=args.students, jobs=args.jobs, dask=args.dask,
-                      report=args.report, timeout=args.timeout, memory_mb=args.memory, force=args.force,
-                      course_dir=args.course_dir, progress=not args.no_progress)
-    if args.no_sandbox:
-        options.use_bwrap = False
     try:
-        return run(options)
-    except (GradingError, SandboxError) as error:
-        print(f"autograder: error: {error}", file=sys.stderr)
-        return 2
+        return grade(args)
+    except KeyboardInterrupt:
+        print("autograder: interrupted; notebooks already stored keep their grades", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

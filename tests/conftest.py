@@ -16,6 +16,7 @@ _GROUPS = {
     "test_notebooks_source.py": "nbgrader",
     "test_grader_equivalence.py": "nbgrader",
     "test_distributions.py": "wheels",
+    "test_term.py": "nbgrader",
 }
 
 

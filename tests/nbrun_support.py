@@ -110,7 +110,11 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> tuple:
     nb = copy.deepcopy(nb)
     start = time.perf_counter()
     env = dict(os.environ)
+    from autograder.kernel_manager import PrivateSocketKernelManager
+
+    # Unix sockets, not TCP ports: a busy machine must not make kernels die (autograder/kernel_manager.py).
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                            kernel_manager_class=PrivateSocketKernelManager,
                             resources={"metadata": {"path": str(cwd)}})
     client.execute(env=env)
     return nb, time.perf_counter() - start

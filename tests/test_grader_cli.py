@@ -155,7 +155,8 @@ def test_a_notebook_whose_results_cannot_be_stored_does_not_stop_the_batch(cours
 
     monkeypatch.setattr(batch, "write_outputs", refuse_ann)
     report = course / "report.jsonl"
-    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == 0
+    # The batch goes on, and its exit status says that a notebook has no grade because of the grader.
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == batch.EXIT_UNGRADED
     rows = _rows(report)
     assert [r["status"] for r in rows if r["student"] == "ann"] == ["error"]
     assert "disk full" in _by(rows, "ann", None)["feedback"]

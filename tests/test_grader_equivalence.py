@@ -21,6 +21,15 @@ from autograder.demo.compare import compare, freeze_code, imported_from
 from autograder.demo.simulate import answer_cells, write_class
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
+# The course's config makes `nbgrader autograde` grade in the sandbox too (nbgrader_bridge); the copy
+# graded by nbgrader here goes back to nbgrader's own in-kernel chains, the behaviour we match.
+IN_KERNEL = """
+from nbconvert.exporters import NotebookExporter as _NotebookExporter
+from nbgrader.converters import Autograde as _Autograde
+for _name in ("sanitize_preprocessors", "autograde_preprocessors"):
+    setattr(c.Autograde, _name, _Autograde.class_traits()[_name].default())
+c.Autograde.exporter_class = _NotebookExporter
+"""
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +45,8 @@ def courses(tmp_path_factory):
                          "cai": f"solutions+wrong:{stems[-1]}:{first_code}"})
     ours = base / "ours"
     shutil.copytree(course, ours)
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write(IN_KERNEL)
     code = base / "code"
     env = freeze_code(code)
     assert {Path(p).parent for p in imported_from(env, cwd=base).values()} == {code}

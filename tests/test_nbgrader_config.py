@@ -24,7 +24,7 @@ from autograder.authoring.scratch_course import COURSE_ID, REPO_ROOT
 PROBE = textwrap.dedent("""
     import json
     from nbgrader.apps.nbgraderapp import NbGraderApp
-    from nbgrader.converters import GenerateFeedback
+    from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.preprocessors import ClearSolutions, Execute
     from nbgrader.validator import Validator
 
@@ -34,6 +34,8 @@ PROBE = textwrap.dedent("""
     stub = ClearSolutions(parent=app)
     execute = Execute(parent=app)
     feedback = GenerateFeedback(coursedir=cd, parent=app)
+    autograde = Autograde(coursedir=cd, parent=app)
+    name = lambda p: p.__module__ + "." + p.__name__
     print(json.dumps({
         "course_id": cd.course_id, "root": cd.root, "ignore": list(cd.ignore),
         "code_stub": stub.code_stub, "text_stub": stub.text_stub,
@@ -41,6 +43,9 @@ PROBE = textwrap.dedent("""
         "interrupt_on_timeout": execute.interrupt_on_timeout,
         "validate_all": Validator(parent=app).validate_all,
         "feedback_preprocessors": [p.__module__ + "." + p.__name__ for p in feedback.preprocessors],
+        "sanitize": [name(p) for p in autograde.sanitize_preprocessors],
+        "autograde": [name(p) for p in autograde.autograde_preprocessors],
+        "autograde_exporter": name(autograde.exporter_class),
     }))
 """)
 
@@ -79,6 +84,12 @@ def test_values_are_in_effect(where, tmp_path):
     assert got["validate_all"] is True
     assert got["feedback_preprocessors"][0] == "autograder.feedback_redaction.RedactHiddenTests"
     assert "nbgrader.preprocessors.getgrades.GetGrades" in got["feedback_preprocessors"]
+    # `nbgrader autograde` and formgrader's button grade in the sandbox: no kernel ever runs student code.
+    bridge = "autograder.grading.nbgrader_bridge."
+    assert got["sanitize"] == [bridge + "DropSubmission"]
+    assert got["autograde"] == [bridge + "SandboxedGrade", "nbgrader.preprocessors.saveautogrades.SaveAutoGrades",
+                                "nbgrader.preprocessors.latesubmissions.AssignLatePenalties"]
+    assert got["autograde_exporter"] == bridge + "SubmissionExporter"
 
 
 def test_ignore_keeps_instructor_material_out(tmp_path):

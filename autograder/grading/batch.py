@@ -23,6 +23,7 @@ from autograder.grading import report as reporting
 from autograder.grading.gradebook import (
     GradebookWriter, assignment_sources, course_directory, submitted_students, write_outputs,
 )
+from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
 
 STATE_FILE = ".autograder-state.json"
@@ -43,15 +44,60 @@ class Options:
     progress: bool = True
 
 
-def _grader_fingerprint() -> str:
-    """Changes whenever the grader or the checks change, so that results are not reused across versions."""
+#: What a score can depend on, relative to the ``autograder`` package: the grader, the checks, the
+#: answer keys and every other file of the exercises, the reference, the codec. Authoring, demo and
+#: CLI code never run while grading and are left out.
+_FINGERPRINTED = ("grading", "checks", "exercises", "reference", "channel.py", "assignment.py")
+#: Never read while grading (rubrics and worked solutions are for people; bytecode follows the source).
+_NOT_FINGERPRINTED = (".md", ".pyc", ".pyo")
+
+
+def _package_roots() -> list:
+    """The installed ``autograder`` package and the student package ``course`` the notebooks import."""
+    import course
+
+    return [Path(__file__).resolve().parents[1], Path(course.__file__).resolve().parent]
+
+
+def _versions() -> dict:
+    """Versions a score may depend on: both distributions, nbgrader, NumPy and Python."""
+    from importlib import metadata
+
+    import numpy
+
+    found = {"python": sys.version, "numpy": numpy.__version__}
+    for name in ("module6-instructor", "module6-course", "nbgrader"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _grader_fingerprint(course_root: str | Path | None = None) -> str:
+    """Changes whenever anything a score depends on changes, so that no result is reused across it.
+
+    Covers the grader, the checks, the answer keys (``exercises/NN_slug/key.py`` and any data file
+    there), the reference, the student package, the course's ``nbgrader_config.py`` and the versions
+    of :func:`_versions`. The source notebooks and the limits enter each notebook's own digest.
+    """
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    paths = [*root.glob("grading/*.py"), *root.glob("checks/*.py"), *root.glob("exercises/*/*.py"),
-             *root.glob("reference/*.py"), root / "channel.py"]
-    for path in sorted(paths):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+    digest.update(json.dumps(_versions(), sort_keys=True).encode())
+    package, student_package = _package_roots()
+    entries = [package / name for name in _FINGERPRINTED] + [student_package]
+    for entry in entries:
+        root = entry.parent
+        paths = [entry] if entry.is_file() else sorted(entry.rglob("*"))
+        for path in paths:
+            inside = path.relative_to(root).parts
+            # setuptools' in-tree build copies and metadata of a source checkout are not the package
+            if not path.is_file() or path.suffix in _NOT_FINGERPRINTED or any(
+                    part in ("__pycache__", "build", "dist") or part.endswith(".egg-info") for part in inside):
+                continue
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    config = Path(course_root) / "nbgrader_config.py" if course_root is not None else None
+    digest.update(config.read_bytes() if config is not None and config.is_file() else b"no config")
     return digest.hexdigest()
 
 
@@ -140,7 +186,7 @@ def _row(student, stem, status, feedback, grade_id=None, max_score=None, score=N
 
 
 def run(options: Options) -> int:
-    """Grade a batch; return the process exit status (0 when the batch ran)."""
+    """Grade a batch; return the process exit status (:data:`EXIT_OK` or :data:`EXIT_UNGRADED`)."""
     if options.use_bwrap is not False:
         from autograder.grading.sandbox import _cached_view, require_sandbox
         require_sandbox()  # before anything is touched: no sandbox, no grading (unless --no-sandbox)
@@ -150,14 +196,15 @@ def run(options: Options) -> int:
     specs = assignment_sources(coursedir, assignment)
     students = submitted_students(coursedir, assignment, options.students)
     limits = limits_for(options.timeout, options.memory_mb)
-    grader = _grader_fingerprint()
     task_options = {"use_bwrap": options.use_bwrap}
+    grader = _digest(_grader_fingerprint(coursedir.root), task_options)
 
     rows: list = []
     tasks: list = []
     skipped = 0
     states: dict = {}
     problems = 0
+    penalties: dict = {}
     with GradebookWriter(coursedir, assignment) as writer:
         for student in students:
             why = _symlinked(coursedir, student, assignment)
@@ -168,14 +215,20 @@ def run(options: Options) -> int:
                 rows.extend(_row(student, stem, "symlink", f"not graded: {why}") for stem in specs)
                 continue
             try:
-                writer.prepare_student(student)
+                timestamp = writer.prepare_student(student)
             except Exception as error:  # noqa: BLE001 - an odd folder name costs only that student
                 writer.rollback()
                 problems += 1
                 rows.extend(_row(student, stem, "error", f"not graded: the gradebook refused this student "
                                                          f"({type(error).__name__})") for stem in specs)
                 continue
+            penalties[student] = 0.0
             folder = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+            if timestamp.problem:
+                # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
+                print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
+                rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
+                             "max_score": None, "status": "bad_timestamp", "feedback": timestamp.problem})
             state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
             try:
                 state = json.loads(state_path.read_text()) if state_path.is_file() else {}
@@ -207,6 +260,7 @@ def run(options: Options) -> int:
                 if not options.force and previous and previous.get("digest") == digest and produced.exists():
                     rows.extend(previous.get("rows", []))
                     skipped += 1
+                    penalties[student] += writer.assign_late_penalty(student, stem) or 0.0
                     continue
                 # The worker reads the file itself (within the limits): the coordinator holds no submission.
                 tasks.append({"student": student, "assignment": assignment, "stem": stem,
@@ -215,6 +269,7 @@ def run(options: Options) -> int:
 
         progress = _Progress(len(tasks), options.progress)
         failures = 0
+        failed: list = []
         timings: list = []
         started = time.perf_counter()
 
@@ -225,19 +280,23 @@ def run(options: Options) -> int:
                 try:
                     write_outputs(coursedir, assignment, result)
                     writer.save(student, stem, result["autograded"])
+                    penalties[student] += writer.assign_late_penalty(student, stem) or 0.0
                 except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
                     writer.rollback()
                     result, error = None, failure
             if result is None:
                 failures += 1
+                failed.append((student, stem))
                 rows.append(_row(student, stem, "error", f"grading failed: {type(error).__name__}: {error}"))
                 states[student].pop(stem, None)
             else:
                 rows.extend(result["rows"])
                 timings.append(result["seconds"])
                 if result.get("reason") == "sandbox":
-                    # The grader's own failure is never remembered as this notebook's grade.
+                    # The grader's own failure is never remembered as this notebook's grade, and the
+                    # exit status says the notebook could not be graded (run again to retry).
                     states[student].pop(stem, None)
+                    failed.append((student, stem))
                 else:
                     states[student][stem] = {"digest": result["digest"], "rows": result["rows"]}
             try:
@@ -253,6 +312,7 @@ def run(options: Options) -> int:
                 store(task, result, error)
         elapsed = time.perf_counter() - started
 
+    _carry_and_warn(coursedir, assignment, list(penalties), penalties)
     status = 0
     if options.report:
         try:
@@ -267,11 +327,43 @@ def run(options: Options) -> int:
     if problems:
         text += f"\n{problems} submission(s) not graded (symbolic links or names the gradebook refused): see the report."
     sys.stdout.write(text + "\n")
-    return status or (1 if tasks and failures == len(tasks) else 0)
+    return status or _exit_status(failed)
 
 
 #: A notebook that was in flight when two worker processes died is graded alone, then given up on.
 MAX_ATTEMPTS = 3
+
+
+#: Exit statuses of ``autograder grade`` (documented in ``autograder grade --help``).
+EXIT_OK = 0  # every notebook was graded, whatever the scores
+EXIT_USAGE = 2  # the batch could not start: arguments, course directory, gradebook, driver, extra
+EXIT_UNGRADED = 3  # the batch ran, but some notebooks could not be graded because of the grader
+
+
+def _exit_status(failed: list) -> int:
+    """0 when every notebook got a grade; :data:`EXIT_UNGRADED` with the list on stderr otherwise."""
+    if not failed:
+        return EXIT_OK
+    print(f"autograder: {len(failed)} notebook(s) could not be graded because of the grader "
+          "(they have no grade; run again to retry):", file=sys.stderr)
+    for student, stem in sorted(failed):
+        print(f"  {student}/{stem}", file=sys.stderr)
+    return EXIT_UNGRADED
+
+
+def _carry_and_warn(coursedir, assignment: str, students: list, penalties: dict) -> None:
+    """What ``nbgrader autograde`` also does for a student: copy the submission's ``timestamp.txt`` and
+    ``submission_secret.txt`` into ``autograded/`` (``nbgrader generate_feedback`` and
+    ``release_feedback`` need them), and say who was late and what it cost."""
+    for student in students:
+        problems = carry_submission_files(
+            coursedir.format_path(coursedir.submitted_directory, student, assignment),
+            coursedir.format_path(coursedir.autograded_directory, student, assignment))
+        for problem in problems:
+            print(f"autograder: warning: {problem}", file=sys.stderr)
+        if penalties.get(student):
+            print(f"autograder: warning: {student} submitted {assignment} late: late penalty "
+                  f"{penalties[student]:g} points in total (nbgrader's LateSubmissionPlugin)", file=sys.stderr)
 
 
 def _execute(tasks: list, options: Options):

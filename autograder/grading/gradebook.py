@@ -15,9 +15,10 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import SaveAutoGrades
-from traitlets.config import Config
+from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.grading.timestamps import Timestamp, read_timestamp
 
 
 class GradingError(RuntimeError):
@@ -25,20 +26,26 @@ class GradingError(RuntimeError):
 
 
 def course_directory(root: str | Path) -> CourseDirectory:
-    """nbgrader's view of the course in ``root``, with ``nbgrader_config.py`` applied when present."""
-    root = Path(root).resolve()
+    """nbgrader's view of the course in ``root``, with its ``nbgrader_config.py`` applied.
+
+    Raises :class:`GradingError` when ``root`` is not a course directory or its gradebook is missing
+    or unreachable (see :mod:`autograder.grading.preflight`); never creates a gradebook.
+    """
+    from autograder.grading import preflight
+
+    root = preflight.check_course_root(root)
     # nbgrader runs its `alembic` helper when it creates a gradebook: it lives next to this Python.
     bindir = os.path.dirname(sys.executable)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    config = Config()
-    if (root / "nbgrader_config.py").exists():
-        try:
-            config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-        except Exception as error:  # noqa: BLE001 - unlike nbgrader, never grade silently on defaults
-            raise GradingError(f"nbgrader_config.py could not be loaded: {error}") from error
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    except Exception as error:  # noqa: BLE001 - unlike nbgrader, never grade silently on defaults
+        raise GradingError(f"{root / 'nbgrader_config.py'} could not be loaded: "
+                           f"{type(error).__name__}: {error}") from error
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)
+    preflight.check_gradebook(coursedir.db_url, root)
     return coursedir
 
 
@@ -117,6 +124,7 @@ class GradebookWriter:
         self.assignment = assignment
         self.gradebook = Gradebook(coursedir.db_url, coursedir.course_id)
         self._saver = _SaveWithGradebook()
+        self._late = None
 
     def close(self) -> None:
         self.gradebook.close()
@@ -127,28 +135,53 @@ class GradebookWriter:
     def __exit__(self, *exc):
         self.close()
 
-    def prepare_student(self, student: str) -> None:
-        """Create the student (if new) and the submission, with the timestamp nbgrader would read."""
+    def prepare_student(self, student: str) -> Timestamp:
+        """Create the student (if new) and the submission, with the timestamp nbgrader would read.
+
+        Returns the timestamp read; an unusable ``timestamp.txt`` is treated as missing and its
+        ``problem`` is for the caller to report.
+        """
         gb = self.gradebook
+        path = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assignment)
+        timestamp = read_timestamp(path)
         with warnings.catch_warnings():
             # nbgrader's own submission setup trips SQLAlchemy's autoflush warnings; they are harmless.
             warnings.simplefilter("ignore")
-            self._prepare(gb, student)
-
-    def _prepare(self, gb, student: str) -> None:
-        gb.update_or_create_student(student)
-        path = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assignment)
-        timestamp = self.coursedir.get_existing_timestamp(path)
-        if timestamp:
-            gb.update_or_create_submission(self.assignment, student, timestamp=timestamp)
-        else:
-            gb.update_or_create_submission(self.assignment, student)
+            gb.update_or_create_student(student)
+            if timestamp.value is not None:
+                gb.update_or_create_submission(self.assignment, student, timestamp=timestamp.value)
+            else:
+                gb.update_or_create_submission(self.assignment, student)
+        return timestamp
 
     def save(self, student: str, stem: str, autograded_text: str) -> None:
         nb = nbformat.reads(autograded_text, as_version=4)
         resources = {"nbgrader": {"student": student, "assignment": self.assignment, "notebook": stem,
                                   "db_url": self.coursedir.db_url}}
         self._saver.save(self.gradebook, nb, resources)
+
+    def assign_late_penalty(self, student: str, stem: str) -> float | None:
+        """Set the notebook's late penalty as nbgrader's ``AssignLatePenalties`` would, and return it.
+
+        The plugin and its settings come from the course config (``AssignLatePenalties.plugin_class``,
+        ``LateSubmissionPlugin.penalty_method``, the assignment's due date), and the penalty is
+        clamped by nbgrader's own ``_check_late_penalty``: the numbers are nbgrader's.
+        """
+        assigner = self._late
+        if assigner is None:
+            assigner = self._late = AssignLatePenalties(config=self.coursedir.config)
+            assigner.init_plugin()
+        gb = self.gradebook
+        submission = gb.find_submission(self.assignment, student)
+        notebook = gb.find_submission_notebook(stem, self.assignment, student)
+        notebook.late_submission_penalty = None
+        if submission.total_seconds_late > 0:
+            penalty = assigner.plugin_inst.late_submission_penalty(student, notebook.score,
+                                                                   submission.total_seconds_late)
+            if penalty is not None:
+                notebook.late_submission_penalty = assigner._check_late_penalty(notebook, penalty)
+        gb.db.commit()
+        return notebook.late_submission_penalty
 
     def rollback(self) -> None:
         """Drop a notebook's unfinished scores after its results could not be stored."""
@@ -174,5 +207,7 @@ def write_outputs(coursedir: CourseDirectory, assignment: str, result: dict) -> 
         target = Path(coursedir.format_path(directory, student, assignment))
         target.mkdir(parents=True, exist_ok=True)
         temporary = target / f".{name}.tmp"
+        if name.endswith(".ipynb") and not text.endswith("\n"):
+            text += "\n"  # as nbformat.write and nbgrader's own writer end the file: byte-identical outputs
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, target / name)

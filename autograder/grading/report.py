@@ -28,7 +28,10 @@ def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: fl
     """Per notebook: submissions, mean score, cells needing manual grading, errors and timeouts."""
     per = defaultdict(lambda: {"students": set(), "score": 0.0, "max": 0.0, "manual": 0, "error": 0,
                                "timeout": 0, "missing": 0})
+    problems = [row for row in rows if row["status"] == "bad_timestamp"]
     for row in rows:
+        if row["status"] == "bad_timestamp":
+            continue
         entry = per[row["notebook"]]
         entry["students"].add(row["student"])
         entry["score"] += row["score"] or 0.0
@@ -49,6 +52,8 @@ def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: fl
                      f"{entry['error']:6d} {entry['timeout']:8d} {entry['missing']:7d}")
     rate = f", {graded / seconds:.2f} notebooks/s" if graded and seconds > 0 else ""
     lines.append("-" * len(head))
+    for row in problems:
+        lines.append(f"{row['student']}: {row['feedback']}")
     lines.append(f"graded {graded} notebooks ({skipped} unchanged, skipped; {failures} failed) "
                  f"in {seconds:.1f} s{rate}")
     return "\n".join(lines)

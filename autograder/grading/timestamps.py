@@ -1,0 +1,140 @@
+"""The files ``nbgrader submit`` writes beside a submission: ``timestamp.txt`` and ``submission_secret.txt``.
+
+Both are written on the student's side, so both are untrusted data. :func:`read_timestamp` reads the
+timestamp the way nbgrader does (:func:`nbgrader.utils.parse_utc`), but a file that is not a date
+(free text, invalid UTF-8, a symlink, a directory, megabytes, a time zone that names a file) is
+treated as missing, as nbgrader treats an empty one, and the problem is returned for the instructor
+to see instead of stopping the batch (nbgrader 0.9.6 itself crashes there: ``CourseDirectory.fail``
+does not exist). :func:`carry_submission_files` copies both files into ``autograded/``, as
+``nbgrader autograde`` does, so that ``nbgrader generate_feedback`` and ``release_feedback`` work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import re
+import stat
+from pathlib import Path
+
+TIMESTAMP_FILE = "timestamp.txt"
+SECRET_FILE = "submission_secret.txt"
+#: Files of a submission folder that travel into ``autograded/`` (then into ``feedback/``).
+CARRIED = (TIMESTAMP_FILE, SECRET_FILE)
+#: nbgrader writes ~30 bytes (``2026-11-30 20:41:32.123456 UTC``) and a 128-character secret.
+MAX_BYTES = 1024
+#: What nbgrader's own format can contain; anything else is not a timestamp.
+_TIMESTAMP_TEXT = re.compile(r"[0-9A-Za-z_:+\-.,/ ]{1,64}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Timestamp:
+    """A submission's time: ``value`` (naive UTC, as nbgrader stores it) or ``None`` with ``problem``."""
+
+    value: datetime.datetime | None
+    problem: str | None = None
+
+
+def _read_small(path: Path) -> bytes | None:
+    """The bytes of a regular file at ``path`` (never through a symlink), or None if there is none.
+
+    Raises ``ValueError`` for something that is there but is not a small regular file.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError("it is a symbolic link (not followed)")
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("it is not a regular file")
+    if info.st_size > MAX_BYTES:
+        raise ValueError(f"it holds {info.st_size} bytes (at most {MAX_BYTES} expected)")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        return os.read(fd, MAX_BYTES + 1)[:MAX_BYTES]
+    finally:
+        os.close(fd)
+
+
+def parse_timestamp(text: str) -> datetime.datetime:
+    """nbgrader's :func:`~nbgrader.utils.parse_utc` on text that looks like one of its timestamps.
+
+    >>> parse_timestamp("2026-11-30 20:41:32.000001 UTC")
+    datetime.datetime(2026, 11, 30, 20, 41, 32, 1)
+    >>> parse_timestamp("2026-11-30 22:00:00 +0100")
+    datetime.datetime(2026, 11, 30, 21, 0)
+    >>> parse_timestamp("my dog ate it")
+    Traceback (most recent call last):
+    ...
+    ValueError: not a date and time: 'my dog ate it'
+    """
+    from nbgrader.utils import parse_utc
+
+    text = text.strip()
+    # A time zone after the date is looked up with dateutil's gettz, which opens files by name.
+    if not _TIMESTAMP_TEXT.fullmatch(text) or ".." in text or " /" in text or text.startswith("/"):
+        raise ValueError(f"not a date and time: {text[:80]!r}")
+    try:
+        value = parse_utc(text)
+    except (ValueError, OverflowError, TypeError, LookupError, AttributeError) as error:
+        raise ValueError(f"not a date and time: {text[:80]!r}") from error
+    if not isinstance(value, datetime.datetime):
+        raise ValueError(f"not a date and time: {text[:80]!r}")
+    return value
+
+
+def read_timestamp(folder: str | os.PathLike) -> Timestamp:
+    """The submission time in ``folder/timestamp.txt``; missing or unusable gives ``Timestamp(None, ...)``.
+
+    ``problem`` is None when the file is simply absent (nbgrader's "no timestamp"), a sentence
+    otherwise (the file is then treated as missing).
+    """
+    path = Path(folder) / TIMESTAMP_FILE
+    try:
+        raw = _read_small(path)
+    except (OSError, ValueError) as error:
+        return Timestamp(None, f"{path} is unusable: {error}; treated as missing")
+    if raw is None:
+        return Timestamp(None)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Timestamp(None, f"{path} is not UTF-8 text; treated as missing")
+    if not text.strip():
+        return Timestamp(None, f"{path} is empty; treated as missing")
+    try:
+        return Timestamp(parse_timestamp(text))
+    except ValueError as error:
+        return Timestamp(None, f"{path} is unusable: {error}; treated as missing")
+
+
+def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.PathLike) -> list:
+    """Copy ``timestamp.txt`` and ``submission_secret.txt`` from a submission folder into its autograded folder.
+
+    Only small regular files are copied, as they are (``release_feedback`` only logs the timestamp);
+    one that is there but unusable (a symlink, a folder, megabytes) is never followed or read: an
+    empty file stands in for it, so that ``nbgrader release_feedback`` still runs for everyone (it
+    stops at the first student without one). A file that is gone from the submission is removed from
+    ``autograded/`` too, so it never describes an older submission. Returns the problems met.
+    """
+    problems = []
+    target = Path(autograded)
+    for name in CARRIED:
+        try:
+            data = _read_small(Path(submitted) / name)
+        except (OSError, ValueError) as error:
+            problems.append(f"{Path(submitted) / name} was not copied ({error}); an empty one stands in for it")
+            data = b""
+        destination = target / name
+        if data is None:
+            if destination.is_file() and not destination.is_symlink():
+                destination.unlink()
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        temporary = target / f".{name}.tmp"
+        temporary.write_bytes(data)
+        os.replace(temporary, destination)
+    return problems
