@@ -33,7 +33,7 @@ import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import Float, Integer
+from traitlets import Bool, Float, Integer
 
 from autograder.grading.timestamps import read_timestamp
 
@@ -78,6 +78,9 @@ class SandboxedGrade(NbGraderPreprocessor):
                     help="seconds per notebook (as `autograder grade --timeout`; default 60)").tag(config=True)
     memory_mb = Integer(None, allow_none=True,
                         help="memory per sandboxed process in MB (as `autograder grade --memory`)").tag(config=True)
+    no_sandbox = Bool(False, help="grade WITHOUT the bubblewrap sandbox (as `autograder grade --no-sandbox`): "
+                                  "only for trying the grader where bubblewrap cannot run, never for credit"
+                      ).tag(config=True)
 
     def preprocess(self, nb, resources):
         from autograder.grading.gradebook import assignment_sources, write_outputs
@@ -93,12 +96,15 @@ class SandboxedGrade(NbGraderPreprocessor):
         if stem not in specs:
             raise RuntimeError(f"notebook {stem!r} is not part of {assignment!r} in the gradebook")
         spec = specs[stem]
+        if not self.no_sandbox:
+            from autograder.grading.sandbox import require_sandbox
+            require_sandbox()  # no sandbox, no grading: the same rule as `autograder grade`
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{stem}.ipynb"
-        raw = submitted.read_bytes()
+        # The worker opens the file itself, within the limits and without following a symbolic link.
         task = {"student": student, "assignment": assignment, "stem": stem, "source": spec["source"],
-                "checksums": spec["checksums"], "submission": raw.decode("utf-8", "replace"),
+                "checksums": spec["checksums"], "path": str(submitted),
                 "limits": limits_for(self.timeout, self.memory_mb),
-                "options": {"use_bwrap": False if os.environ.get("AUTOGRADER_NO_BWRAP") == "1" else None},
+                "options": {"use_bwrap": False if self.no_sandbox else None},
                 "digest": None}
         atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
         result = grade_notebook(task)
