@@ -26,7 +26,6 @@ does not exist); :func:`install` makes it read timestamps with
 from __future__ import annotations
 
 import atexit
-import os
 from pathlib import Path
 
 import nbformat
