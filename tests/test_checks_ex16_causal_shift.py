@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from check_support import CodingCheckTests, group_points, result_of
+from check_support import CodingCheckTests, group_points, namespace_from, result_of
 
 STEM = "16_causal_shift"
 
@@ -77,18 +77,17 @@ CORRECT = {
                 shifted[b, t] = bool(mask[b, t + 1])
         return selected, shifted
     """),
-    "returns_lists_and_int_mask": answer("""
+    "returns_lists_of_floats_and_bools": answer("""
         logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
         log_p = _log_softmax(logits[:, :-1, :])
         selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
-        return [selected.tolist(), mask[:, 1:].astype(int).tolist()]
+        return [selected.tolist(), mask[:, 1:].astype(bool).tolist()]
     """),
-    "keeps_float32": answer("""
-        dtype = np.float32 if getattr(model_logits, "dtype", None) == np.float32 else np.float64
+    "mask_compared_with_zero": answer("""
         logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
-        log_p = _log_softmax(logits[:, :-1, :].astype(dtype))
+        log_p = _log_softmax(logits[:, :-1, :])
         selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
-        return selected, mask[:, 1:].astype(bool)
+        return selected, mask[:, 1:] != 0
     """),
     "prints_warns_and_extra_keyword": answer("""
         import warnings
@@ -110,6 +109,32 @@ CORRECT = {
 }
 
 WRONG = {
+    # The notebook asks for float64 and for booleans: keeping float32 or returning 0/1 loses points.
+    "keeps_float32": (answer("""
+        dtype = np.float32 if getattr(model_logits, "dtype", None) == np.float32 else np.float64
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :].astype(dtype))
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected, mask[:, 1:].astype(bool)
+    """), "float32-output", "float32 logits"),
+    "float32_arithmetic_inside": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :].astype(np.float32))
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected.astype(np.float64), mask[:, 1:].astype(bool)
+    """), "float32-arithmetic"),
+    "integer_mask": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected, mask[:, 1:]
+    """), "mask-not-boolean"),
+    "integer_mask_as_lists": (answer("""
+        logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
+        log_p = _log_softmax(logits[:, :-1, :])
+        selected = np.take_along_axis(log_p, ids[:, 1:, None], axis=-1)[..., 0]
+        return selected.tolist(), mask[:, 1:].astype(int).tolist()
+    """), "mask-not-boolean"),
     "same_position_full_length": (answer("""
         logits, ids, mask = _checked(model_logits, input_ids, response_token_mask)
         selected = np.take_along_axis(_log_softmax(logits), ids[..., None], axis=-1)[..., 0]
@@ -267,13 +292,45 @@ class TestCausalShift(CodingCheckTests):
     quiet_mistakes = ("same_position_full_length", "gathers_raw_logits", "mask_shifted_wrong_way")
 
 
-def test_the_public_check_alone_cannot_see_the_same_position_mistake_but_the_hidden_ones_do():
-    result = result_of(STEM, WRONG["same_position_drop_first"][0])
-    points = group_points(result)
-    assert points["public"] == (2, 2)
-    assert points["alignment"][0] <= 1.5, result.feedback()
+SHIFT_MISTAKES = ("same_position_full_length", "same_position_drop_first", "same_position_drop_last",
+                  "shift_backwards", "mask_shifted_wrong_way", "mask_not_shifted")
 
 
-def test_a_wrongly_shifted_mask_keeps_the_points_for_selected():
-    result = result_of(STEM, WRONG["mask_shifted_wrong_way"][0], ["alignment"])
-    assert result.points_earned == pytest.approx(1.5), result.feedback()
+@pytest.mark.parametrize("label", SHIFT_MISTAKES)
+def test_a_missing_or_reversed_shift_earns_at_most_a_third(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert result.points_earned <= 3.0, result.feedback()
+    assert all(group.capped for group in result.groups), result.feedback()
+    # every hidden cell, graded on its own as nbgrader does, applies the same cap
+    for group in result.groups:
+        alone = result_of(STEM, WRONG[label][0], [group.name])
+        assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
+
+
+@pytest.mark.parametrize("label", ["same_position_drop_first", "same_position_drop_last", "shift_backwards"])
+def test_the_public_checks_catch_a_missing_or_reversed_shift(label):
+    namespace = namespace_from(WRONG[label][0])
+    with pytest.raises(AssertionError, match="paired with"):
+        exec(compile(_public_check_source(), "<check>", "exec"), namespace)
+    assert group_points(result_of(STEM, namespace, ["public"]))["public"][0] < 2
+
+
+def test_side_mistakes_are_not_capped():
+    for label in ("integer_mask", "keeps_float32", "no_input_checks", "zeroes_masked_positions"):
+        result = result_of(STEM, WRONG[label][0])
+        assert not any(group.capped for group in result.groups), (label, result.feedback())
+        assert result.points_earned > 3.0, (label, result.feedback())
+
+
+def test_one_mistake_one_message_whatever_the_length():
+    """Shifting the wrong way is named as such on every case, L = 2 included (never 'same position')."""
+    for label, key in (("shift_backwards", "shift-backwards"), ("same_position_drop_first", "same-position")):
+        result = result_of(STEM, WRONG[label][0], ["alignment"])
+        failed = [case for case in result.cases if not case.passed]
+        assert failed and all(case.misconception == key for case in failed), result.feedback()
+
+
+def _public_check_source() -> str:
+    from check_support import source_notebook
+    cell = next(c for c in source_notebook(STEM).cells if c.id == "check-causal-response-logprobs")
+    return cell.source

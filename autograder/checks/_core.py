@@ -61,6 +61,31 @@ class Group:
 
 
 @dataclasses.dataclass(frozen=True)
+class Central:
+    """The idea an exercise is about, and the price of missing it.
+
+    An answer whose ``cases`` (names of ordinary cases, in any group) fail with one of the
+    ``misconceptions`` has the central idea wrong: every group then earns at most ``cap`` of its points,
+    so the whole notebook earns at most ``cap`` of its autograded points, however many side rules
+    (validation, dtypes, ...) it gets right. The cases run with every group, so that each hidden test
+    cell (graded on its own by nbgrader) applies the same cap.
+
+    ``idea`` completes the feedback sentence "capped at ... because <idea> is wrong".
+    """
+
+    idea: str
+    misconceptions: frozenset
+    cases: tuple
+    cap: float = 1 / 3
+
+    def __post_init__(self):
+        object.__setattr__(self, "misconceptions", frozenset(self.misconceptions))
+        object.__setattr__(self, "cases", tuple(self.cases))
+        if not self.cases or not self.misconceptions or not 0 <= self.cap < 1:
+            raise ValueError("Central needs cases, misconceptions and a cap in [0, 1)")
+
+
+@dataclasses.dataclass(frozen=True)
 class Case:
     """One thing to verify: the calls to make and a judge for their outcomes (same order)."""
 
@@ -88,6 +113,10 @@ class GroupResult:
     points_earned: float
     points_available: float
     cases: tuple
+    #: Why the group's points were capped (the central idea is wrong), or "" when they were not.
+    capped: str = ""
+    #: The central misconception behind the cap (None when not capped).
+    capped_by: str | None = None
 
     @property
     def grade_id(self) -> str:
@@ -95,6 +124,8 @@ class GroupResult:
 
     def feedback(self) -> str:
         lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
+        if self.capped:
+            lines.append(f"  [CAPPED] {self.capped}")
         # Failures that say the same thing (a missing import fails every case alike) are told once,
         # where the first of them would have been, with the number of cases they cover.
         rows: list = []  # per line: (mark, case names, message)
@@ -134,9 +165,10 @@ class CheckResult:
     @property
     def misconceptions(self) -> tuple:
         seen: list = []
-        for case in self.cases:
-            if case.misconception and case.misconception not in seen:
-                seen.append(case.misconception)
+        found = [case.misconception for case in self.cases] + [group.capped_by for group in self.groups]
+        for key in found:
+            if key and key not in seen:
+                seen.append(key)
         return tuple(seen)
 
     def feedback(self) -> str:
@@ -163,11 +195,15 @@ class ExerciseCheck:
         One per hidden test cell, in notebook order.
     build_cases : callable
         Returns the cases (deterministic: seeded randomness only). Called lazily, once.
+    central : Central, optional
+        The exercise's central idea: missing it caps every group (see :class:`Central`).
     """
 
-    def __init__(self, stem: str, groups: Sequence[Group], build_cases: Callable[[], Iterable[Case]]):
+    def __init__(self, stem: str, groups: Sequence[Group], build_cases: Callable[[], Iterable[Case]],
+                 central: Central | None = None):
         self.stem = stem
         self.groups = tuple(groups)
+        self.central = central
         self._build_cases = build_cases
         self._cases: tuple | None = None
 
@@ -191,6 +227,10 @@ class ExerciseCheck:
             empty = sorted(known - {case.group for case in cases})
             if empty:
                 raise RuntimeError(f"{self.stem}: groups without cases {empty}")
+            if self.central is not None:
+                unknown = sorted(set(self.central.cases) - set(names))
+                if unknown:
+                    raise RuntimeError(f"{self.stem}: central cases {unknown} do not exist")
             self._cases = cases
         if groups is None:
             return self._cases
@@ -198,6 +238,18 @@ class ExerciseCheck:
         for name in wanted:
             self.group(name)
         return tuple(case for case in self._cases if case.group in wanted)
+
+    def central_cases(self) -> tuple:
+        """The cases that reveal a wrong central idea (empty when the exercise declares none)."""
+        if self.central is None:
+            return ()
+        return tuple(case for case in self.cases() if case.name in self.central.cases)
+
+    def planned_cases(self, groups: Iterable[str] | None = None) -> tuple:
+        """What grading ``groups`` needs: their cases, then the central cases they do not hold."""
+        cases = self.cases(groups)
+        names = {case.name for case in cases}
+        return cases + tuple(case for case in self.central_cases() if case.name not in names)
 
     @property
     def points(self) -> float:
@@ -225,6 +277,7 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
                 groups: Iterable[str] | None = None) -> CheckResult:
     """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail."""
     wanted = [g.name for g in check.groups] if groups is None else list(groups)
+    capped, capped_by = _central_verdict(check, outcomes)
     results = []
     for name in wanted:
         group = check.group(name)
@@ -239,8 +292,29 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
         earned = group.points * passed / total if total else 0.0
         # Partial credit is floored to the hundredth so that rounding never gives more than was earned.
         earned = math.floor(earned * 100 + 1e-9) / 100 if passed < total else float(group.points)
-        results.append(GroupResult(group.name, group.title, _round(earned), float(group.points), tuple(case_results)))
+        if capped:
+            earned = min(earned, math.floor(group.points * check.central.cap * 100 + 1e-9) / 100)
+        results.append(GroupResult(group.name, group.title, _round(earned), float(group.points), tuple(case_results),
+                                   capped, capped_by if capped else None))
     return CheckResult(check.stem, tuple(results))
+
+
+def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]]) -> tuple:
+    """``(explanation, misconception)`` when a central case failed with a central misconception,
+    else ``("", None)``."""
+    central = check.central
+    if central is None:
+        return "", None
+    for case in check.central_cases():
+        got = tuple(outcomes.get(case.name, ()))
+        if not got:
+            continue
+        verdict = _safe_judge(case, got)
+        if not verdict.passed and verdict.misconception in central.misconceptions:
+            share = "a third" if abs(central.cap - 1 / 3) < 1e-9 else f"{central.cap:.0%}"
+            return (f"points capped at {share} of this test's points because {central.idea} is wrong: "
+                    f"{verdict.message}", verdict.misconception)
+    return "", None
 
 
 def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = IN_PROCESS_TIMEOUT) -> dict:
@@ -253,6 +327,6 @@ def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | No
 
 
 __all__ = [
-    "Call", "Case", "CaseResult", "CheckResult", "ExerciseCheck", "Group", "GroupResult", "Outcome",
+    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "Group", "GroupResult", "Outcome",
     "PASS", "Raised", "Reject", "Returned", "Unreadable", "Verdict", "judge_cases", "perform_cases",
 ]

@@ -34,6 +34,25 @@ ROUNDED_RTOL, ROUNDED_ATOL = 1e-5, 1e-7
 FLOAT32_OUTPUT = Misconception(
     "float32-output",
     "The result is float32, which keeps only about 7 significant digits: compute and return float64.")
+FLOAT32_ARITHMETIC = Misconception(
+    "float32-arithmetic",
+    "The values are right to only about 7 significant digits: part of the computation ran in float32 "
+    "(an input or an intermediate cast to np.float32). Convert the input with np.asarray(x, dtype=np.float64) "
+    "and keep every step in float64.")
+CLIPPED_LOG = Misconception(
+    "clipped-log",
+    "Probabilities were clipped, or given a small epsilon, before the log (np.log(np.clip(p, eps, 1)) or "
+    "np.log(p + eps)): that changes the log of every tiny probability, and log-probabilities far below "
+    "log(eps) are legitimate. Stay in log space: log p = z - max - log(sum(exp(z - max))).")
+LOG_OF_SOFTMAX = Misconception(
+    "log-of-softmax",
+    "A log-probability came out as -inf (or a result as inf or NaN) although every logit is finite: "
+    "np.log of a softmax is log(0) = -inf wherever a probability underflows (logits about 745 or more "
+    "below the row's maximum). Compute log p = z - max - log(sum(exp(z - max))) directly.")
+
+#: Epsilons students use to "protect" a log: clipping below or adding them changes tiny probabilities.
+CLIP_EPSILONS = (1e-6, 1e-8, 1e-9, 1e-10, 1e-12, 1e-15, 1e-16, 1e-20, 1e-30, 1e-300,
+                 float(np.finfo(np.float64).eps), float(np.finfo(np.float64).tiny))
 
 _isfinite = np.isfinite
 _isnan = np.isnan
@@ -46,6 +65,29 @@ def log_softmax(z: np.ndarray, axis: int | None = -1) -> np.ndarray:
     array), for computing what a mistake outputs; expected values come from :mod:`autograder.reference`."""
     shifted = z - z.max(axis=axis, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def clipped_logs(log_p: np.ndarray) -> list:
+    """What ``log(clip(p, eps, 1))`` and ``log(p + eps)`` give for true log-probabilities ``log_p``, one
+    array per epsilon of :data:`CLIP_EPSILONS` that changes something (trusted process)."""
+    log_p = np.asarray(log_p, dtype=np.float64)
+    outputs = []
+    with np.errstate(all="ignore"):
+        p = np.exp(log_p)
+        for eps in CLIP_EPSILONS:
+            for candidate in (np.log(np.clip(p, eps, 1.0)), np.log(p + eps)):
+                if np.all(np.isfinite(candidate)) and not close(candidate, log_p, rtol=1e-8, atol=1e-10):
+                    outputs.append(candidate)
+    return outputs
+
+
+def float32_arithmetic(value: Any, actual: np.ndarray, expected: Any) -> Verdict | None:
+    """Name a float64 answer that is right only to single precision (float32 inside the function)."""
+    expected = np.asarray(expected, dtype=np.float64)
+    if (isinstance(value, np.ndarray) and value.dtype == np.float64 and actual.shape == expected.shape
+            and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL)):
+        return Verdict(False, FLOAT32_ARITHMETIC.sentence, FLOAT32_ARITHMETIC.key)
+    return None
 
 
 def is_float32(value: Any) -> bool:
@@ -82,7 +124,7 @@ def finite_floats(value: Any, what: str, *, shape: Sequence[int],
 
 def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple] = (),
                  overflow: Misconception | None = None, float32_input: bool = False,
-                 rtol: float = RTOL, atol: float = ATOL) -> Verdict:
+                 float64: bool = False, rtol: float = RTOL, atol: float = ATOL) -> Verdict:
     """PASS when ``value`` matches ``expected``; otherwise name the mistake it matches, if any.
 
     Parameters
@@ -100,16 +142,26 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
         and no listed mistake matched (the usual symptom of exponentiating unshifted values).
     float32_input : bool
         The case's input was float32: a float32 answer is accepted at float32 precision.
+    float64 : bool
+        The task asks for float64 results: a float32 answer is named as such (see :func:`float32_output`).
+        Ignored where ``float32_input`` accepts a float32 answer.
     """
     expected = np.asarray(expected, dtype=np.float64)
     actual = float_array(value, what, finite=False, allow_nan=True)
     if close(actual, expected, rtol=rtol, atol=atol):
+        if float64 and not float32_input and _below_float64(value):
+            return Verdict(False, FLOAT32_OUTPUT.sentence, FLOAT32_OUTPUT.key)
         return PASS
     if float32_input and is_float32(value) and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
         return PASS
     for wrong_output, misconception in wrong:
         if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
             return Verdict(False, misconception.sentence, misconception.key)
+    if _below_float64(value) and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
+        return Verdict(False, FLOAT32_OUTPUT.sentence, FLOAT32_OUTPUT.key)
+    arithmetic = float32_arithmetic(value, actual, expected)
+    if arithmetic is not None:
+        return arithmetic
     if actual.shape != expected.shape:
         return Verdict(False, f"{what} has shape {actual.shape}, expected {expected.shape}")
     surprising = ~_isfinite(actual) & _isfinite(expected)
@@ -121,5 +173,6 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
     return Verdict(False, f"{what} is not correct for this input")
 
 
-__all__ = ["ATOL", "F32_ATOL", "F32_RTOL", "FLOAT32_OUTPUT", "ROUNDED_ATOL", "ROUNDED_RTOL", "RTOL",
+__all__ = ["ATOL", "CLIPPED_LOG", "CLIP_EPSILONS", "F32_ATOL", "F32_RTOL", "FLOAT32_ARITHMETIC", "FLOAT32_OUTPUT",
+           "LOG_OF_SOFTMAX", "clipped_logs", "float32_arithmetic", "ROUNDED_ATOL", "ROUNDED_RTOL", "RTOL",
            "finite_floats", "float32_output", "is_float32", "judge_floats", "log_softmax"]

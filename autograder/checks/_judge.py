@@ -94,6 +94,32 @@ def bool_array(value: Any, what: str = "the mask", *, shape: Sequence[int] | Non
     return array.astype(bool)
 
 
+def _bool_leaves(value: Any, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, _ndarray):
+        return value.dtype == np.bool_
+    if isinstance(value, (list, tuple)) and not isinstance(value, SetData):
+        return all(_bool_leaves(item, depth + 1) for item in value)
+    return False
+
+
+def strict_bool_array(value: Any, what: str = "the mask", *, shape: Sequence[int] | None = None,
+                      numbers: Misconception | None = None) -> np.ndarray:
+    """A boolean array where the task asks for booleans: a bool array or nested lists of ``bool``.
+
+    0/1 numbers are read as values first (so a wrong mask is still named by its mistake), then, if
+    right, rejected with ``numbers`` (a misconception saying why numbers are not booleans)."""
+    array = bool_array(value, what, shape=shape)
+    if not _bool_leaves(value):
+        if numbers is not None:
+            raise numbers.reject()
+        raise Reject(f"{what} should hold booleans (True/False), not numbers")
+    return array
+
+
 def scalar(value: Any, what: str = "the value", *, finite: bool = True) -> float:
     """A single real number (a 0-d or one-element array is accepted too)."""
     array = float_array(value, what, finite=finite)
@@ -179,5 +205,5 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-__all__ = ["Misconception", "Reject", "bool_array", "close", "error_case", "expect_close", "expect_error", "field",
+__all__ = ["Misconception", "Reject", "bool_array", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
            "float_array", "scalar", "value_of"]

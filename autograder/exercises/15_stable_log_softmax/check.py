@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group
-from autograder.checks._float_results import judge_floats, log_softmax
+from autograder.checks._core import Case, Central, ExerciseCheck, Group
+from autograder.checks._float_results import CLIPPED_LOG, LOG_OF_SOFTMAX, clipped_logs, judge_floats, log_softmax
 from autograder.checks._judge import Misconception, error_case, value_of
 from autograder import reference
 
@@ -32,10 +32,6 @@ NO_MAX_SHIFT = Misconception(
     "no-max-shift",
     "Some entries overflowed to inf or NaN: exp(1000) does not fit in a float64. Subtract the maximum "
     "along the axis before exponentiating; the shift cancels out of the result but keeps every exponent <= 0.")
-LOG_OF_SOFTMAX = Misconception(
-    "log-of-softmax",
-    "Taking the log of a computed softmax turns very small probabilities into log(0) = -inf. Work in "
-    "log space all the way: (z - max) - log(sum(exp(z - max))).")
 RETURNED_SOFTMAX = Misconception(
     "returned-softmax",
     "These are probabilities (a softmax), not log-probabilities: the result should be <= 0 with "
@@ -79,6 +75,7 @@ def wrong_outputs(z: np.ndarray, axis: int) -> list:
         log_of_probabilities = np.log(probabilities)
     if not np.all(np.isfinite(log_of_probabilities)):
         wrong.append((log_of_probabilities, LOG_OF_SOFTMAX))
+    wrong += [(clipped, CLIPPED_LOG) for clipped in clipped_logs(correct)]
     wrong.append((probabilities, RETURNED_SOFTMAX))
     for other in range(z.ndim):
         if other != axis:
@@ -176,4 +173,13 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The exercise is a log-softmax that stays exact for logits of order 1e3. An answer that overflows,
+#: takes the log of a softmax, clips before the log or does not normalise earns at most a third.
+CENTRAL = Central(
+    "the stable log-softmax (shift by the maximum, subtract the log-normaliser, stay in log space)",
+    {"no-max-shift", "log-of-softmax", "clipped-log", "missing-log-normaliser", "max-not-restored",
+     "returned-softmax"},
+    ("the open check's rows near +1000 and -1000 (axis=-1)", "1-D logits, default axis",
+     "mixed signs spread over 2000"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)

@@ -4,7 +4,13 @@ The answer returns ``(selected, shifted_mask)``: ``selected[b, t]`` is the log-p
 logits at position ``t`` give to the token at ``t + 1``, and ``shifted_mask = mask[:, 1:]``. Expected
 values come from :mod:`autograder.reference` in the trusted process; the mistakes that keep the shapes
 plausible (same-position pairing, shifting the wrong way, raw logits, ...) are recognised by
-computing their outputs on the same input. ``shifted_mask`` may be boolean or 0/1 numbers.
+computing their outputs on the same input. The task asks for ``selected`` in float64 and for
+``shifted_mask`` as booleans, and both are graded: a float32 ``selected`` or a 0/1 integer mask loses
+the case with its own message (``selected[mask]`` with an integer mask indexes positions 0 and 1 instead
+of masking).
+
+Missing the shift (same-position pairing, the wrong direction, a mask shifted the wrong way or not at
+all) is the exercise's central mistake: it caps the notebook at a third of its autograded points.
 """
 
 from __future__ import annotations
@@ -12,16 +18,17 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._float_results import judge_floats, log_softmax
-from autograder.checks._judge import Misconception, bool_array, error_case, value_of
+from autograder.checks._judge import Misconception, bool_array, error_case, strict_bool_array, value_of
 from autograder import reference
 
 STEM = "16_causal_shift"
 TARGET = "causal_response_logprobs"
 
 GROUPS = (
-    Group("public", 2, "The notebook's open check: uniform logits over 4 tokens"),
+    Group("public", 2, "The notebook's open checks: uniform logits over 4 tokens, and a model that predicts "
+                       "each next token"),
     Group("alignment", 3, "Random [B, L, V] batches: logits at t score the token at t + 1, mask shifted to match"),
     Group("inputs", 2, "Lists, float32 logits, other integer and mask types, logits of order 1e3"),
     Group("validation", 2, "Rejects bad shapes, L < 2, ids outside the vocabulary or not integers, NaN logits"),
@@ -63,6 +70,10 @@ MASK_WRONG_SHIFT = Misconception(
     "mask-wrong-shift",
     "The mask was shifted the wrong way (mask[:, :-1]). The targets are input_ids[:, 1:], so the mask that "
     "says which targets belong to the response is response_token_mask[:, 1:].")
+MASK_NOT_BOOLEAN = Misconception(
+    "mask-not-boolean",
+    "The shifted mask holds numbers, not booleans: return response_token_mask[:, 1:].astype(bool). "
+    "With a 0/1 integer array, selected[mask] picks positions 0 and 1 instead of masking.")
 MASK_NOT_SHIFTED = Misconception(
     "mask-not-shifted",
     "The mask was returned unshifted: it must describe the targets input_ids[:, 1:], so return "
@@ -110,6 +121,7 @@ def _judge_mask(value, mask: np.ndarray) -> Verdict:
     expected = mask[:, 1:].astype(bool)
     actual = bool_array(value, "the shifted mask")
     if actual.shape == expected.shape and np.array_equal(actual, expected):
+        strict_bool_array(value, "the shifted mask", numbers=MASK_NOT_BOOLEAN)
         return PASS
     if actual.shape == expected.shape and np.array_equal(actual, mask[:, :-1].astype(bool)):
         return Verdict(False, MASK_WRONG_SHIFT.sentence, MASK_WRONG_SHIFT.key)
@@ -127,12 +139,11 @@ def _cases(name: str, group: str, logits, ids, mask, *, split: bool, send=None) 
     selected, _ = reference.causal_response_logprobs(logits, ids, mask)
     expected = np.asarray(selected, dtype=np.float64)
     wrong = wrong_selected(z, ids_array.astype(np.int64), mask_array)
-    float32_input = isinstance(logits, np.ndarray) and logits.dtype == np.float32
     call = Call(TARGET, send if send is not None else (logits, ids, mask))
 
     def selected_verdict(value) -> Verdict:
         return judge_floats(value, expected, "the selected log-probabilities", wrong=wrong,
-                            overflow=NO_MAX_SHIFT, float32_input=float32_input)
+                            overflow=NO_MAX_SHIFT, float64=True)
 
     def judge_selected(outcomes):
         return selected_verdict(_pair(outcomes[0])[0])
@@ -158,7 +169,11 @@ def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
 def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *, scale: float = 2.0):
     """Random logits and ids, and a mask of prompt (0), response (1, at least one) and padding (0)."""
     logits = rng.normal(scale=scale, size=(batch, length, vocabulary))
-    ids = rng.integers(0, vocabulary, size=(batch, length))
+    # Neighbouring ids differ, so that pairing a token with its own position and shifting the wrong way
+    # give different outputs: each mistake is always named by its own message.
+    first = rng.integers(0, vocabulary, size=(batch, 1))
+    steps = np.cumsum(rng.integers(1, vocabulary, size=(batch, length - 1)), axis=1)
+    ids = (first + np.concatenate([np.zeros((batch, 1), dtype=np.int64), steps], axis=1)) % vocabulary
     mask = np.zeros((batch, length), dtype=np.int64)
     for row in range(batch):
         prompt = int(rng.integers(1, length))
@@ -167,10 +182,20 @@ def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *
     return logits, ids, mask
 
 
+#: The second open check: position t's logits give 20 to token ids[t + 1], so a correctly shifted
+#: answer is close to 0 everywhere, and one that pairs positions the wrong way is close to -20.
+PREDICTOR_IDS = np.array([[2, 0, 3, 1]])
+PREDICTOR_MASK = np.array([[False, True, True, True]])
+PREDICTOR_LOGITS = np.zeros((1, 4, 4))
+PREDICTOR_LOGITS[0, np.arange(3), PREDICTOR_IDS[0, 1:]] = 20.0
+
+
 def build_cases():
     rng = np.random.default_rng(1616)
     cases = _cases("the open check's uniform logits", "public", np.zeros((1, 3, 4)), np.array([[0, 1, 2]]),
                    np.array([[0, 1, 1]]), split=True)
+    cases += _cases("the open check's model that predicts each next token", "public", PREDICTOR_LOGITS,
+                    PREDICTOR_IDS, PREDICTOR_MASK, split=False)
 
     for batch, length, vocabulary in [(1, 2, 2), (2, 5, 7), (3, 7, 50), (4, 3, 11), (1, 6, 3), (4, 7, 23)]:
         logits, ids, mask = _batch(rng, batch, length, vocabulary)
@@ -220,4 +245,13 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The causal shift is the exercise: without it (or shifted the wrong way, for the log-probabilities
+#: or the mask) an answer earns at most a third of the autograded points.
+CENTRAL = Central(
+    "the causal shift (the logits at t score the token at t + 1, the mask is response_token_mask[:, 1:])",
+    {"same-position", "shift-backwards", "mask-wrong-shift", "mask-not-shifted"},
+    ("the open check's model that predicts each next token",
+     "B=2, L=5, V=7: selected log-probabilities", "B=2, L=5, V=7: shifted mask",
+     "B=3, L=7, V=50: selected log-probabilities", "B=3, L=7, V=50: shifted mask"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)

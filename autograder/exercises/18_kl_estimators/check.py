@@ -3,6 +3,12 @@
 Expected values come from :mod:`autograder.reference`, computed here in the trusted process. The
 tolerances (``rtol=1e-10, atol=1e-12``) accept the plain textbook formulas as well as the
 reference's more careful ones: the two differ by round-off, far below ``atol``.
+
+Every rule of the task has a case: the expectation under the first argument (and a public check that
+catches the reversed direction), stable logs where q's probability underflows (``log`` of a softmax gives
+an infinite KL there, clipping gives a wrong finite one), float64 results, and the argument order of
+``kl_sample_values``. The direction is the exercise's central idea: KL(q||p) for the exact KL, an
+inverted ratio or a sign-flipped k1 caps the notebook at a third of its autograded points.
 """
 
 from __future__ import annotations
@@ -10,8 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
-from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output, log_softmax
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import (
+    ATOL, CLIPPED_LOG, LOG_OF_SOFTMAX, RTOL, clipped_logs, finite_floats, float32_arithmetic, float32_output,
+    log_softmax,
+)
 from autograder.checks._judge import (
     Misconception, close, error_case, expect_close, field, float_array, value_of,
 )
@@ -60,6 +69,13 @@ def _kl_wrong_outputs(p_logits: np.ndarray, q_logits: np.ndarray) -> list:
     log_p, log_q = log_softmax(p_logits), log_softmax(q_logits)
     p, q = np.exp(log_p), np.exp(log_q)
     wrong = [(np.sum(q * (log_q - log_p), axis=-1), KL_DIRECTION)]
+    with np.errstate(all="ignore"):
+        naive = np.sum(p * (np.log(p) - np.log(q)), axis=-1)  # np.log of a softmax: inf where q underflows
+    if not np.all(np.isfinite(naive)):
+        wrong.append((naive, LOG_OF_SOFTMAX))
+    for clipped_q in clipped_logs(log_q):
+        # clipping p as well changes only terms weighted by a tiny p, far below the tolerance
+        wrong.append((np.sum(p * (log_p - clipped_q), axis=-1), CLIPPED_LOG))
     with np.errstate(over="ignore", invalid="ignore"):
         raw_p = np.exp(p_logits)
         for candidate in (
@@ -86,16 +102,22 @@ def _sample_wrong(log_q: np.ndarray, log_p: np.ndarray) -> dict:
 # ----------------------------------------------------------------------------- judges
 
 
-def _judge_exact(p_logits: np.ndarray, q_logits: np.ndarray, *, large: bool = False):
+def _judge_exact(p_logits: np.ndarray, q_logits: np.ndarray, *, large: bool = False, underflow: bool = False):
+    """``large``: the logits overflow a naive exp; ``underflow``: q's probability underflows where p has
+    mass, so an infinite answer is the log of a softmax."""
     expected = np.asarray(reference.exact_kl_from_logits(p_logits, q_logits), dtype=np.float64)
     wrong = _kl_wrong_outputs(p_logits, q_logits)
 
     def judge(outcomes):
         value = value_of(outcomes[0], "exact_kl_from_logits")
-        actual = finite_floats(value, "the KL values", shape=expected.shape, overflow=KL_OVERFLOW if large else None)
+        overflow = LOG_OF_SOFTMAX if underflow else KL_OVERFLOW if large else None
+        actual = finite_floats(value, "the KL values", shape=expected.shape, overflow=overflow)
         verdict = expect_close(actual, expected, "the KL values", rtol=RTOL, atol=ATOL, wrong=wrong)
-        rounded = None if verdict.passed else float32_output(value, actual, expected)
-        if rounded is not None:
+        if verdict.passed:
+            rounded = float32_output(value, actual, expected)
+            return rounded if rounded is not None else verdict
+        rounded = float32_output(value, actual, expected) or float32_arithmetic(value, actual, expected)
+        if rounded is not None and verdict.misconception is None:
             return rounded
         if not verdict.passed and verdict.misconception is None and np.any(actual < -ATOL):
             return Verdict(False, "a KL divergence came out negative, but KL(p||q) is never negative: "
@@ -156,14 +178,17 @@ def _judge_sample_key(key: str, log_q: np.ndarray, log_p: np.ndarray):
             raise Reject("kl_sample_values should return a dict with keys 'k1', 'k2', 'k3'")
         raw = field(value, key, "the returned dict")
         actual = float_array(raw, key, shape=shape)
-        if close(actual, expected, rtol=RTOL, atol=ATOL):
-            return PASS
         rounded = float32_output(raw, actual, expected)
         if rounded is not None:
             return rounded
+        if close(actual, expected, rtol=RTOL, atol=ATOL):
+            return PASS
         diagnosis = _diagnose(value, key, log_q, log_p, shape)
         if diagnosis is not None:
             return diagnosis
+        arithmetic = float32_arithmetic(raw, actual, expected)
+        if arithmetic is not None:
+            return arithmetic
         return Verdict(False, f"{key} is not correct for these samples")
 
     return judge
@@ -177,6 +202,11 @@ def _log_probs(rng: np.random.Generator, shape: tuple, scale: float = 1.5) -> np
     return log_softmax(rng.normal(scale=scale, size=shape + (7,)))[..., 3]
 
 
+#: The open check on the direction: p = softmax([0, log 3]) = (1/4, 3/4) against the uniform q.
+DIRECTION_P = np.array([0.0, np.log(3.0)])
+DIRECTION_Q = np.array([0.0, 0.0])
+
+
 def build_cases():
     cases = []
     rng = np.random.default_rng(18)
@@ -188,6 +218,12 @@ def build_cases():
     cases.append(Case("the dict has keys k1, k2, k3 and k3 is non-negative", "public",
                       (Call("kl_sample_values", (np.array([-0.4, -1.2]), np.array([-0.5, -0.7]))),),
                       _judge_public_samples))
+    cases.append(Case("the open check's direction: p = (1/4, 3/4) against a uniform q", "public",
+                      (Call("exact_kl_from_logits", (DIRECTION_P, DIRECTION_Q)),),
+                      _judge_exact(DIRECTION_P, DIRECTION_Q)))
+    cases.append(Case("the open check's k1 = log_q - log_p", "public",
+                      (Call("kl_sample_values", (np.array([-0.4, -1.2]), np.array([-0.5, -0.7]))),),
+                      _judge_sample_key("k1", np.array([-0.4, -1.2]), np.array([-0.5, -0.7]))))
 
     # --- exact KL: shapes, direction, lists, large logits
     exact_inputs = [
@@ -205,6 +241,17 @@ def build_cases():
     for name, p_logits, q_logits, large in exact_inputs:
         cases.append(Case(name, "exact_kl", (Call("exact_kl_from_logits", (p_logits, q_logits)),),
                           _judge_exact(p_logits, q_logits, large=large)))
+    # p puts mass where q's probability underflows to 0 in float64: the KL is large but finite
+    # (the task rules out np.log of an np.exp); 1-D as in the issue's example, and a batch.
+    underflow_inputs = [
+        ("p's mass where q's probability underflows (1-D)", np.array([0.0, 0.0]), np.array([0.0, -1000.0])),
+        ("p's mass where q's probability underflows (a batch of 3)",
+         np.array([[0.0, 0.5, -1.0], [2.0, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+         np.array([[0.0, -800.0, -5.0], [-900.0, 0.0, 1.0], [-760.0, -1000.0, 0.0]])),
+    ]
+    for name, p_logits, q_logits in underflow_inputs:
+        cases.append(Case(name, "exact_kl", (Call("exact_kl_from_logits", (p_logits, q_logits)),),
+                          _judge_exact(p_logits, q_logits, underflow=True)))
     p_list, q_list = rng.normal(size=(2, 4)), rng.normal(size=(2, 4))
     cases.append(Case("logits given as nested lists", "exact_kl",
                       (Call("exact_kl_from_logits", (p_list.tolist(), q_list.tolist())),),
@@ -253,4 +300,12 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The direction of the KL is the exercise: KL(q||p) for the exact KL, an inverted ratio or a k1 of the
+#: wrong sign caps the notebook at a third of its autograded points, as does a KL of raw logits.
+CENTRAL = Central(
+    "the direction of the KL (exact: under p, the first argument; samples from q: r = p/q, k1 = -log r)",
+    {"kl-direction", "ratio-inverted", "k1-sign", "kl-unnormalised"},
+    ("the open check's direction: p = (1/4, 3/4) against a uniform q", "the open check's k1 = log_q - log_p",
+     "a batch of 4 rows over 6 tokens", "k1 on 1-D samples", "k3 on 1-D samples"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)

@@ -7,6 +7,14 @@ land an ulp or so either side of a threshold that decimal arithmetic would hit e
 prefix mass lies within ``BOUNDARY`` of ``top_p`` both outcomes (that token kept or not) are
 accepted, except in the cases the notebook teaches exactly: the task's ``0.55 + 0.20 = 0.75``
 nucleus (given as logits ``log p``) keeps two tokens, and ``top_p = 1`` keeps the whole support.
+
+Ties. "The smaller id ranks first" is graded on large blocks of equal probabilities with the cut in the
+middle of the block: NumPy's default sort (introsort, or the SIMD sorts of x86 CPUs with AVX2/AVX-512)
+reorders equal keys there on every platform, while on a handful of tokens its insertion sort happens
+to be stable. A reversed ascending sort and an unstable sort are the same misconception (tie order).
+
+The nucleus rule (keep the token that reaches ``top_p``, after ranking) is the exercise's central idea:
+a nucleus that drops the threshold token or accumulates in id order caps the notebook at a third.
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
-from autograder.checks._float_results import ATOL, RTOL, finite_floats, float32_output
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._float_results import (
+    ATOL, FLOAT32_OUTPUT, RTOL, finite_floats, float32_arithmetic, float32_output,
+)
 from autograder.checks._judge import Misconception, close, error_case, float_array, value_of
 from autograder import reference
 
@@ -46,10 +56,11 @@ SOFTMAX_OVERFLOW = Misconception(
     "softmax-overflow",
     "With logits of order 1e3, exp overflows to inf and the result turns into NaN: subtract the largest "
     "(scaled) logit before exponentiating.")
-TIES_LARGER_ID = Misconception(
-    "ties-larger-id",
-    "Among tied tokens the smaller token id must win: use a stable sort of the negated probabilities "
-    "(np.argsort(-p, kind='stable')), not a reversed ascending sort.")
+TIE_ORDER = Misconception(
+    "tie-order",
+    "Among tied tokens the smaller token id must rank first: sort with np.argsort(-p, kind='stable'). "
+    "A reversed ascending sort puts the larger id first, and the default (unstable) sort may order "
+    "equal probabilities any way it likes, differently on other array sizes and CPUs.")
 TOP_K_TIES_EXTRA = Misconception(
     "top-k-ties-extra",
     "Top-k must keep exactly k tokens: keeping every token tied with the k-th one (a value threshold) "
@@ -114,6 +125,13 @@ def _nucleus_counts(p: np.ndarray, top_p: float) -> tuple:
     return count, acceptable
 
 
+def _same_values_other_ties(actual: np.ndarray, expected: np.ndarray) -> bool:
+    """The same kept probabilities (as a multiset) on a different set of ids: tied tokens swapped."""
+    if actual.shape != expected.shape or np.array_equal(actual > 0, expected > 0):
+        return False
+    return close(np.sort(actual), np.sort(expected), rtol=1e-8, atol=1e-10)
+
+
 def _overflows(scaled_logits: np.ndarray) -> bool:
     """Whether a softmax without the max shift overflows (exp(710) is inf) or underflows to 0/0."""
     return bool(np.max(scaled_logits) > 709.0 or np.max(scaled_logits) < -745.0)
@@ -140,6 +158,9 @@ def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternat
         actual = finite_floats(value, "the distribution", shape=expected.shape,
                                overflow=SOFTMAX_OVERFLOW if large else None)
         if any(_matches(actual, candidate, support=support) for candidate in (expected, *alternatives)):
+            if float32_output(value, actual, expected) is not None or (
+                    isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8):
+                return Verdict(False, FLOAT32_OUTPUT.sentence, FLOAT32_OUTPUT.key)
             return PASS
         for output, misconception in wrong:
             if _matches(actual, output, support=support, rtol=1e-8, atol=1e-10):
@@ -147,6 +168,11 @@ def _judge_distribution(target: str, expected: np.ndarray, *, wrong=(), alternat
         rounded = float32_output(value, actual, expected)
         if rounded is not None:
             return rounded
+        if support and _same_values_other_ties(actual, expected):
+            return Verdict(False, TIE_ORDER.sentence, TIE_ORDER.key)
+        arithmetic = float32_arithmetic(value, actual, expected)
+        if arithmetic is not None and np.array_equal(actual > 0, expected > 0):
+            return arithmetic
         if close(actual, expected, rtol=RTOL, atol=ATOL):
             return Verdict(False, "the values are right but the set of kept tokens is not: a token of tiny "
                                   "probability was dropped or kept")
@@ -182,7 +208,7 @@ def _top_k_case(name: str, logits, k: int, group: str = "top_k") -> Case:
     order = _stable_order(p)
     wrong = [
         (_keep(p, p >= p[order[k - 1]]), TOP_K_TIES_EXTRA),
-        (_keep(p, _larger_id_order(p)[:k]), TIES_LARGER_ID),
+        (_keep(p, _larger_id_order(p)[:k]), TIE_ORDER),
         (_keep(p, order[:k], renormalise=False), NO_RENORMALISE),
     ]
     if k > 1:
@@ -206,7 +232,7 @@ def _top_p_case(name: str, logits, top_p: float, min_tokens: int | None = None, 
     alternatives = [] if exact else [_keep(p, order[:max(n, floor)]) for n in sorted(acceptable)]
     kept = max(count, floor)
     wrong = [
-        (_keep(p, _larger_id_order(p)[:kept]), TIES_LARGER_ID),
+        (_keep(p, _larger_id_order(p)[:kept]), TIE_ORDER),
         (_keep(p, order[:kept], renormalise=False), NO_RENORMALISE),
     ]
     if floor > count:
@@ -253,6 +279,28 @@ def _judge_public(outcomes):
 # ----------------------------------------------------------------------------- cases
 
 
+#: Vocabulary sizes of the tie-block cases: an unstable sort misorders ties at each of them, with
+#: NumPy's introsort and with its SIMD sorts alike (tests/test_checks_ex19_sampling_transforms.py).
+TIE_BLOCK_SIZES = (40, 100, 200, 500)
+
+
+def tie_block(vocabulary: int) -> tuple:
+    """Logits with an eighth of the tokens high, an eighth low and the rest equal (shuffled), with
+    ``k`` and ``top_p`` that cut the tied block in the middle, far from any rounding boundary."""
+    rng = np.random.default_rng(vocabulary)
+    z = np.zeros(vocabulary)
+    high = rng.choice(vocabulary, vocabulary // 8, replace=False)
+    z[high] = rng.uniform(1.0, 3.0, vocabulary // 8)
+    low = rng.choice(np.setdiff1d(np.arange(vocabulary), high), vocabulary // 8, replace=False)
+    z[low] = -2.0
+    tied = vocabulary - 2 * (vocabulary // 8)
+    k = vocabulary // 8 + tied // 2
+    p = _softmax(z)
+    ranked = np.sort(p)[::-1]
+    top_p = float(ranked[:k - 1].sum() + 0.5 * ranked[k - 1])  # reached by the k-th token, not before
+    return z, k, top_p
+
+
 def build_cases():
     rng = np.random.default_rng(19)
     cases = [Case("the open checks on logits [2, 1, 0, -1]", "public",
@@ -275,6 +323,11 @@ def build_cases():
     cases.append(_top_k_case("ties: three tokens tied for first, k = 2", ties, 2))
     cases.append(_top_k_case("ties: three tied tokens after the top two, k = 4",
                              np.array([-1.0, 3.0, -1.0, 2.0, -1.0, -3.0]), 4))
+    cases.append(_top_k_case("five of (0.2, 0.1, 0.1, 0.1, 0.3, 0.2): ids 2 and 3 tie for the last place",
+                             np.log([0.2, 0.1, 0.1, 0.1, 0.3, 0.2]), 5))
+    for vocabulary in TIE_BLOCK_SIZES:
+        logits, k, _ = tie_block(vocabulary)
+        cases.append(_top_k_case(f"a block of tied tokens among {vocabulary}, the cut inside it", logits, k))
     cases.append(_top_k_case("logits given as a list", rng.normal(size=8).tolist(), 3))
     cases.append(_top_k_case("logits of order 1e3", rng.normal(scale=3.0, size=9) - 1000.0, 4))
 
@@ -293,6 +346,10 @@ def build_cases():
     cases.append(_top_p_case("uniform logits: ties enter the nucleus in id order", np.zeros(4), 0.3))
     cases.append(_top_p_case("a tied tail enters the nucleus in id order",
                              np.array([-1.0, 2.0, -1.0, -1.0]), 0.95))
+    for vocabulary in TIE_BLOCK_SIZES:
+        logits, _, top_p = tie_block(vocabulary)
+        cases.append(_top_p_case(f"a block of tied tokens among {vocabulary}, the nucleus ends inside it",
+                                 logits, top_p))
     cases.append(_top_p_case("min_tokens_to_keep = 3 with one dominant token",
                              np.array([6.0, 0.0, 0.5, -1.0, 0.2]), 0.5, 3))
     cases.append(_top_p_case("min_tokens_to_keep below the nucleus size changes nothing",
@@ -306,6 +363,15 @@ def build_cases():
         error_case("temperature 0", "temperature_distribution", (logits, 0.0), "temperature = 0", "temperature"),
         error_case("negative temperature", "temperature_distribution", (logits, -1.0), "a negative temperature",
                     "temperature"),
+        error_case("an infinite temperature", "temperature_distribution", (logits, np.inf),
+                   "temperature = inf (not finite)", "temperature"),
+        error_case("a NaN temperature", "temperature_distribution", (logits, np.nan),
+                   "temperature = NaN (not finite)", "temperature"),
+        error_case("+inf in the logits", "top_k_distribution", (np.array([0.0, np.inf, 1.0]), 1),
+                   "a +inf among the logits", "logits"),
+        error_case("empty logits", "top_p_distribution", (np.zeros(0), 0.5), "empty logits", "logits"),
+        error_case("2-D logits", "top_k_distribution", (np.zeros((2, 3)), 1), "2-D logits", "logits"),
+        error_case("a NaN top_p", "top_p_distribution", (logits, np.nan), "top_p = NaN", "top_p"),
         error_case("NaN in the logits", "temperature_distribution", (np.array([0.0, np.nan, 1.0]), 1.0),
                     "a NaN among the logits", "logits"),
         error_case("k = 0", "top_k_distribution", (logits, 0), "k = 0", "k"),
@@ -320,4 +386,13 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The nucleus rule is the exercise: a nucleus that drops the token reaching top_p, or adds up mass in
+#: token-id order, caps the notebook at a third of its autograded points.
+CENTRAL = Central(
+    "the nucleus rule (rank by probability, keep the token whose running sum reaches top_p)",
+    {"top-p-drops-threshold-token", "top-p-unsorted"},
+    ("top-p: the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
+     "top-p: the task's nucleus at 0.81 keeps three tokens", "top-p: 10 tokens, top_p = 0.5",
+     "top-p: 32 tokens, top_p = 0.9"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
