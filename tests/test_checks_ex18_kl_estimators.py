@@ -114,14 +114,15 @@ def kl_sample_values(log_q, log_p):
         "(log_q, log_p):\n    log_q, log_p", "(log_q, log_p, clip=None):\n    log_q, log_p"),
     "scipy_based": """
 import numpy as np
-from scipy.special import log_softmax, rel_entr
+from scipy.special import log_softmax
 
 def exact_kl_from_logits(p_logits, q_logits):
     p_logits = np.asarray(p_logits, dtype=np.float64)
     q_logits = np.asarray(q_logits, dtype=np.float64)
     if p_logits.shape != q_logits.shape or not np.all(np.isfinite(p_logits)) or not np.all(np.isfinite(q_logits)):
         raise ValueError("bad logits")
-    return rel_entr(np.exp(log_softmax(p_logits, axis=-1)), np.exp(log_softmax(q_logits, axis=-1))).sum(axis=-1)
+    log_p, log_q = log_softmax(p_logits, axis=-1), log_softmax(q_logits, axis=-1)
+    return np.sum(np.exp(log_p) * (log_p - log_q), axis=-1)
 """ + SAMPLES_HEAD + """
 def kl_sample_values(log_q, log_p):
     log_q, log_p = _inputs(log_q, log_p)
@@ -185,6 +186,50 @@ def kl_sample_values(log_q, log_p):
         "(-lr).astype(np.float32)", "(0.5 * lr**2).astype(np.float32)", "(r - 1.0 - lr).astype(np.float32)"),
         "float32-output"),
 }
+
+PROBABILITY_KL = """
+import numpy as np
+from scipy.special import softmax, rel_entr
+
+def exact_kl_from_logits(p_logits, q_logits):
+    p_logits = np.asarray(p_logits, dtype=np.float64)
+    q_logits = np.asarray(q_logits, dtype=np.float64)
+    if p_logits.shape != q_logits.shape or not np.all(np.isfinite(p_logits)) or not np.all(np.isfinite(q_logits)):
+        raise ValueError("bad logits")
+    p, q = softmax(p_logits, axis=-1), softmax(q_logits, axis=-1)
+    return {formula}
+"""
+
+WRONG.update({
+    # The issue's first "wrong, yet full marks": inf where p has mass and q underflows.
+    "log_of_softmax": (PROBABILITY_KL.format(formula="np.sum(p * (np.log(p) - np.log(q)), axis=-1)")
+                       + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "log-of-softmax",
+                       "p's mass where q's probability underflows (1-D)"),
+    "rel_entr_on_probabilities": (PROBABILITY_KL.format(formula="rel_entr(p, q).sum(axis=-1)")
+                                  + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"),
+                                  "log-of-softmax"),
+    "clipped_probabilities": (PROBABILITY_KL.format(
+        formula="np.sum(p * (np.log(np.clip(p, 1e-12, 1)) - np.log(np.clip(q, 1e-12, 1))), axis=-1)")
+        + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "clipped-log"),
+    "epsilon_in_the_log": (PROBABILITY_KL.format(
+        formula="np.sum(p * (np.log(p + 1e-10) - np.log(q + 1e-10)), axis=-1)")
+        + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "clipped-log"),
+    "float32_arithmetic_inside": (EXACT_KL.replace(
+        "log_p, log_q = _log_softmax(p_logits), _log_softmax(q_logits)",
+        "log_p, log_q = _log_softmax(p_logits.astype(np.float32)), _log_softmax(q_logits.astype(np.float32))")
+        .replace("return np.sum(np.exp(log_p) * (log_p - log_q), axis=-1)",
+                 "return np.sum(np.exp(log_p) * (log_p - log_q), axis=-1).astype(np.float64)")
+        + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "float32-arithmetic"),
+    "samples_in_float32": (EXACT_KL + SAMPLES_HEAD.replace("dtype=np.float64", "dtype=np.float32") + """
+def kl_sample_values(log_q, log_p):
+    log_q, log_p = _inputs(log_q, log_p)
+    lr = log_p - log_q
+    return {k: np.asarray(v, dtype=np.float64) for k, v in
+            {"k1": -lr, "k2": 0.5 * lr**2, "k3": np.exp(lr) - 1 - lr}.items()}
+""", "float32-arithmetic"),
+})
+
+CENTRAL_MISTAKES = ("kl_direction", "k1_sign", "ratio_inverted", "kl_raw_logits_as_log_probs")
 
 # Hostile return values: none may earn the points of the groups they attack.
 ADVERSARIAL = {
@@ -266,3 +311,45 @@ def test_a_wrong_key_is_never_blamed_on_another_keys_mistake():
     assert k1 and k2 and len(k1) + len(k2) == len(failed)
     assert all(case.misconception is None and "k1 is not correct" in case.message for case in k1)
     assert all(case.misconception == "k2-missing-half" for case in k2)
+
+
+import pytest  # noqa: E402
+
+from check_support import group_points, namespace_from, source_notebook  # noqa: E402
+
+
+@pytest.mark.parametrize("label", CENTRAL_MISTAKES)
+def test_the_wrong_direction_earns_at_most_a_third(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert result.points_earned <= 3.0, result.feedback()
+    for group in result.groups:
+        alone = result_of(STEM, WRONG[label][0], [group.name])
+        assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
+
+
+@pytest.mark.parametrize("label", ["k2_without_half", "no_input_checks", "log_of_softmax", "clipped_probabilities"])
+def test_side_mistakes_are_not_capped(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert result.points_earned > 3.0, result.feedback()
+
+
+@pytest.mark.parametrize("label", ["kl_direction", "k1_sign", "ratio_inverted"])
+def test_the_open_checks_catch_the_wrong_direction(label):
+    cell = next(c for c in source_notebook(STEM).cells if c.id == "check-kl-estimators")
+    namespace = namespace_from(WRONG[label][0])
+    with pytest.raises(AssertionError):
+        exec(compile(cell.source, "<check>", "exec"), namespace)
+    assert group_points(result_of(STEM, namespace, ["public"]))["public"][0] < 2
+
+
+def test_the_issue_example_is_finite():
+    from autograder import reference
+    import mpmath
+    value = float(reference.exact_kl_from_logits([0.0, 0.0], [0.0, -1000.0]))
+    # KL = 1/2 log(1/2 / q0) + 1/2 log(1/2 / q1), q0 = 1/(1+e^-1000), q1 = e^-1000/(1+e^-1000)
+    mpmath.mp.dps = 50
+    q0 = 1 / (1 + mpmath.e ** -1000)
+    q1 = mpmath.e ** -1000 / (1 + mpmath.e ** -1000)
+    exact = mpmath.mpf(0.5) * mpmath.log(mpmath.mpf(0.5) / q0) + mpmath.mpf(0.5) * mpmath.log(mpmath.mpf(0.5) / q1)
+    assert abs(value - float(exact)) <= 1e-12 * float(exact)

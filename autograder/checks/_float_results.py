@@ -46,9 +46,10 @@ CLIPPED_LOG = Misconception(
     "log(eps) are legitimate. Stay in log space: log p = z - max - log(sum(exp(z - max))).")
 LOG_OF_SOFTMAX = Misconception(
     "log-of-softmax",
-    "A log-probability came out as -inf (or a result as inf or NaN) although every logit is finite: "
-    "np.log of a softmax is log(0) = -inf wherever a probability underflows (logits about 745 or more "
-    "below the row's maximum). Compute log p = z - max - log(sum(exp(z - max))) directly.")
+    "A result came out infinite or NaN although every logit is finite: a probability underflowed to 0 "
+    "(a logit about 745 or more below its row's maximum) and then went through a log, as in "
+    "np.log(softmax(z)) or scipy's rel_entr on probabilities. Its log-probability is finite: compute "
+    "log p = z - max - log(sum(exp(z - max))) and work with logs throughout.")
 
 #: Epsilons students use to "protect" a log: clipping below or adding them changes tiny probabilities.
 CLIP_EPSILONS = (1e-6, 1e-8, 1e-9, 1e-10, 1e-12, 1e-15, 1e-16, 1e-20, 1e-30, 1e-300,
