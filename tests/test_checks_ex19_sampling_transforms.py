@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autograder.checks import CHECKS
 from check_support import CodingCheckTests, result_of
 
 STEM = "19_sampling_transforms"
@@ -147,7 +148,29 @@ WRONG = {
         "    temperature = abs(temperature) + 1e-3\n"), "silent-bad-input"),
     "no_renormalisation": (REFERENCE_STYLE.replace("    return out / out.sum()", "    return out"), "no-renormalise"),
     "ties_to_larger_id": (REFERENCE_STYLE.replace('np.argsort(-p, kind="stable")', 'np.argsort(p, kind="stable")[::-1]'),
-                          "ties-larger-id"),
+                          "tie-order"),
+    # NumPy's default sort is not stable: on blocks of ties it reorders equal probabilities everywhere.
+    "unstable_sort": (REFERENCE_STYLE.replace('np.argsort(-p, kind="stable")', 'np.argsort(-p)'), "tie-order",
+                      "top-k: a block of tied tokens among 200, the cut inside it"),
+    "heapsort": (REFERENCE_STYLE.replace('np.argsort(-p, kind="stable")', 'np.argsort(-p, kind="heapsort")'),
+                 "tie-order", "top-p: a block of tied tokens among 100, the nucleus ends inside it"),
+    # "T <= 0 or not finite" is bad input: inf (a uniform answer) and NaN (a NaN answer) must raise.
+    "temperature_only_positive": (REFERENCE_STYLE.replace(
+        "    if not np.isfinite(temperature) or temperature <= 0:", "    if temperature <= 0:"),
+        "silent-bad-input", "an infinite temperature"),
+    "temperature_nan_accepted": (REFERENCE_STYLE.replace(
+        "    if not np.isfinite(temperature) or temperature <= 0:",
+        "    if temperature <= 0 or temperature == np.inf:"), "silent-bad-input", "a NaN temperature"),
+    "top_p_nan_accepted": (REFERENCE_STYLE.replace(
+        "    if not (0.0 < top_p <= 1.0):", "    if top_p <= 0.0 or top_p > 1.0:"), "silent-bad-input",
+        "a NaN top_p"),
+    "logits_not_checked": (REFERENCE_STYLE.replace(
+        "    if z.ndim != 1 or z.size == 0 or not np.all(np.isfinite(z)):",
+        "    if np.any(np.isnan(z)):"), "silent-bad-input", "+inf in the logits"),
+    "float32_arithmetic_inside": (REFERENCE_STYLE.replace(
+        "    e = np.exp(z - z.max())\n    return e / e.sum()",
+        "    z = z.astype(np.float32)\n    e = np.exp(z - z.max())\n    return (e / e.sum()).astype(np.float64)"),
+        "float32-arithmetic"),
     "top_k_value_threshold": (REFERENCE_STYLE.replace(
         "return _renormalise(p, _order(p)[:k])", "return _renormalise(p, p >= p[_order(p)[k - 1]])"),
         "top-k-ties-extra"),
@@ -231,7 +254,7 @@ class TestSamplingTransforms(CodingCheckTests):
     wrong = WRONG
     hostile = ADVERSARIAL
     reference_functions = ("temperature_distribution", "top_k_distribution", "top_p_distribution")
-    quiet_mistakes = ("ties_to_larger_id",)
+    quiet_mistakes = ("ties_to_larger_id", "unstable_sort", "temperature_only_positive")
 
 
 def test_the_seeds_solution_loses_only_the_taught_boundary_cases():
@@ -242,3 +265,88 @@ def test_the_seeds_solution_loses_only_the_taught_boundary_cases():
     failed = [case.name for case in result.cases if not case.passed]
     assert failed == ["top-p: the task's nucleus (0.55, 0.20, 0.15, 0.10) at 0.75 keeps two tokens",
                       "top-p: top_p = 1 keeps even a token of probability 1e-20"], result.feedback()
+
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from check_support import namespace_from, source_notebook  # noqa: E402
+
+CENTRAL_MISTAKES = ("top_p_drops_threshold_token", "top_p_in_id_order")
+
+
+@pytest.mark.parametrize("label", CENTRAL_MISTAKES)
+def test_a_nucleus_without_its_threshold_token_earns_at_most_a_third(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert result.points_earned <= 3.0, result.feedback()
+    for group in result.groups:
+        alone = result_of(STEM, WRONG[label][0], [group.name])
+        assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
+
+
+@pytest.mark.parametrize("label", ["ties_to_larger_id", "unstable_sort", "top_p_strict_comparison",
+                                   "temperature_only_positive", "float32_results"])
+def test_side_mistakes_are_not_capped(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert not any(group.capped for group in result.groups), result.feedback()
+
+
+TIE_CASES = [name for name in (case.name for case in CHECKS[STEM].cases()) if "block of tied tokens" in name]
+
+_UNSTABLE_PROBE = """
+import json, sys
+import numpy as np
+sys.path[:0] = {paths!r}
+from check_support import result_of
+from test_checks_ex19_sampling_transforms import WRONG
+for label in ("unstable_sort", "heapsort"):
+    result = result_of("19_sampling_transforms", WRONG[label][0])
+    failed = sorted(case.name for case in result.cases if not case.passed and case.misconception == "tie-order")
+    print(json.dumps([label, failed]))
+"""
+
+
+@pytest.mark.parametrize("features", ["", "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"], ids=["default", "no-simd"])
+def test_an_unstable_sort_fails_every_tie_block_case_whatever_the_cpu(features):
+    """NumPy sorts with SIMD code on CPUs that have it and with introsort elsewhere; the tie-block
+    cases must fail an unstable sort under both (NPY_DISABLE_CPU_FEATURES switches the SIMD sorts off)."""
+    import json
+    assert len(TIE_CASES) == 8
+    here = Path(__file__).resolve().parent
+    env = dict(os.environ)
+    env.pop("NPY_DISABLE_CPU_FEATURES", None)
+    if features:
+        env["NPY_DISABLE_CPU_FEATURES"] = features
+    probe = _UNSTABLE_PROBE.format(paths=[str(here), str(here.parent)])
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for line in done.stdout.strip().splitlines():
+        label, failed = json.loads(line)
+        assert set(TIE_CASES) <= set(failed), (label, sorted(set(TIE_CASES) - set(failed)))
+
+
+def test_the_tie_blocks_cut_inside_the_block_far_from_any_rounding_boundary():
+    import importlib
+    import numpy as np
+    check = importlib.import_module("autograder.exercises.19_sampling_transforms.check")
+    for vocabulary in check.TIE_BLOCK_SIZES:
+        z, k, top_p = check.tie_block(vocabulary)
+        p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+        ranked = np.sort(p)[::-1]
+        prefix = np.cumsum(ranked)
+        assert np.min(np.abs(prefix - top_p)) > 1e3 * check.BOUNDARY
+        assert int(np.searchsorted(prefix, top_p)) + 1 == k
+        # the k-th token and the next are tied, with ties on both sides of the cut
+        assert ranked[k - 2] == ranked[k - 1] == ranked[k]
+
+
+def test_a_nucleus_that_drops_the_threshold_token_fails_the_open_checks():
+    cell = next(c for c in source_notebook(STEM).cells if c.id == "check-boundaries")
+    namespace = namespace_from(WRONG["top_p_drops_threshold_token"][0])
+    with pytest.raises(AssertionError):
+        exec(compile(cell.source, "<check>", "exec"), namespace)

@@ -33,6 +33,11 @@ BLOCKS = {
     if missing:
         raise ValueError(f"batch is missing {missing}")
 """,
+    "flags": """
+    for name in ("terminated", "truncated"):
+        if np.asarray(batch[name]).dtype != bool:
+            raise TypeError(f"{name} must hold booleans, not {np.asarray(batch[name]).dtype}")
+""",
     "arrays": """
     ids = np.asarray(batch["response_ids"])
     mask = np.asarray(batch["response_mask"]).astype(bool)
@@ -107,10 +112,16 @@ CORRECT = {
 import math
 
 def validate_rollout_batch(batch, *, strict=True):
+    absent = ""
     for name in ("response_ids", "response_mask", "old_logprobs", "ref_logprobs",
                  "sequence_rewards", "terminated", "truncated", "stop_reason"):
         if name not in batch:
-            raise ValueError("missing field " + name)
+            absent += " " + name
+    if absent:
+        raise ValueError("missing fields:" + absent)
+    for name in ("terminated", "truncated"):
+        if not all(type(flag) in (bool, np.bool_) for flag in np.asarray(batch[name], dtype=object).ravel()):
+            raise TypeError(name + " must hold booleans")
     ids = [list(row) for row in np.asarray(batch["response_ids"]).tolist()] if np.ndim(batch["response_ids"]) == 2 else None
     if ids is None:
         raise ValueError("response_ids must be 2-D")
@@ -189,6 +200,29 @@ WRONG = {
                             "NaN log-probability on an active token (old)"),
 }
 
+WRONG.update({
+    # The issue's last "wrong, yet full marks": only the first missing field is named.
+    "names_only_the_first_missing_field": (validator(fields="""
+    for name in ("response_ids", "response_mask", "old_logprobs", "ref_logprobs",
+                 "sequence_rewards", "terminated", "truncated", "stop_reason"):
+        if name not in batch:
+            raise ValueError(f"batch is missing {name!r}")
+"""), "missing-fields-not-all-named", "three fields are missing: all of them are named"),
+    "flags_as_numbers_accepted": (validator(flags=""), "silent-bad-input", "terminated given as 0/1 integers"),
+    "mean_length_integer_division": (validator(result=BLOCKS["result"].replace(
+        "mean_response_length=float(lengths.mean())", "mean_response_length=int(mask.sum()) // int(B)")),
+        "mean-length-not-float", "a valid batch of 2"),
+    # No validation at all: the summary of anything. The exercise's point is missed: at most a third.
+    "no_validation": (SUMMARY + """
+def validate_rollout_batch(batch):
+    mask = np.asarray(batch.get("response_mask", [[1]])).astype(bool)
+    B, T = mask.shape if mask.ndim == 2 else (1, mask.size)
+    flags = [np.asarray(batch.get(name, [False] * B)).astype(bool) for name in ("terminated", "truncated")]
+    return RolloutBatchSummary(B, T, int(mask.sum()), int(flags[0].sum()), int(flags[1].sum()), mask.sum() / B)
+""", "silent-bad-input", "a NaN reward"),
+})
+
+# Hostile return values: none may earn the points of the groups they attack.
 ADVERSARIAL = {
     "always_equal_object": ("""
 class Anything:
@@ -217,7 +251,7 @@ def validate_rollout_batch(batch):
     "always_raises": ("""
 def validate_rollout_batch(batch):
     raise ValueError("everything is invalid")
-""", ("public", "summary")),
+""", ("the notebook's example batch", "summary")),
     "never_raises_constant_summary": (SUMMARY + """
 def validate_rollout_batch(batch):
     return RolloutBatchSummary(2, 2, 3, 1, 1, 1.5)
@@ -255,7 +289,7 @@ RULE_CASES = {
     "contiguous": ["a mask that is not a prefix (1, 1, 0, 1)", "a mask with a gap (1, 0, 1, 0)"],
     "active_finite": ["-inf log-probability on an active token (ref)", "NaN log-probability on an active token (old)"],
     "padding_nan": ["a finite old log-probability on padding", "a finite ref log-probability on padding"],
-    "rewards": ["a NaN reward", "an infinite reward"],
+    "rewards": ["a NaN reward", "an infinite reward", "the notebook's example batch with a NaN reward"],
     "reasons": ["a stop_reason that is not a string", "an empty stop_reason"],
 }
 
@@ -268,3 +302,28 @@ def test_each_rule_is_broken_alone(rule):
     result = result_of(STEM, validator(**changes))
     failed = sorted(case.name for case in result.cases if not case.passed)
     assert failed == sorted(RULE_CASES[rule]), failed
+
+
+def test_a_validator_that_lets_broken_batches_through_earns_at_most_a_third():
+    for label in ("no_validation",):
+        result = result_of(STEM, WRONG[label][0])
+        assert result.points_earned <= 3.0, result.feedback()
+        for group in result.groups:
+            alone = result_of(STEM, WRONG[label][0], [group.name])
+            assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
+
+
+@pytest.mark.parametrize("label", ["finite_padding_accepted", "gaps_accepted", "nan_rewards_accepted",
+                                   "flags_as_numbers_accepted", "names_only_the_first_missing_field"])
+def test_a_validator_missing_one_rule_is_not_capped(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert result.points_earned > 6.0, result.feedback()
+
+
+def test_the_open_checks_catch_a_validator_that_lets_a_nan_reward_through():
+    from check_support import namespace_from, source_notebook
+    cell = next(c for c in source_notebook(STEM).cells if c.id == "check-validate-rollout-batch")
+    namespace = namespace_from(WRONG["no_validation"][0])
+    with pytest.raises(AssertionError, match="NaN reward"):
+        exec(compile(cell.source, "<check>", "exec"), namespace)

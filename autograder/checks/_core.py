@@ -70,19 +70,24 @@ class Central:
     (validation, dtypes, ...) it gets right. The cases run with every group, so that each hidden test
     cell (graded on its own by nbgrader) applies the same cap.
 
-    ``idea`` completes the feedback sentence "capped at ... because <idea> is wrong".
+    ``idea`` completes the feedback sentence "capped at ... because <idea> is wrong". ``min_failures``
+    is how many of the ``cases`` must fail that way (1: any; more where the central idea is a whole
+    family of checks, such as a validator that lets most kinds of broken input through).
     """
 
     idea: str
     misconceptions: frozenset
     cases: tuple
     cap: float = 1 / 3
+    min_failures: int = 1
 
     def __post_init__(self):
         object.__setattr__(self, "misconceptions", frozenset(self.misconceptions))
         object.__setattr__(self, "cases", tuple(self.cases))
         if not self.cases or not self.misconceptions or not 0 <= self.cap < 1:
             raise ValueError("Central needs cases, misconceptions and a cap in [0, 1)")
+        if not 1 <= self.min_failures <= len(self.cases):
+            raise ValueError("Central.min_failures must lie between 1 and the number of cases")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -305,16 +310,19 @@ def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outco
     central = check.central
     if central is None:
         return "", None
+    found = []
     for case in check.central_cases():
         got = tuple(outcomes.get(case.name, ()))
         if not got:
             continue
         verdict = _safe_judge(case, got)
         if not verdict.passed and verdict.misconception in central.misconceptions:
-            share = "a third" if abs(central.cap - 1 / 3) < 1e-9 else f"{central.cap:.0%}"
-            return (f"points capped at {share} of this test's points because {central.idea} is wrong: "
-                    f"{verdict.message}", verdict.misconception)
-    return "", None
+            found.append(verdict)
+    if len(found) < central.min_failures:
+        return "", None
+    share = "a third" if abs(central.cap - 1 / 3) < 1e-9 else f"{central.cap:.0%}"
+    return (f"points capped at {share} of this test's points because {central.idea} is wrong: "
+            f"{found[0].message}", found[0].misconception)
 
 
 def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = IN_PROCESS_TIMEOUT) -> dict:

@@ -4,7 +4,11 @@ Valid batches (batch sizes 1 to 5, arrays or plain lists) must be accepted and s
 as :func:`autograder.reference.validate_rollout_batch` does, including rows with ``terminated`` and
 ``truncated`` both true (the seed: structure and task semantics are separate checks). Every
 structural rule is then broken in isolation, on an otherwise valid batch, and must raise
-``ValueError`` or ``TypeError``.
+``ValueError`` or ``TypeError``. Several missing fields at once must all be named in the message;
+``terminated``/``truncated`` must be booleans; ``mean_response_length`` must be a float.
+
+The exercise's central idea is that the validator stops broken batches: an answer that lets through
+most of the rule cases of :data:`CENTRAL` (one per kind of rule) earns at most a third of the points.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call, Raised
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception, expect_error, field, scalar, value_of
 from autograder import reference
 
@@ -24,7 +28,7 @@ SUMMARY_FIELDS = ("batch_size", "max_response_tokens", "active_tokens", "termina
                   "truncated_sequences", "mean_response_length")
 
 GROUPS = (
-    Group("public", 2, "The notebook's open check"),
+    Group("public", 2, "The notebook's open checks: the example batch, and the same batch with a NaN reward"),
     Group("summary", 3, "Valid batches (sizes 1 to 5, arrays or lists, both stop flags set) are summarised"),
     Group("structure", 2, "Missing fields, misaligned shapes and bad response masks are rejected"),
     Group("values", 2, "Non-finite log-probabilities or rewards, finite padding and bad stop reasons are rejected"),
@@ -43,6 +47,14 @@ MISSING_FIELD_KEYERROR = Misconception(
     "missing-field-keyerror",
     "A missing field surfaced as a KeyError from a lookup: check that every required field is present "
     "first and raise ValueError naming the missing ones.")
+MISSING_NOT_ALL_NAMED = Misconception(
+    "missing-fields-not-all-named",
+    "Several fields are missing but the message does not name them all: collect every missing name "
+    "first, then raise one ValueError that lists them, so that the caller can fix the batch in one go.")
+MEAN_NOT_FLOAT = Misconception(
+    "mean-length-not-float",
+    "mean_response_length should be a float, active_tokens / B with true division: an integer (from // "
+    "or int()) loses the fraction.")
 SILENT = "silent-bad-input"
 
 
@@ -112,7 +124,11 @@ def _judge_summary(batch: dict):
         outcome = outcomes[0]
         if isinstance(outcome, Raised) and both and outcome.is_a("ValueError", "TypeError"):
             raise FLAGS_EXCLUSIVE.reject()
-        got = _summary_values(value_of(outcome, "validate_rollout_batch"))
+        summary = value_of(outcome, "validate_rollout_batch")
+        got = _summary_values(summary)
+        mean = field(summary, "mean_response_length", "the summary")
+        if isinstance(mean, int) or (isinstance(mean, np.ndarray) and mean.dtype.kind in "biu"):
+            raise MEAN_NOT_FLOAT.reject()
         wrong = [name for name in SUMMARY_FIELDS
                  if not abs(got[name] - want[name]) <= 1e-12 * max(1.0, abs(want[name]))]
         if not wrong:
@@ -122,6 +138,23 @@ def _judge_summary(batch: dict):
             return Verdict(False, PADDING_COUNTED.sentence, PADDING_COUNTED.key)
         return Verdict(False, f"the summary's {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} "
                               "not correct for this batch")
+
+    return judge
+
+
+def _judge_missing_named(missing: tuple, problem: str):
+    """Rejected with ValueError or TypeError, and every missing field named in the message."""
+    def judge(outcomes):
+        outcome = outcomes[0]
+        if isinstance(outcome, Raised) and outcome.is_a("KeyError"):
+            raise MISSING_FIELD_KEYERROR.reject()
+        verdict = expect_error(outcome, problem=problem)
+        if not verdict.passed:
+            return verdict
+        unnamed = [name for name in missing if name not in (outcome.message or "")]
+        if unnamed:
+            return Verdict(False, MISSING_NOT_ALL_NAMED.sentence, MISSING_NOT_ALL_NAMED.key)
+        return PASS
 
     return judge
 
@@ -187,6 +220,10 @@ def build_cases():
     rng = np.random.default_rng(20)
     cases = [Case("the notebook's example batch", "public",
                   (Call("validate_rollout_batch", (seed_batch(),)),), _judge_public)]
+    nan_reward = seed_batch()
+    nan_reward["sequence_rewards"] = np.array([1.0, np.nan])
+    cases.append(_broken(seed_batch(), "the notebook's example batch with a NaN reward", "public", "a NaN reward",
+                         _set("sequence_rewards", nan_reward["sequence_rewards"])))
 
     # --- valid batches
     valid = []
@@ -222,6 +259,14 @@ def build_cases():
     for name in FIELDS:
         cases.append(_broken(base, f"the field {name!r} is missing", "structure", f"a batch without {name!r}",
                              _drop(name), missing=True, weight=0.25))
+    for missing in (("old_logprobs", "truncated", "stop_reason"), FIELDS[1:]):
+        batch = _copy(base)
+        for name in missing:
+            del batch[name]
+        label = "three fields are missing" if len(missing) == 3 else "only response_ids is present"
+        cases.append(Case(f"{label}: all of them are named", "structure",
+                          (Call("validate_rollout_batch", (batch,)),),
+                          _judge_missing_named(missing, f"a batch without {', '.join(missing)}"), 0.5))
     cases += [
         _broken(base, "old_logprobs has one more column than response_ids", "structure",
                 "an old_logprobs wider than response_ids",
@@ -265,8 +310,22 @@ def build_cases():
         _broken(base, "an empty stop_reason", "values", "an empty stop_reason", _set_item("stop_reason", (2,), "")),
         _broken(base, "a stop_reason that is not a string", "values", "a stop_reason of None",
                 _set_item("stop_reason", (0,), None)),
+        _broken(base, "terminated given as 0/1 integers", "values", "a terminated of 0/1 integers",
+                _set("terminated", base["terminated"].astype(np.int64))),
+        _broken(base, "truncated given as strings", "values", "a truncated of strings",
+                _set("truncated", np.array(["no", "yes", "no"], dtype=object))),
     ]
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: One broken batch per kind of rule: a validator that lets at least four of these seven through (with
+#: no error at all) does not do the exercise's job and earns at most a third of the points.
+CENTRAL = Central(
+    "stopping broken batches (the validator let most kinds of broken batch through)",
+    {SILENT},
+    ("the field 'ref_logprobs' is missing", "old_logprobs has one more column than response_ids",
+     "sequence_rewards has B + 1 entries", "a mask with a gap (1, 0, 1, 0)",
+     "NaN log-probability on an active token (old)", "a NaN reward", "an empty stop_reason"),
+    min_failures=4)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
