@@ -106,6 +106,22 @@ CORRECT = {
 
 # Each mistake keeps the input checks, so the points it loses are the mistake's own.
 WRONG = {
+    "clipped_before_the_log": (answer("""
+        z, axis = _checked(logits, axis)
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        return np.log(np.clip(e / e.sum(axis=axis, keepdims=True), 1e-12, 1.0))
+    """), "clipped-log", "mixed signs spread over 2000"),
+    "epsilon_in_the_log": (answer("""
+        z, axis = _checked(logits, axis)
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        return np.log(e / e.sum(axis=axis, keepdims=True) + 1e-10)
+    """), "clipped-log"),
+    "float32_arithmetic_inside": (answer("""
+        z, axis = _checked(logits, axis)
+        z = z.astype(np.float32)
+        shifted = z - z.max(axis=axis, keepdims=True)
+        return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).astype(np.float64)
+    """), "float32-arithmetic", "1-D logits, default axis"),
     "no_max_shift": (answer("""
         z, axis = _checked(logits, axis)
         return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
@@ -252,3 +268,22 @@ def test_validation_inputs_reach_the_student_as_sent():
     rebuilt = Call.from_json(call.to_json())
     assert np.isnan(rebuilt.args[0]).any()
     assert case.judge((Raised("ValueError", ("ValueError", "Exception"), "bad"),)).passed
+
+
+import pytest  # noqa: E402
+
+CENTRAL_MISTAKES = ("no_max_shift", "no_max_shift_divide_first", "clipped_before_the_log")
+
+
+@pytest.mark.parametrize("label", CENTRAL_MISTAKES)
+def test_an_unstable_log_softmax_earns_at_most_a_third(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert result.points_earned <= 3.0, result.feedback()
+    for group in result.groups:
+        alone = result_of(STEM, WRONG[label][0], [group.name])
+        assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
+
+
+def test_float32_arithmetic_is_not_capped():
+    result = result_of(STEM, WRONG["float32_arithmetic_inside"][0])
+    assert not any(group.capped for group in result.groups), result.feedback()

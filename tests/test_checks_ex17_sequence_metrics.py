@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import textwrap
 
 from check_support import CodingCheckTests, result_of
@@ -112,6 +114,30 @@ CORRECT = {
         mean = -s / n.astype(dtype)
         return SequenceMetrics(n, s, mean, np.exp(mean))
     """),
+    # The issue's fair reading: float32 input summed in float32, the mean divided by an int64 count
+    # (so it comes out float64): right to float32 precision, which the task allows for float32 input.
+    "keeps_the_inputs_dtype": """
+import numpy as np
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class SequenceMetrics:
+    token_count: np.ndarray
+    sum_logprob: np.ndarray
+    mean_nll: np.ndarray
+    perplexity: np.ndarray
+
+def masked_sequence_metrics(selected_logprobs, mask):
+    x = np.asarray(selected_logprobs)
+    m = np.asarray(mask).astype(bool)
+    if x.ndim != 2 or x.shape != m.shape:
+        raise ValueError("shapes")
+    n = m.sum(axis=1)
+    if np.any(n == 0) or not np.all(np.isfinite(x[m])):
+        raise ValueError("empty response or non-finite active log-probability")
+    s = np.where(m, x, 0).sum(axis=1)
+    return SequenceMetrics(n, s, -s / n, np.exp(-s / n))
+""",
     "prints_warns_and_extra_keyword": answer("""
         import warnings
         x, m = _checked(selected_logprobs, mask)
@@ -135,6 +161,10 @@ CORRECT = {
 }
 
 WRONG = {
+    "float32_arithmetic_inside": (metrics(start="s = np.where(m, x, 0.0).astype(np.float32).sum(axis=1).astype(np.float64)"),
+                                  "float32-arithmetic"),
+    "clipped_probabilities": (metrics(start="s = np.where(m, np.log(np.clip(np.exp(x), 1e-12, 1.0)), 0.0).sum(axis=1)"),
+                              "clipped-log", "very unlikely tokens (log-probabilities near -700)"),
     "counts_padding": (metrics(count="np.full(len(n), x.shape[1])"), "count-includes-padding"),
     "sums_padding": (metrics(total="x.sum(axis=1)"), "sum-includes-padding"),
     "mean_over_row_length": (metrics(mean="-s / x.shape[1]", ppl="np.exp(-s / x.shape[1])"), "mean-over-padding"),
@@ -251,3 +281,21 @@ def test_a_wrong_perplexity_keeps_the_points_for_counts_and_sums():
     judged = {case.name: case.passed for case in result.cases}
     assert all(passed for name, passed in judged.items() if "token_count" in name), result.feedback()
     assert result.points_earned >= 2, result.feedback()
+
+
+CENTRAL_MISTAKES = ("counts_padding", "sums_padding", "mean_over_row_length", "mean_of_everything")
+
+
+@pytest.mark.parametrize("label", CENTRAL_MISTAKES)
+def test_ignoring_the_mask_earns_at_most_a_third(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert result.points_earned <= 3.0, result.feedback()
+    for group in result.groups:
+        alone = result_of(STEM, WRONG[label][0], [group.name])
+        assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
+
+
+@pytest.mark.parametrize("label", ["nll_sign", "perplexity_base_2", "float32_arithmetic_inside", "clipped_probabilities"])
+def test_side_mistakes_are_not_capped(label):
+    result = result_of(STEM, WRONG[label][0])
+    assert not any(group.capped for group in result.groups), result.feedback()

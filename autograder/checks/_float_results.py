@@ -125,7 +125,8 @@ def finite_floats(value: Any, what: str, *, shape: Sequence[int],
 
 def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple] = (),
                  overflow: Misconception | None = None, float32_input: bool = False,
-                 float64: bool = False, rtol: float = RTOL, atol: float = ATOL) -> Verdict:
+                 float64: bool = False, float32_work: bool = False, rtol: float = RTOL,
+                 atol: float = ATOL) -> Verdict:
     """PASS when ``value`` matches ``expected``; otherwise name the mistake it matches, if any.
 
     Parameters
@@ -143,6 +144,9 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
         and no listed mistake matched (the usual symptom of exponentiating unshifted values).
     float32_input : bool
         The case's input was float32: a float32 answer is accepted at float32 precision.
+    float32_work : bool
+        With ``float32_input``, also accept a float64 answer that is right only to float32 precision:
+        the task allows working a float32 input in float32 and returning either precision (17).
     float64 : bool
         The task asks for float64 results: a float32 answer is named as such (see :func:`float32_output`).
         Ignored where ``float32_input`` accepts a float32 answer.
@@ -153,8 +157,9 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
         if float64 and not float32_input and _below_float64(value):
             return Verdict(False, FLOAT32_OUTPUT.sentence, FLOAT32_OUTPUT.key)
         return PASS
-    if float32_input and is_float32(value) and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
-        return PASS
+    if float32_input and (is_float32(value) or float32_work) and close(actual, expected, rtol=F32_RTOL,
+                                                                    atol=F32_ATOL):
+        return PASS  # float32 arithmetic on a float32 input (returned as float64 too where float32_work)
     for wrong_output, misconception in wrong:
         if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
             return Verdict(False, misconception.sentence, misconception.key)

@@ -9,6 +9,11 @@ read positionally in the seed's field order.
 Inputs are ``[B, T]`` only. The reference also reads a 1-D ``[T]`` pair as a batch of one, but the
 seed's task does not ask for it, so that is not graded. Masks are boolean or 0/1 integers, the types
 the reference accepts.
+
+Precision follows the task's wording: a float64 input must give float64-accurate metrics (float32
+arithmetic inside is named as such), a float32 input may be worked in float32 and returned in either
+precision. Denominators and sums over padding (the mask ignored) are the exercise's central mistake and
+cap the notebook at a third of its autograded points.
 """
 
 from __future__ import annotations
@@ -18,8 +23,8 @@ import math
 import numpy as np
 
 from autograder.channel import Call, ObjectData
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject
-from autograder.checks._float_results import judge_floats
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject
+from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
 from autograder.checks._judge import Misconception, error_case, field, value_of
 from autograder import reference
 
@@ -108,6 +113,12 @@ def wrong_outputs(logprobs: np.ndarray, mask: np.ndarray) -> dict:
                            (np.exp(-mean_nll), PPL_SIGN), (2.0 ** mean_nll, PPL_BASE_2),
                            (np.exp(np.array(global_mean)), BATCH_MEAN)],
         }
+    for clipped in clipped_logs(np.where(active, logprobs, 0.0)):
+        clipped_sum = np.where(active, clipped, 0.0).sum(axis=1)
+        wrong["sum_logprob"].append((clipped_sum, CLIPPED_LOG))
+        wrong["mean_nll"].append((-clipped_sum / count, CLIPPED_LOG))
+        with np.errstate(all="ignore"):
+            wrong["perplexity"].append((np.exp(-clipped_sum / count), CLIPPED_LOG))
     # A mistake whose output overflows here is named by the case's overflow diagnosis instead: an
     # inf or NaN answer matches several mistakes at once, and the case knows which one it probes.
     return {name: [(output, mistake) for output, mistake in candidates if np.all(np.isfinite(output))]
@@ -131,7 +142,7 @@ def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, ov
             for field_name in fields:
                 verdict = judge_floats(values[field_name], expected[field_name], field_name,
                                        wrong=wrong[field_name], overflow=overflow.get(field_name),
-                                       float32_input=float32_input)
+                                       float32_input=float32_input, float32_work=True)
                 if not verdict.passed:
                     return verdict
             return PASS
@@ -222,4 +233,12 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The mask decides every count and every denominator: counting, summing or averaging over padding caps
+#: the notebook at a third of its autograded points.
+CENTRAL = Central(
+    "the mask (counts, sums and means run over the active tokens only)",
+    {"count-includes-padding", "sum-includes-padding", "mean-over-padding"},
+    ("B=2, T=5: token_count and sum_logprob", "B=2, T=5: mean_nll and perplexity",
+     "B=4, T=9: token_count and sum_logprob", "B=4, T=9: mean_nll and perplexity"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
