@@ -34,6 +34,8 @@ item_roles = {"sampled_token": "action", "search_call": "action",
               "returned_document": "observation", "network_state": "hidden-state", "note": "extra key"}
 state_additions = frozenset(("returned_document", "network_state"))
 """,
+    # The issue's fair reading: the prefix is the transcript so far, so the pasted document is already in it.
+    "the transcript reading: only the network state": CANONICAL + 'state_additions = {"network_state"}',
     "words for booleans, printing and warning": CANONICAL + """
 import warnings
 prefix_is_sufficient = {"plain_text": "yes", "web_search": "False"}
@@ -57,7 +59,8 @@ WRONG = [
     ("adds the call", CANONICAL + 'state_additions = {"search_call", "returned_document", "network_state"}',
      "already-in-prefix"),
     ("only the document", CANONICAL + 'state_additions = {"returned_document"}', "missing-external-state"),
-    ("only the network", CANONICAL + 'state_additions = {"network_state"}', "missing-tool-output"),
+    ("nothing added", CANONICAL + 'state_additions = set()', "missing-external-state"),
+    ("the model's own tokens", CANONICAL + 'state_additions = {"sampled_token", "network_state"}', "already-in-prefix"),
 ]
 
 

@@ -3,6 +3,7 @@
 Answers (documented in the notebook): ``prefix_is_sufficient`` (dict process -> bool),
 ``plain_text_transition_is_deterministic`` (bool), ``item_roles`` (dict item -> role) and
 ``state_additions`` (set of items). The key is :mod:`autograder.exercises.02_markov_state.key`.
+``state_additions`` accepts both readings of the prefix (with or without the pasted document).
 """
 
 from __future__ import annotations
@@ -46,11 +47,6 @@ MISSING_EXTERNAL_STATE = Misconception(
     "missing-external-state",
     "The document explains what happened at this call, but a later call can return something else: the "
     "transition also depends on the outside state that produced it.")
-MISSING_TOOL_OUTPUT = Misconception(
-    "missing-tool-output",
-    "The model's next token is conditioned on what the tool returned, and that text is not one of the "
-    "model's own tokens, so the state has to include it.")
-
 ROLE_MISTAKES = {
     "returned_document": {"action": TOOL_OUTPUT_AS_ACTION},
     "search_call": {"observation": TOOL_CALL_AS_OBSERVATION},
@@ -85,11 +81,10 @@ def _role_case(item: str):
 
 def _additions(answer) -> Verdict:
     chosen = choice_set(answer, key.ITEMS, "state_additions")
-    if chosen == key.STATE_ADDITIONS:
+    if chosen in key.STATE_ADDITIONS_ACCEPTED:
         return PASS
     for mistake, applies in (
         (ALREADY_IN_PREFIX, bool(chosen - key.STATE_ADDITIONS)),
-        (MISSING_TOOL_OUTPUT, "returned_document" not in chosen),
         (MISSING_EXTERNAL_STATE, "network_state" not in chosen),
     ):
         if applies:

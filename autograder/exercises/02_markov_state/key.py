@@ -23,7 +23,12 @@ ITEM_ROLES = {
 #: What has to join (x, y_<t) in the second process: the tool output and the external state it depends on.
 STATE_ADDITIONS = frozenset({"returned_document", "network_state"})
 
+#: Both fair readings of "the prefix". Read as the model's own tokens, the prefix lacks the pasted
+#: document, so it must be added; read as the transcript so far (the notebook's intro), the document is
+#: already in it. Either way the web's persistent state must join: that is what the question tests.
+STATE_ADDITIONS_ACCEPTED = (STATE_ADDITIONS, frozenset({"network_state"}))
+
 if set(ITEM_ROLES) != set(ITEMS) or not set(ITEM_ROLES.values()) <= set(ROLE_OPTIONS):
     raise RuntimeError("ITEM_ROLES must classify every item with an offered role")
-if not STATE_ADDITIONS <= set(ITEMS):
+if not all(accepted <= set(ITEMS) for accepted in STATE_ADDITIONS_ACCEPTED):
     raise RuntimeError("STATE_ADDITIONS must be chosen from the offered items")
