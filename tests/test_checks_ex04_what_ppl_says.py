@@ -27,7 +27,11 @@ print("lower PPL means", claims)
 """,
 }
 
+# Perplexity does not depend on the log base, so leaving "log_base" out is as right as choosing it.
+CORRECT["without the log base"] = CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset"}'
+
 WRONG = [
+    ("misses the mask", CANONICAL + 'incomparable_reasons = {"tokenizer", "chat_template", "dataset", "log_base"}', None),
     ("ppl means correct", CANONICAL + 'claims["more_correct_answers"] = True', "ppl-measures-correctness"),
     ("ppl means useful", CANONICAL + 'claims["more_useful"] = True', "ppl-measures-utility"),
     ("ppl means nothing", CANONICAL + 'claims["better_token_prediction"] = False', "ppl-says-nothing"),
@@ -42,6 +46,7 @@ WRONG = [
 @pytest.mark.parametrize("reasons, earned", [
     ('{"tokenizer", "dataset"}', 1.5),        # the seed's "at least two" earns that case
     ('{"tokenizer"}', 1.0),                    # one reason is not enough
+    ('{"tokenizer", "log_base"}', 1.5),        # the log base counts towards "at least two"
     ('set(OPTIONS)', 1.5),                     # everything: complete but with irrelevant reasons
     ('set()', 1.0),
 ])

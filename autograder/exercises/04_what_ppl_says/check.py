@@ -2,6 +2,7 @@
 
 Answers (documented in the notebook): ``claims`` (claim -> bool) and ``incomparable_reasons`` (a set of
 reason names from the notebook's list). The key is :mod:`autograder.exercises.04_what_ppl_says.key`.
+``"log_base"`` is accepted chosen or not (perplexity is base-free, a reported NLL is not).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def _valid_reasons(answer) -> Verdict:
     wrong = _distractor_verdict(chosen)
     if wrong is not None:
         return wrong
-    if len(chosen & key.VALID_REASONS) < key.MIN_REASONS:
+    if len(chosen & (key.VALID_REASONS | key.EITHER_WAY)) < key.MIN_REASONS:
         return Verdict(False, f"{REASONS} should name at least {key.MIN_REASONS} reasons")
     return PASS
 

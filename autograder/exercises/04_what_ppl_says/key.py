@@ -9,11 +9,15 @@ CLAIM_TRUTH = {"more_correct_answers": False, "more_useful": False, "better_toke
 #: make PPL values incomparable and those that cannot.
 REASON_OPTIONS = ("tokenizer", "response_mask", "chat_template", "dataset", "log_base",
                   "batch_size", "example_order", "parameter_count")
-VALID_REASONS = frozenset({"tokenizer", "response_mask", "chat_template", "dataset", "log_base"})
-DISTRACTORS = frozenset(REASON_OPTIONS) - VALID_REASONS
+VALID_REASONS = frozenset({"tokenizer", "response_mask", "chat_template", "dataset"})
+#: Accepted either way. Perplexity itself does not depend on the base (2 ** mean bits == e ** mean nats);
+#: what the base changes is a reported NLL or cross-entropy, and "the reported number" can fairly be read
+#: as either, so choosing it or not both earn the points.
+EITHER_WAY = frozenset({"log_base"})
+DISTRACTORS = frozenset(REASON_OPTIONS) - VALID_REASONS - EITHER_WAY
 
 #: The seed asks for at least two reasons.
 MIN_REASONS = 2
 
-if not VALID_REASONS <= set(REASON_OPTIONS):
+if not (VALID_REASONS | EITHER_WAY) <= set(REASON_OPTIONS):
     raise RuntimeError("every valid reason must be offered")
