@@ -22,6 +22,8 @@ remedies = [{GOOD}]
         "ratios_work = np.bool_(False)\nproblem_action = np.int64(3)\n"
         f"remedies = tuple(n.title() for n in [{GOOD}])\n"),
     "a one-element set for the action": f"ratios_work = False\nproblem_action = {{3}}\nremedies = {{{GOOD}}}\n",
+    # The fair reading: only fixes that add information (restricting the target adds none).
+    "only the fixes that add information": RIGHT + "remedies = {'full_support_behaviour', 'more_exploration'}\n",
 }
 
 WRONG = {

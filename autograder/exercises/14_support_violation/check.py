@@ -3,7 +3,9 @@
 Answers: ``ratios_work`` (True/False), ``problem_action`` (the action's number, counted from 1 as
 in the notebook's table; a one-element set is read the same way) and ``remedies`` (a set of names
 from the notebook's list). Each offered remedy is one case; the four that do not help weigh as much
-together as the three that do, and count only once at least one real remedy is chosen.
+together as the two that add information, and count only once at least one remedy is chosen.
+``restrict_target`` is accepted chosen or not (it changes the question rather than adding data; see the
+key), so it has no case of its own.
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ MISTAKES = {
 HINTS = {
     "full_support_behaviour": "what if every action had a positive probability of being collected?",
     "more_exploration": "what would make the missing action appear in the data at all?",
-    "restrict_target": "could the question be changed instead of the data?",
 }
 
 
@@ -77,7 +78,7 @@ def _action_case() -> Case:
 
 def _remedy_case(option: str) -> Case:
     good = option in key.GOOD_REMEDIES
-    bad_count = len(key.REMEDY_CHOICES) - len(key.GOOD_REMEDIES)
+    bad_count = len(key.REMEDY_CHOICES) - len(key.GOOD_REMEDIES) - len(key.EITHER_WAY_REMEDIES)
     weight = 1.0 if good else len(key.GOOD_REMEDIES) / bad_count
 
     def judge(answer) -> Verdict:
@@ -86,7 +87,7 @@ def _remedy_case(option: str) -> Case:
             return PASS if option in chosen else Verdict(False, f"reconsider {option}: {HINTS[option]}")
         if option in chosen:
             return Verdict(False, MISTAKES[option].sentence, MISTAKES[option].key)
-        if not chosen & key.GOOD_REMEDIES:
+        if not chosen & (key.GOOD_REMEDIES | key.EITHER_WAY_REMEDIES):
             return Verdict(False, "leaving an option out only counts once you choose a remedy that works")
         return PASS
 
@@ -94,7 +95,8 @@ def _remedy_case(option: str) -> Case:
 
 
 def build_cases() -> list:
-    return [_ratios_case(), _action_case()] + [_remedy_case(option) for option in key.REMEDY_CHOICES]
+    return [_ratios_case(), _action_case()] + [_remedy_case(option) for option in key.REMEDY_CHOICES
+                                                   if option not in key.EITHER_WAY_REMEDIES]
 
 
 CHECK = ExerciseCheck(

@@ -18,5 +18,10 @@ REMEDY_CHOICES = (
     "full_support_behaviour", "more_exploration", "restrict_target",
     "clip_ratio", "more_samples", "epsilon_denominator", "skip_action",
 )
-#: The ones that fix the problem: change what the data can contain, or what the target asks for.
-GOOD_REMEDIES = frozenset(("full_support_behaviour", "more_exploration", "restrict_target"))
+#: The ones that fix the problem by adding information: change what the data can contain.
+GOOD_REMEDIES = frozenset(("full_support_behaviour", "more_exploration"))
+#: Accepted chosen or not. Restricting the target adds no information: it makes the ratios honest by
+#: changing the question (an expectation under another policy). The notebook's intro speaks of "fixes
+#: that add information", under which it is out; Part B asks what makes "the expectation" estimable,
+#: under which it is in. Both readings are fair, so it has no case and counts as a chosen remedy.
+EITHER_WAY_REMEDIES = frozenset(("restrict_target",))
