@@ -58,7 +58,7 @@ WRONG = [
      "length-reveals-cause"),
     ("budget at 47 tokens", CANONICAL + 'possible_reasons_at_47 = {"eos", "length", "stop_string", "timeout", "abort"}',
      "budget-below-limit"),
-    ("both flags forbidden", CANONICAL + "validator_should_reject_both_flags = True", "forbid-both-flags"),
+    ("both flags forbidden", CANONICAL + "validator_should_reject_both_flags = True", "flags-exclusive"),
     ("flags read off the reason name", CANONICAL + 'fixed_budget_flags = {"terminated": False, "truncated": True}',
      "flags-from-reason-name"),
 ]

@@ -41,13 +41,13 @@ print("done")
 }
 
 WRONG = [
-    ("same-position targets", CANONICAL + "targets = [101, 7, 42, 9, 13, 2]", "same-position-pairing"),
-    ("targets shifted backwards", CANONICAL + "targets = [None, 101, 7, 42, 9, 13]", "predicts-the-past"),
+    ("same-position targets", CANONICAL + "targets = [101, 7, 42, 9, 13, 2]", "same-position"),
+    ("targets shifted backwards", CANONICAL + "targets = [None, 101, 7, 42, 9, 13]", "shift-backwards"),
     ("np.roll wraps around", CANONICAL + "targets = [7, 42, 9, 13, 2, 101]", "wrap-around"),
     ("no entry for the last position", CANONICAL + "targets = [7, 42, 9, 13, 2]", "no-slot-for-last"),
-    ("unshifted slices", CANONICAL + 'slice_choice = "C"', "same-position-pairing"),
-    ("slices shifted backwards", CANONICAL + 'slice_choice = "B"', "predicts-the-past"),
-    ("both trimmed at the end", CANONICAL + 'slice_choice = "D"', "trimmed-same-position"),
+    ("unshifted slices", CANONICAL + 'slice_choice = "C"', "same-position"),
+    ("slices shifted backwards", CANONICAL + 'slice_choice = "B"', "shift-backwards"),
+    ("both trimmed at the end", CANONICAL + 'slice_choice = "D"', "same-position"),
     ("shift keeps the length", CANONICAL + 'gather_shapes["shifted"] = (2, 6, 1)', "shift-keeps-length"),
     ("expects an error", CANONICAL + "unshifted_raises_error = True", "expects-shape-error"),
 ]

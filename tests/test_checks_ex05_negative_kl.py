@@ -51,9 +51,9 @@ WRONG = [
      CANONICAL + "exact_kl = (math.log(0.5 / 0.3) + math.log(0.3 / 0.4) + math.log(0.2 / 0.3)) / 3",
      "uniform-average"),
     ("reversed KL", CANONICAL + "exact_kl = 0.3 * math.log(0.3 / 0.5) + 0.4 * math.log(0.4 / 0.3) "
-     "+ 0.3 * math.log(0.3 / 0.2)", "reversed-kl"),
+     "+ 0.3 * math.log(0.3 / 0.2)", "kl-direction"),
     ("the sample as the KL", CANONICAL + "exact_kl = math.log(0.3 / 0.4)", "sample-is-kl"),
-    ("flipped ratio", CANONICAL + "log_ratio_action_1 = math.log(0.4 / 0.3)", "flipped-ratio"),
+    ("flipped ratio", CANONICAL + "log_ratio_action_1 = math.log(0.4 / 0.3)", "ratio-inverted"),
 ]
 
 

@@ -36,13 +36,13 @@ nucleus_081 = np.array([0.526316, 0.315789, 0.157895, 0.0], dtype=np.float32)
 
 WRONG = {
     "drops the token that reaches 0.80": (FRACTIONS + "kept_080 = {0}\nnucleus_080 = [1.0, 0, 0, 0]\n",
-                                          "dropped-threshold-token"),
-    "drops the token that reaches 0.81": (FRACTIONS + "kept_081 = {0, 1}\n", "dropped-threshold-token"),
+                                          "top-p-drops-threshold-token"),
+    "drops the token that reaches 0.81": (FRACTIONS + "kept_081 = {0, 1}\n", "top-p-drops-threshold-token"),
     "one too many at 0.80 (the float sum trap)": (
         FRACTIONS + "kept_080 = {0, 1, 2}\nnucleus_080 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95, 0.0]\n",
-        "one-too-many"),
-    "one too many at 0.81": (FRACTIONS + "nucleus_081 = [0.5, 0.3, 0.15, 0.05]\n", "one-too-many"),
-    "forgot to renormalise": (FRACTIONS + "nucleus_080 = [0.50, 0.30, 0.0, 0.0]\n", "not-renormalised"),
+        "top-p-keeps-extra"),
+    "one too many at 0.81": (FRACTIONS + "nucleus_081 = [0.5, 0.3, 0.15, 0.05]\n", "top-p-keeps-extra"),
+    "forgot to renormalise": (FRACTIONS + "nucleus_080 = [0.50, 0.30, 0.0, 0.0]\n", "no-renormalise"),
     "1-based ids": (FRACTIONS + "kept_081 = {1, 2, 3}\n", "one-based-ids"),
     "only the kept tokens": (FRACTIONS + "nucleus_081 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95]\n",
                              "zeros-left-out"),

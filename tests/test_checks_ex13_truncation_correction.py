@@ -36,7 +36,7 @@ WRONG = {
     "factor inverted": (EXACT + "ratio_factor = 0.85 ** 4\n", "factor-inverted"),
     "base-10 logs": (EXACT.replace("math.log(", "math.log10("), "log-base-10"),
     "multiplied by the mass": (EXACT + "p_tilde = 0.25 * 0.85\n", "multiplied-by-mass"),
-    "not renormalised": (EXACT + "log_p_tilde = math.log(0.25)\n", "not-renormalised"),
+    "not renormalised": (EXACT + "log_p_tilde = math.log(0.25)\n", "no-renormalise"),
     "divided by the dropped mass": (EXACT + "p_tilde = 0.25 / 0.15\n", "divided-by-dropped-mass"),
     "sign of the correction": (EXACT + "log_increase = math.log(0.85)\n", "correction-sign"),
     "difference of probabilities": (EXACT + "log_increase = 0.25 / 0.85 - 0.25\n", "difference-not-log"),

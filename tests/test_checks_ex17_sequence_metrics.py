@@ -165,7 +165,7 @@ WRONG = {
                                   "float32-arithmetic"),
     "clipped_probabilities": (metrics(start="s = np.where(m, np.log(np.clip(np.exp(x), 1e-12, 1.0)), 0.0).sum(axis=1)"),
                               "clipped-log", "very unlikely tokens (log-probabilities near -700)"),
-    "counts_padding": (metrics(count="np.full(len(n), x.shape[1])"), "count-includes-padding"),
+    "counts_padding": (metrics(count="np.full(len(n), x.shape[1])"), "padding-counted"),
     "sums_padding": (metrics(total="x.sum(axis=1)"), "sum-includes-padding"),
     "mean_over_row_length": (metrics(mean="-s / x.shape[1]", ppl="np.exp(-s / x.shape[1])"), "mean-over-padding"),
     "mean_of_everything": (metrics(mean="-x.mean(axis=1)", ppl="np.exp(-x.mean(axis=1))"), "mean-over-padding"),

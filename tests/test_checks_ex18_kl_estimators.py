@@ -153,7 +153,7 @@ def exact_kl_from_logits(p_logits, q_logits):
     p = np.exp(p_logits) / np.exp(p_logits).sum(axis=-1, keepdims=True)
     q = np.exp(q_logits) / np.exp(q_logits).sum(axis=-1, keepdims=True)
     return np.sum(p * (np.log(p) - np.log(q)), axis=-1)
-""" + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "kl-overflow"),
+""" + SAMPLES_HEAD + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr"), "no-max-shift"),
     "k1_sign": (SEED_STYLE.replace('"k1": -lr', '"k1": lr'), "k1-sign"),
     "ratio_inverted": (EXACT_KL + samples("-lr", "0.5 * lr**2", "r - 1.0 - lr").replace(
         "lr = log_p - log_q", "lr = log_q - log_p"), "ratio-inverted"),

@@ -198,7 +198,7 @@ WRONG = {
         "    return _softmax(z / temperature)", "    s = z / temperature\n    return np.exp(s - s.max())"),
         "softmax-unnormalised"),
     "softmax_without_max_shift": (REFERENCE_STYLE.replace(
-        "    e = np.exp(z - z.max())", "    e = np.exp(z)"), "softmax-overflow"),
+        "    e = np.exp(z - z.max())", "    e = np.exp(z)"), "no-max-shift"),
     "float32_results": (REFERENCE_STYLE.replace("    return out / out.sum()", "    return (out / out.sum()).astype(np.float32)")
                         .replace("return _softmax(z / temperature)", "return _softmax(z / temperature).astype(np.float32)"),
                         "float32-output"),

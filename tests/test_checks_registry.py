@@ -35,3 +35,28 @@ def test_a_broken_check_module_costs_only_its_own_notebook(monkeypatch):
 def test_unknown_notebooks_are_named_in_the_error():
     with pytest.raises(KeyError, match="99_nothing"):
         CHECKS["99_nothing"]
+
+
+def test_one_misconception_one_message_in_every_notebook():
+    """A key names one mistake with one sentence wherever it shows (shared ones live in
+    autograder.checks._misconceptions), and two different keys never share a sentence."""
+    import importlib
+
+    from autograder.checks import _float_results, _misconceptions
+    from autograder.checks._judge import Misconception
+    from autograder.exercises import stems
+
+    modules = [_float_results, _misconceptions]
+    modules += [importlib.import_module(f"autograder.exercises.{stem}.check") for stem in stems()]
+    sentences: dict = {}
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, Misconception):
+                sentences.setdefault(value.key, set()).add(value.sentence)
+    assert len(sentences) > 100
+    assert {key: found for key, found in sentences.items() if len(found) > 1} == {}
+    keys_of: dict = {}
+    for key, found in sentences.items():
+        for sentence in found:
+            keys_of.setdefault(sentence, set()).add(key)
+    assert {sentence: keys for sentence, keys in keys_of.items() if len(keys) > 1} == {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
 from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "01_stop_reasons"
@@ -31,11 +32,7 @@ BUDGET_BELOW_LIMIT = Misconception(
     "budget-below-limit",
     "The token budget only fires when the response reaches max_new_tokens; a shorter response was "
     "stopped by something else.")
-FORBID_BOTH_FLAGS = Misconception(
-    "forbid-both-flags",
-    "terminated and truncated answer different questions (did the task end? did an outside limit cut "
-    "the episode?): a real terminal event can coincide with a buffer boundary, so a generic contract "
-    "must allow both.")
+FORBID_BOTH_FLAGS = _shared.FLAGS_EXCLUSIVE
 FLAGS_FROM_REASON_NAME = Misconception(
     "flags-from-reason-name",
     "The flags follow from the task's contract, not from the name of the raw reason: in this task the "

@@ -13,18 +13,13 @@ from autograder.checks._concept_answers import (
 )
 from autograder.checks._core import PASS, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "03_one_token_error"
 
-SAME_POSITION = Misconception(
-    "same-position-pairing",
-    "The logits at a position are computed from the tokens up to and including that position, so they "
-    "predict the token that comes next, not the one already in the input there.")
-PREDICTS_THE_PAST = Misconception(
-    "predicts-the-past",
-    "This pairs the logits with a token the model had already read: the shift goes the other way, towards "
-    "the token that has not been seen yet.")
+SAME_POSITION = _shared.SAME_POSITION
+PREDICTS_THE_PAST = _shared.SHIFT_BACKWARDS
 WRAP_AROUND = Misconception(
     "wrap-around",
     "Rolling the ids wraps the first token round to the end: the last logits position has no target "
@@ -33,10 +28,7 @@ NO_SLOT_FOR_LAST = Misconception(
     "no-slot-for-last",
     "Give one entry per logits position, six in all: the last position has logits too, it simply has no "
     "target inside the row (write None there).")
-TRIMMED_SAME_POSITION = Misconception(
-    "trimmed-same-position",
-    "Trimming both arrays at the same end keeps the same-position pairing: the two arrays have to be "
-    "trimmed at opposite ends.")
+TRIMMED_SAME_POSITION = _shared.SAME_POSITION
 SHIFT_KEEPS_LENGTH = Misconception(
     "shift-keeps-length",
     "After the shift, count the positions that still have both logits and a target inside the row: the "

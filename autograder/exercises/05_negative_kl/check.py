@@ -11,6 +11,7 @@ from __future__ import annotations
 from autograder.checks._concept_answers import boolean, choice, number_case, same, value_case
 from autograder.checks._core import ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "05_negative_kl"
@@ -31,13 +32,8 @@ UNIFORM_AVERAGE = Misconception(
     "uniform-average",
     "A plain mean over actions treats rare and common actions alike; KL weights each log-ratio by the "
     "probability of the distribution the actions are drawn from.")
-REVERSED_KL = Misconception(
-    "reversed-kl",
-    "KL is not symmetric: D_KL(pi || pi_ref) weights by pi and puts log pi first; swapping the two gives a "
-    "different number.")
-FLIPPED_RATIO = Misconception(
-    "flipped-ratio",
-    "The log-ratio is log pi(a) - log pi_ref(a): the policy's log-probability comes first.")
+REVERSED_KL = _shared.KL_DIRECTION
+FLIPPED_RATIO = _shared.RATIO_INVERTED
 
 
 def _bool_case(name: str, truth: bool, mistake: Misconception):

@@ -14,6 +14,7 @@ from autograder.checks._concept_answers import (
 )
 from autograder.checks._core import ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "06_k3_support"
@@ -37,10 +38,7 @@ ASSUMED_IDENTITY = Misconception(
 MISSED_MASS = Misconception(
     "reported-missed-mass",
     "That is the part of p that q never samples, the mass E_q[p/q] misses, not the value of E_q[p/q] itself.")
-WRONG_DIRECTION = Misconception(
-    "wrong-kl-direction",
-    "That is D_KL(p || q): with samples from q the estimator targets D_KL(q || p), which weights by q and "
-    "puts log q first.")
+WRONG_DIRECTION = _shared.KL_DIRECTION
 DROPPED_TERM = Misconception(
     "dropped-infinite-term",
     "A point where q > 0 but p = 0 contributes q log(q / 0) = +infinity; only points with q = 0 may be "

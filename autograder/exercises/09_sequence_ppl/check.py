@@ -11,14 +11,12 @@ import math
 from autograder.checks._concept_answers import number_case
 from autograder.checks._core import ExerciseCheck, Group
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "09_sequence_ppl"
 
-LOG10 = Misconception(
-    "log-base-10",
-    "This matches base-10 logarithms: log-probabilities, NLL and perplexity here use the natural log "
-    "(np.log), and perplexity is exp of the mean NLL.")
+LOG10 = _shared.LOG_BASE_10
 LOG2 = Misconception(
     "log-base-2",
     "This matches base-2 logarithms: log-probabilities, NLL and perplexity here use the natural log "

@@ -12,14 +12,12 @@ import numpy as np
 from autograder.checks._concept_answers import array_case, number_case
 from autograder.checks._core import ExerciseCheck, Group
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "10_kl_chain_rule"
 
-DIRECTION = Misconception(
-    "kl-direction",
-    "This is KL measured the other way round: KL(p || q) averages log(p / q) under p, the first "
-    "argument; KL is not symmetric.")
+DIRECTION = _shared.KL_DIRECTION
 UNWEIGHTED = Misconception(
     "unweighted-average",
     "The conditional KLs must be weighted by how often p takes each first action, p_0(a1), not "
@@ -28,9 +26,7 @@ UNWEIGHTED_SUM = Misconception(
     "unweighted-sum",
     "The conditional KLs are not simply added: each is weighted by the probability p_0(a1) of reaching "
     "its branch.")
-BITS = Misconception(
-    "log-base",
-    "This matches base-2 or base-10 logarithms: KL here is in nats, with the natural log (np.log).")
+BITS = _shared.LOG_BASE
 ORDER = Misconception(
     "conditional-order",
     "The two conditional KLs are in the wrong order: the first entry belongs to first action 0.")

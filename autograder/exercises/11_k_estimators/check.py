@@ -11,26 +11,18 @@ import math
 from autograder.checks._concept_answers import choice_set, compare_numbers, number, value_case
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception, field
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "11_k_estimators"
 
-K1_SIGN = Misconception(
-    "k1-sign",
-    "k1 is minus the log-ratio, -log r, with r = p(x) / q(x): check the sign and which probability is "
-    "on top.")
-INVERTED = Misconception(
-    "ratio-inverted",
-    "This matches the ratio turned upside down: r = p(x) / q(x), with x sampled from q.")
-K2_HALF = Misconception(
-    "k2-missing-half",
-    "k2 is half the squared log-ratio, (log r)^2 / 2.")
+K1_SIGN = _shared.K1_SIGN
+INVERTED = _shared.RATIO_INVERTED
+K2_HALF = _shared.K2_HALF
 K3_LOG_SIGN = Misconception(
     "k3-log-sign",
     "k3 subtracts the log-ratio: (r - 1) - log r.")
-LOG_BASE = Misconception(
-    "log-base",
-    "This matches base-2 or base-10 logarithms: the estimators use the natural log (np.log), in nats.")
+LOG_BASE = _shared.LOG_BASE
 K3_SIGN = Misconception(
     "k3-can-be-negative",
     "k3 = (r - 1) - log r never goes below zero, because log r <= r - 1 for every r > 0.")

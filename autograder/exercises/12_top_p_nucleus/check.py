@@ -13,23 +13,17 @@ import numpy as np
 from autograder.checks._concept_answers import compare_numbers, int_set, number_matches, numbers, value_case
 from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "12_top_p_nucleus"
 
-DROPPED = Misconception(
-    "dropped-threshold-token",
-    "The token whose cumulative mass first reaches top_p stays in the nucleus: keep the smallest prefix "
-    "whose mass is at least top_p.")
-TOO_MANY = Misconception(
-    "one-too-many",
-    "Stop at the first prefix whose mass reaches top_p; reaching the threshold exactly counts.")
+DROPPED = _shared.TOP_P_DROPS
+TOO_MANY = _shared.TOP_P_EXTRA
 ONE_BASED = Misconception(
     "one-based-ids",
     "Token ids here start at 0, like array indices: the most likely token is id 0.")
-NOT_RENORMALISED = Misconception(
-    "not-renormalised",
-    "After truncation, divide the kept probabilities by their total mass so the nucleus sums to 1.")
+NOT_RENORMALISED = _shared.NO_RENORMALISE
 ZEROS_LEFT_OUT = Misconception(
     "zeros-left-out",
     "Give a probability for every one of the four token ids, with 0 for the tokens outside the nucleus.")

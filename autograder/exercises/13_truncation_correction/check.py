@@ -12,6 +12,7 @@ import math
 from autograder.checks._concept_answers import number_case
 from autograder.checks._core import ExerciseCheck, Group
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "13_truncation_correction"
@@ -20,15 +21,11 @@ MULTIPLIED = Misconception(
     "multiplied-by-mass",
     "Renormalising divides by the retained mass Z_S (the kept probabilities must grow to sum to 1); it "
     "does not multiply by it.")
-NOT_RENORMALISED = Misconception(
-    "not-renormalised",
-    "That is the base probability: after truncation the kept tokens are divided by their total mass Z_S.")
+NOT_RENORMALISED = _shared.NO_RENORMALISE
 DROPPED_MASS = Misconception(
     "divided-by-dropped-mass",
     "Divide by the mass that was kept, Z_S, not by the mass that was cut away.")
-LOG10 = Misconception(
-    "log-base-10",
-    "This matches base-10 logarithms: log-probabilities here use the natural log (np.log).")
+LOG10 = _shared.LOG_BASE_10
 SIGN = Misconception(
     "correction-sign",
     "Renormalising over a smaller support raises every kept probability, so the log-probability goes up: "

@@ -14,6 +14,7 @@ from autograder.channel import Call
 from autograder.checks._core import Case, Central, ExerciseCheck, Group
 from autograder.checks._float_results import CLIPPED_LOG, LOG_OF_SOFTMAX, clipped_logs, judge_floats, log_softmax
 from autograder.checks._judge import Misconception, error_case, value_of
+from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
 STEM = "15_stable_log_softmax"
@@ -28,10 +29,7 @@ GROUPS = (
 
 # ----------------------------------------------------------------------------- misconceptions
 
-NO_MAX_SHIFT = Misconception(
-    "no-max-shift",
-    "Some entries overflowed to inf or NaN: exp(1000) does not fit in a float64. Subtract the maximum "
-    "along the axis before exponentiating; the shift cancels out of the result but keeps every exponent <= 0.")
+NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
 RETURNED_SOFTMAX = Misconception(
     "returned-softmax",
     "These are probabilities (a softmax), not log-probabilities: the result should be <= 0 with "
@@ -52,9 +50,7 @@ MAX_NOT_RESTORED = Misconception(
     "max-not-restored",
     "The result is off by the maximum: log(sum(exp(z))) = max + log(sum(exp(z - max))), so subtract "
     "the maximum from z as well as the shifted log-sum.")
-NEGATED = Misconception(
-    "negated-log-probs",
-    "The sign is flipped: log-probabilities are <= 0 (you returned negative log-probabilities).")
+NEGATED = _shared.NEGATED
 
 
 def wrong_outputs(z: np.ndarray, axis: int) -> list:

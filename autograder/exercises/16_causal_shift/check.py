@@ -21,6 +21,7 @@ from autograder.channel import Call
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._float_results import judge_floats, log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, strict_bool_array, value_of
+from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
 STEM = "16_causal_shift"
@@ -36,14 +37,8 @@ GROUPS = (
 
 # ----------------------------------------------------------------------------- misconceptions
 
-SAME_POSITION = Misconception(
-    "same-position",
-    "Logits and targets are paired at the same position. The logits at position t are the model's "
-    "prediction for the token at t + 1: pair logits[:, :-1] with input_ids[:, 1:].")
-SHIFT_BACKWARDS = Misconception(
-    "shift-backwards",
-    "The shift goes the wrong way: logits[:, 1:] were paired with input_ids[:, :-1], i.e. each token was "
-    "scored by a prediction made after seeing it. Pair logits[:, :-1] with input_ids[:, 1:].")
+SAME_POSITION = _shared.SAME_POSITION
+SHIFT_BACKWARDS = _shared.SHIFT_BACKWARDS
 RAW_LOGITS = Misconception(
     "gathered-logits",
     "These are raw logits picked at the target ids, not log-probabilities: apply a (stable) log-softmax "
@@ -55,17 +50,12 @@ VOCAB_AXIS = Misconception(
     "normalised-wrong-axis",
     "The log-softmax was taken over the wrong axis: normalise over the vocabulary (the last axis, V), "
     "not over positions.")
-NEGATED = Misconception(
-    "negated-log-probs",
-    "The sign is flipped: selected log-probabilities are <= 0 (these are negative log-probabilities).")
+NEGATED = _shared.NEGATED
 ZEROED = Misconception(
     "masked-selected",
     "Positions outside the response were set to zero. Return the log-probability of every next token; "
     "the shifted mask you return is what tells later steps which positions count.")
-NO_MAX_SHIFT = Misconception(
-    "no-max-shift",
-    "Some log-probabilities overflowed to inf or NaN: with logits of order 1e3, subtract each row's maximum "
-    "before exponentiating (a stable log-softmax).")
+NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
 MASK_WRONG_SHIFT = Misconception(
     "mask-wrong-shift",
     "The mask was shifted the wrong way (mask[:, :-1]). The targets are input_ids[:, 1:], so the mask that "

@@ -26,6 +26,7 @@ from autograder.channel import Call, ObjectData
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject
 from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
 from autograder.checks._judge import Misconception, error_case, field, value_of
+from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
 STEM = "17_sequence_metrics"
@@ -41,9 +42,7 @@ GROUPS = (
 
 # ----------------------------------------------------------------------------- misconceptions
 
-COUNT_PADDING = Misconception(
-    "count-includes-padding",
-    "token_count counts padding or prompt positions: count only the positions where the mask is active.")
+COUNT_PADDING = _shared.PADDING_COUNTED
 SUM_PADDING = Misconception(
     "sum-includes-padding",
     "sum_logprob adds log-probabilities outside the mask: only active response tokens belong to the sum.")
@@ -237,7 +236,7 @@ def build_cases():
 #: the notebook at a third of its autograded points.
 CENTRAL = Central(
     "the mask (counts, sums and means run over the active tokens only)",
-    {"count-includes-padding", "sum-includes-padding", "mean-over-padding"},
+    {"padding-counted", "sum-includes-padding", "mean-over-padding"},
     ("B=2, T=5: token_count and sum_logprob", "B=2, T=5: mean_nll and perplexity",
      "B=4, T=9: token_count and sum_logprob", "B=4, T=9: mean_nll and perplexity"))
 

@@ -24,6 +24,7 @@ from autograder.checks._float_results import (
 from autograder.checks._judge import (
     Misconception, close, error_case, expect_close, field, float_array, value_of,
 )
+from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
 STEM = "18_kl_estimators"
@@ -37,28 +38,15 @@ GROUPS = (
 
 # ----------------------------------------------------------------------------- misconceptions
 
-KL_DIRECTION = Misconception(
-    "kl-direction",
-    "This is KL(q||p): the expectation must be taken under p, the distribution of the first "
-    "argument, i.e. sum of p * (log p - log q).")
+KL_DIRECTION = _shared.KL_DIRECTION
 KL_UNNORMALISED = Misconception(
     "kl-unnormalised",
     "The logits were used as if they were probabilities or log-probabilities: normalise each row "
     "first (log-softmax), so that the probabilities sum to one.")
-KL_OVERFLOW = Misconception(
-    "kl-overflow",
-    "With logits of order 1e3, exp overflows: subtract each row's maximum before exponentiating "
-    "(a stable log-softmax).")
-K1_SIGN = Misconception(
-    "k1-sign",
-    "k1 has the wrong sign: with r = p/q and samples from q, k1 = -log r = log q - log p.")
-RATIO_INVERTED = Misconception(
-    "ratio-inverted",
-    "The ratio is inverted: r = p/q, so log r = log_p - log_q (note the argument order: log_q "
-    "comes first).")
-K2_HALF = Misconception(
-    "k2-missing-half",
-    "k2 is missing its factor 1/2: k2 = (log r)^2 / 2.")
+KL_OVERFLOW = _shared.NO_MAX_SHIFT
+K1_SIGN = _shared.K1_SIGN
+RATIO_INVERTED = _shared.RATIO_INVERTED
+K2_HALF = _shared.K2_HALF
 K3_MINUS_ONE = Misconception(
     "k3-missing-minus-one",
     "k3 is missing the -1: k3 = (r - 1) - log r, which is zero when p = q.")

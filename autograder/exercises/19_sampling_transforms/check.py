@@ -27,6 +27,7 @@ from autograder.checks._float_results import (
     ATOL, FLOAT32_OUTPUT, RTOL, finite_floats, float32_arithmetic, float32_output,
 )
 from autograder.checks._judge import Misconception, close, error_case, float_array, value_of
+from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
 STEM = "19_sampling_transforms"
@@ -49,13 +50,8 @@ TEMPERATURE_MULTIPLIED = Misconception(
 UNNORMALISED_SOFTMAX = Misconception(
     "softmax-unnormalised",
     "The values do not sum to one: divide the exponentials by their sum (after subtracting the maximum).")
-NO_RENORMALISE = Misconception(
-    "no-renormalise",
-    "After truncation the kept probabilities must be renormalised so that they sum to one again.")
-SOFTMAX_OVERFLOW = Misconception(
-    "softmax-overflow",
-    "With logits of order 1e3, exp overflows to inf and the result turns into NaN: subtract the largest "
-    "(scaled) logit before exponentiating.")
+NO_RENORMALISE = _shared.NO_RENORMALISE
+SOFTMAX_OVERFLOW = _shared.NO_MAX_SHIFT
 TIE_ORDER = Misconception(
     "tie-order",
     "Among tied tokens the smaller token id must rank first: sort with np.argsort(-p, kind='stable'). "
@@ -68,15 +64,8 @@ TOP_K_TIES_EXTRA = Misconception(
 TOP_K_OFF_BY_ONE = Misconception(
     "top-k-off-by-one",
     "The number of kept tokens is off by one: top-k keeps exactly k tokens.")
-TOP_P_DROPS = Misconception(
-    "top-p-drops-threshold-token",
-    "The token whose probability makes the running sum reach top_p must be kept: the nucleus is the "
-    "smallest prefix whose mass is at least top_p.")
-TOP_P_EXTRA = Misconception(
-    "top-p-keeps-extra",
-    "One token too many was kept: stop at the first token whose running sum reaches top_p (>=, not >). "
-    "A running sum computed from logits can also land one rounding step below a threshold it reaches "
-    "exactly, so compare with a tiny tolerance.")
+TOP_P_DROPS = _shared.TOP_P_DROPS
+TOP_P_EXTRA = _shared.TOP_P_EXTRA
 TOP_P_UNSORTED = Misconception(
     "top-p-unsorted",
     "The nucleus was accumulated in token-id order: rank the tokens by probability, largest first, "

@@ -18,6 +18,7 @@ import numpy as np
 from autograder.channel import Call, Raised
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception, expect_error, field, scalar, value_of
+from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
 STEM = "20_rollout_validation"
@@ -34,15 +35,8 @@ GROUPS = (
     Group("values", 2, "Non-finite log-probabilities or rewards, finite padding and bad stop reasons are rejected"),
 )
 
-FLAGS_EXCLUSIVE = Misconception(
-    "flags-exclusive",
-    "A valid batch was rejected because a response is both terminated and truncated: structurally that "
-    "is allowed (a real terminal event can coincide with an outside limit); whether a task permits it "
-    "is a separate, semantic check.")
-PADDING_COUNTED = Misconception(
-    "padding-counted",
-    "Padding positions were counted as response tokens: count only the positions where the response "
-    "mask is set.")
+FLAGS_EXCLUSIVE = _shared.FLAGS_EXCLUSIVE
+PADDING_COUNTED = _shared.PADDING_COUNTED
 MISSING_FIELD_KEYERROR = Misconception(
     "missing-field-keyerror",
     "A missing field surfaced as a KeyError from a lookup: check that every required field is present "

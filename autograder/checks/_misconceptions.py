@@ -1,0 +1,95 @@
+"""Misconceptions that show in more than one notebook: one key and one sentence wherever they show.
+
+A student who shifts the wrong way in exercise 03 and again in exercise 16, or takes the KL in the
+wrong direction in 05 and 18, meets the same name and the same explanation, and an instructor's
+batch report counts it once. Sentences are worded for every notebook that uses them: they name the
+idea, never a notebook's hidden inputs or expected values. Misconceptions that belong to one notebook
+stay in its ``check.py``.
+"""
+
+from __future__ import annotations
+
+from autograder.checks._judge import Misconception
+
+# --------------------------------------------------------------------------- the causal shift (03, 16)
+
+SAME_POSITION = Misconception(
+    "same-position",
+    "Logits and targets are paired at the same position. The logits at a position are computed from the "
+    "tokens up to and including it, so they predict the token that comes next, not the one already read "
+    "there (trimming both arrays at the same end keeps this same-position pairing).")
+SHIFT_BACKWARDS = Misconception(
+    "shift-backwards",
+    "The shift goes the wrong way: each token was scored by logits computed after reading it. The "
+    "logits at a position predict the token that has not been read yet, the one that comes next.")
+
+# --------------------------------------------------------------------------- log-softmax (15, 16, 18, 19)
+
+NO_MAX_SHIFT = Misconception(
+    "no-max-shift",
+    "Some values overflowed to inf or NaN: exp(1000) does not fit in a float64. Subtract the maximum "
+    "(along the vocabulary axis) before exponentiating; the shift cancels out of the result but keeps "
+    "every exponent <= 0.")
+NEGATED = Misconception(
+    "negated-log-probs",
+    "The sign is flipped: log-probabilities are <= 0 (these are negative log-probabilities).")
+
+# --------------------------------------------------------------------------- truncation (12, 13, 19)
+
+NO_RENORMALISE = Misconception(
+    "no-renormalise",
+    "After truncation the kept probabilities must be renormalised: divide them by their total mass so "
+    "that they sum to one again.")
+TOP_P_DROPS = Misconception(
+    "top-p-drops-threshold-token",
+    "The token whose probability makes the running sum reach top_p must be kept: the nucleus is the "
+    "smallest prefix of the ranking whose mass is at least top_p.")
+TOP_P_EXTRA = Misconception(
+    "top-p-keeps-extra",
+    "One token too many was kept: stop at the first token whose running sum reaches top_p (>=, not >; "
+    "reaching it exactly counts). A running sum computed from logits can also land one rounding step "
+    "below a threshold it reaches exactly, so compare with a tiny tolerance.")
+
+# --------------------------------------------------------------------------- KL (05, 06, 10, 11, 18)
+
+KL_DIRECTION = Misconception(
+    "kl-direction",
+    "The KL's direction is swapped. KL is not symmetric: D_KL(a || b) = sum of a * (log a - log b) takes "
+    "its expectation under the first distribution and puts its log first (and with samples from q, the "
+    "estimand is D_KL(q || p)).")
+RATIO_INVERTED = Misconception(
+    "ratio-inverted",
+    "The ratio is inverted: r = p(x) / q(x) for samples x from q, so log r = log p - log q (for a policy "
+    "against its reference, log pi - log pi_ref: the policy comes first).")
+K1_SIGN = Misconception(
+    "k1-sign",
+    "k1 has the wrong sign: with r = p/q and samples from q, k1 = -log r = log q - log p.")
+K2_HALF = Misconception(
+    "k2-missing-half",
+    "k2 is missing its factor 1/2: k2 = (log r)^2 / 2.")
+
+# --------------------------------------------------------------------------- units (09, 10, 11, 13)
+
+LOG_BASE = Misconception(
+    "log-base",
+    "This matches base-2 or base-10 logarithms: log-probabilities, KL and its estimators here are in "
+    "nats, with the natural log (np.log).")
+LOG_BASE_10 = Misconception(
+    "log-base-10",
+    "This matches base-10 logarithms: log-probabilities, NLL and perplexity here use the natural log "
+    "(np.log), and perplexity is exp of the mean NLL.")
+
+# --------------------------------------------------------------------------- rollouts (01, 17, 20)
+
+PADDING_COUNTED = Misconception(
+    "padding-counted",
+    "Padding or prompt positions were counted as response tokens: count only the positions where the "
+    "response mask is set.")
+FLAGS_EXCLUSIVE = Misconception(
+    "flags-exclusive",
+    "terminated and truncated answer different questions (did the task end? did an outside limit cut "
+    "the episode?): a real terminal event can coincide with an outside limit, so a generic contract or "
+    "validator must allow both; whether a task permits it is a separate, semantic check.")
+
+__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NO_RENORMALISE",
+           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOP_P_DROPS", "TOP_P_EXTRA"]
