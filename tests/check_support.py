@@ -121,6 +121,17 @@ def assert_mistake(stem: str, source_or_namespace: str | dict, key: str | None, 
     return result
 
 
+def assert_capped(stem: str, source_or_namespace: str | dict) -> None:
+    """The answer earns at most a third of the autograded points, in total and in every hidden cell
+    graded on its own (as nbgrader runs them), and the feedback says why."""
+    result = result_of(stem, source_or_namespace)
+    assert result.points_earned <= full_marks(stem) / 3 + 1e-9, result.feedback()
+    assert all(group.capped for group in result.groups if group.points_earned > 0), result.feedback()
+    for group in CHECKS[stem].groups:
+        alone = result_of(stem, source_or_namespace, [group.name])
+        assert alone.points_earned <= group.points / 3 + 1e-9, alone.feedback()
+
+
 def attacked_cases(stem: str, target: str) -> set:
     """The cases a hostile answer attacks through ``target``: a group's name (all its cases), an answer
     variable's name (every case that reads it), else the cases whose name ends with ``target``."""
@@ -221,6 +232,9 @@ class CheckTests:
     hostile : dict
         ``label -> (source, targets)``: every case attacked through a target (see
         :func:`attacked_cases`) must fail.
+    central_mistakes : tuple of str
+        Labels of ``wrong`` that get the exercise's central idea wrong: each earns at most a third of
+        the autograded points, in total and in every hidden cell graded on its own.
     """
 
     stem: str
@@ -232,10 +246,12 @@ class CheckTests:
     hostile: dict
     #: A hostile answer fails exactly the cases it attacks (concept answers are read one by one).
     isolated_hostile = False
+    central_mistakes: tuple = ()
 
     def pytest_generate_tests(self, metafunc):
         for argument, corpus in (("correct_label", self.correct), ("wrong_label", self.wrong),
-                                 ("hostile_label", self.hostile)):
+                                 ("hostile_label", self.hostile),
+                                 ("central_label", {label: None for label in self.central_mistakes})):
             if argument in metafunc.fixturenames:
                 metafunc.parametrize(argument, sorted(corpus))
 
@@ -244,6 +260,17 @@ class CheckTests:
 
     def test_mistake_loses_points_and_is_named(self, wrong_label):
         assert_mistake(self.stem, *self.wrong[wrong_label])
+
+    def test_central_mistake_earns_at_most_a_third(self, central_label):
+        assert_capped(self.stem, self.wrong[central_label][0])
+
+    def test_every_declared_central_idea_has_a_mistake_in_the_corpus(self):
+        central = CHECKS[self.stem].central
+        if central is None:
+            return
+        assert self.central_mistakes, f"{self.stem} declares a central idea: list its mistakes in central_mistakes"
+        named = {self.wrong[label][1] for label in self.central_mistakes}
+        assert named <= set(central.misconceptions), named
 
     def test_hostile_answer_earns_nothing_it_attacks(self, hostile_label):
         source, targets = self.hostile[hostile_label]

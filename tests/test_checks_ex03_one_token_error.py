@@ -63,6 +63,7 @@ def test_key_targets_come_from_the_reference_alignment():
 
 class TestOneTokenError(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ('same-position targets', 'targets shifted backwards', 'unshifted slices', 'slices shifted backwards', 'both trimmed at the end')
     groups = ("alignment", "shapes")
     autograded_points, total_points = 2, 3
     correct = CORRECT

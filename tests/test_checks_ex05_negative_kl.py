@@ -70,6 +70,7 @@ def test_key_numbers_agree_with_the_definition():
 
 class TestNegativeKl(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ('kl can be negative', 'a sample cannot be negative', 'the sample as the KL')
     groups = ("kl_vs_sample",)
     autograded_points, total_points = 1, 2
     correct = CORRECT

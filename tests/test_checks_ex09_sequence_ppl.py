@@ -98,6 +98,7 @@ HOSTILE_VALUES = {
 
 class TestSequencePpl(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ('total instead of mean', 'one over the arithmetic mean')
     groups = ("three_tokens", "fourth_token")
     autograded_points, total_points = 2.5, 3
     correct = CORRECT

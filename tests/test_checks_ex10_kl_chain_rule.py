@@ -88,6 +88,7 @@ HOSTILE_TABLES = {
 
 class TestKlChainRule(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ('equal weights on the conditionals', 'plain sum of the conditionals', 'KL the wrong way round', 'conditionals the wrong way round')
     groups = ("chain_terms", "joint")
     autograded_points, total_points = 2, 3
     correct = CORRECT

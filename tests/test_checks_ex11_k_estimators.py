@@ -66,6 +66,7 @@ HOSTILE = {
 
 class TestKEstimators(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ('k1 sign flipped', 'ratio inverted in k3')
     groups = ("values", "signs")
     autograded_points, total_points = 3, 3
     correct = CORRECT

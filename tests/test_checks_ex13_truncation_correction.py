@@ -59,6 +59,7 @@ HOSTILE_VALUES = {
 
 class TestTruncationCorrection(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ('multiplied by the mass', 'not renormalised', 'divided by the dropped mass')
     groups = ("renormalised", "correction")
     autograded_points, total_points = 2, 3
     correct = CORRECT

@@ -233,6 +233,7 @@ def stable_log_softmax(logits, axis=-1): return {"-0.4", "-1.4"}
 
 class TestStableLogSoftmax(CodingCheckTests):
     stem = STEM
+    central_mistakes = ('no_max_shift', 'no_max_shift_divide_first', 'clipped_before_the_log')
     groups = ("public", "shapes_axes", "numerics", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT

@@ -283,6 +283,7 @@ def causal_response_logprobs(model_logits, input_ids, response_token_mask):
 
 class TestCausalShift(CodingCheckTests):
     stem = STEM
+    central_mistakes = ('same_position_full_length', 'same_position_drop_first', 'same_position_drop_last', 'shift_backwards', 'mask_shifted_wrong_way', 'mask_not_shifted')
     groups = ("public", "alignment", "inputs", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT

@@ -267,6 +267,7 @@ def masked_sequence_metrics(selected_logprobs, mask):
 
 class TestSequenceMetrics(CodingCheckTests):
     stem = STEM
+    central_mistakes = ('counts_padding', 'sums_padding', 'mean_over_row_length', 'mean_of_everything')
     groups = ("public", "batches", "numerics", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT

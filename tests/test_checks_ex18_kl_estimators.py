@@ -292,6 +292,7 @@ def kl_sample_values(log_q, log_p): return Sneaky(k1=None, k2=None, k3=None)
 
 class TestKlEstimators(CodingCheckTests):
     stem = STEM
+    central_mistakes = ('kl_direction', 'k1_sign', 'ratio_inverted', 'kl_raw_logits_as_log_probs')
     groups = ("public", "exact_kl", "sample_values", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT

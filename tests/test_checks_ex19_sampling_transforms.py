@@ -248,6 +248,7 @@ def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): raise RuntimeErr
 
 class TestSamplingTransforms(CodingCheckTests):
     stem = STEM
+    central_mistakes = ('top_p_drops_threshold_token', 'top_p_in_id_order')
     groups = ("public", "temperature", "top_k", "top_p", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT

@@ -265,6 +265,7 @@ def validate_rollout_batch(batch):
 
 class TestRolloutValidation(CodingCheckTests):
     stem = STEM
+    central_mistakes = ('no_validation',)
     groups = ("public", "summary", "structure", "values")
     autograded_points, total_points = 9, 10
     correct = CORRECT

@@ -11,7 +11,7 @@ from __future__ import annotations
 from autograder.checks._concept_answers import (
     blank, boolean, choice, entry, int_tuple, integer, same, sequence, value_case,
 )
-from autograder.checks._core import PASS, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import Central, ExerciseCheck, Group, PASS, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -106,9 +106,17 @@ def build_cases() -> list:
     ]
 
 
+
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the alignment (the logits at t score the token at t + 1)",
+    {"same-position", "shift-backwards"},
+    ("target of every logits position", "the slices that align logits and targets"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("alignment", 1, "Which target each logits position predicts"),
      Group("shapes", 1, "Why the unshifted gather looks plausible")],
     build_cases,
+    CENTRAL,
 )

@@ -9,7 +9,7 @@ plus 1e-9 absolute. The key is :mod:`autograder.exercises.05_negative_kl.key`.
 from __future__ import annotations
 
 from autograder.checks._concept_answers import boolean, choice, number_case, same, value_case
-from autograder.checks._core import ExerciseCheck, Group, Verdict
+from autograder.checks._core import Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -64,8 +64,16 @@ def build_cases() -> list:
     ]
 
 
+
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the difference between the exact KL (never negative) and one sampled log-ratio",
+    {"negative-kl", "sample-is-kl"},
+    ("exact kl can be negative", "sampled log ratio can be negative", "exact KL of the two policies"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("kl_vs_sample", 1, "Exact KL versus one sampled log-ratio")],
     build_cases,
+    CENTRAL,
 )

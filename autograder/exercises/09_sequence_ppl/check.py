@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from autograder.checks._concept_answers import number_case
-from autograder.checks._core import ExerciseCheck, Group
+from autograder.checks._core import Central, ExerciseCheck, Group
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -81,9 +81,17 @@ def build_cases() -> list:
     ]
 
 
+
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "perplexity as the exponential of the mean negative log-probability",
+    {"sum-not-mean", "arithmetic-mean"},
+    ("mean negative log-probability of the three tokens", "perplexity of the three tokens"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("three_tokens", 1.5, "Sequence log-probability, mean NLL and perplexity of three tokens"),
      Group("fourth_token", 1, "What a fourth token of probability 1 changes")],
     build_cases,
+    CENTRAL,
 )

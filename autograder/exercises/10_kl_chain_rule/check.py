@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks._concept_answers import array_case, number_case
-from autograder.checks._core import ExerciseCheck, Group
+from autograder.checks._core import Central, ExerciseCheck, Group
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -94,9 +94,17 @@ def build_cases() -> list:
     ]
 
 
+
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the chain rule (root KL plus the p_0-weighted mean of the conditional KLs, all under p)",
+    {"kl-direction", "unweighted-average", "unweighted-sum"},
+    ("root KL(p_0 || q_0)", "conditional KLs, one per first action", "expected conditional KL"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("chain_terms", 1.5, "The chain rule's terms: root KL, conditional KLs, their p_0-weighted mean, the total"),
      Group("joint", 0.5, "The joint distributions and the KL between them")],
     build_cases,
+    CENTRAL,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from autograder.checks._concept_answers import choice_set, compare_numbers, number, value_case
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
+from autograder.checks._core import Case, Central, ExerciseCheck, Group, PASS, Verdict
 from autograder.checks._judge import Misconception, field
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -83,9 +83,17 @@ def build_cases() -> list:
     return cases
 
 
+
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the log-ratio (log r = log p - log q, k1 = -log r)",
+    {"k1-sign", "ratio-inverted"},
+    ("k1 at r = 2", "k1 at r = 1/2", "k3 at r = 2"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("values", 2, "k1, k2 and k3 at r = 2 and at r = 1/2"),
      Group("signs", 1, "Which estimator changes sign, which stay non-negative")],
     build_cases,
+    CENTRAL,
 )

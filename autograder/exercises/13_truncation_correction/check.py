@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from autograder.checks._concept_answers import number_case
-from autograder.checks._core import ExerciseCheck, Group
+from autograder.checks._core import Central, ExerciseCheck, Group
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -65,9 +65,17 @@ def build_cases() -> list:
     ]
 
 
+
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "renormalisation over the kept tokens (divide by their mass Z_S)",
+    {"multiplied-by-mass", "no-renormalise", "divided-by-dropped-mass"},
+    ("probability after renormalisation", "log-probability after renormalisation"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("renormalised", 1, "The chosen token's probability and log-probability after renormalisation"),
      Group("correction", 1, "The log-probability correction and the four-position ratio factor")],
     build_cases,
+    CENTRAL,
 )
