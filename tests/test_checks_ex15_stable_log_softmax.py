@@ -231,6 +231,10 @@ def stable_log_softmax(logits, axis=-1): return {"-0.4", "-1.4"}
 }
 
 
+# The task asks for ValueError for bad values; TypeError there is named.
+WRONG["type_error_for_non_finite_logits"] = (CORRECT["vectorised"].replace('raise ValueError("logits must be finite")', 'raise TypeError("logits must be finite")'), "value-error-expected", "NaN among the logits")
+
+
 class TestStableLogSoftmax(CodingCheckTests):
     stem = STEM
     central_mistakes = ('no_max_shift', 'no_max_shift_divide_first', 'clipped_before_the_log')

@@ -265,6 +265,10 @@ def masked_sequence_metrics(selected_logprobs, mask):
 }
 
 
+# The task asks for ValueError for bad values; TypeError there is named.
+WRONG["type_error_for_non_finite_logprobs"] = (CORRECT["vectorised_where"].replace('raise ValueError("active log-probabilities must be finite")', 'raise TypeError("active log-probabilities must be finite")'), "value-error-expected", "NaN at an active position")
+
+
 class TestSequenceMetrics(CodingCheckTests):
     stem = STEM
     central_mistakes = ('counts_padding', 'sums_padding', 'mean_over_row_length', 'mean_of_everything')

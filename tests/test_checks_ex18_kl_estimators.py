@@ -290,6 +290,10 @@ def kl_sample_values(log_q, log_p): return Sneaky(k1=None, k2=None, k3=None)
 }
 
 
+# The task asks for ValueError for bad values; TypeError there is named.
+WRONG["type_error_for_non_finite_logits"] = (CORRECT["seed_style"].replace('raise ValueError("logits must be finite")', 'raise TypeError("logits must be finite")'), "value-error-expected", "exact KL: NaN in p_logits")
+
+
 class TestKlEstimators(CodingCheckTests):
     stem = STEM
     central_mistakes = ('kl_direction', 'k1_sign', 'ratio_inverted', 'kl_raw_logits_as_log_probs')

@@ -246,6 +246,10 @@ def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): raise RuntimeErr
 }
 
 
+# The task asks for ValueError for bad values; TypeError there is named.
+WRONG["type_error_for_bad_logits"] = (REFERENCE_STYLE.replace('raise ValueError("logits must be a non-empty finite 1-D array")', 'raise TypeError("logits must be a non-empty finite 1-D array")'), "value-error-expected", "empty logits")
+
+
 class TestSamplingTransforms(CodingCheckTests):
     stem = STEM
     central_mistakes = ('top_p_drops_threshold_token', 'top_p_in_id_order')

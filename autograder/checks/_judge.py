@@ -175,12 +175,20 @@ def expect_close(actual: np.ndarray, expected: Any, what: str = "the result", *,
     return Verdict(False, f"{what} is not correct for this input")
 
 
+VALUE_ERROR_EXPECTED = Misconception(
+    "value-error-expected",
+    "This input was rejected with TypeError, but the task asks for ValueError here: the argument has an "
+    "acceptable type and a bad value (NaN, an infinity, an empty or wrongly shaped array, ...).")
+
+
 def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeError"), problem: str,
                  argument: str | None = None) -> Verdict:
     """PASS when the call raised one of ``names``; ``problem`` describes the bad input in words."""
     if isinstance(outcome, Raised):
         if outcome.is_a(*names):
             return PASS
+        if tuple(names) == ("ValueError",) and outcome.is_a("TypeError"):
+            return Verdict(False, VALUE_ERROR_EXPECTED.sentence, VALUE_ERROR_EXPECTED.key)
         return Verdict(False, f"{problem}: expected {' or '.join(names)}, got {outcome.type_name}")
     if isinstance(outcome, Unreadable):
         return Verdict(False, f"{problem}: {outcome.reason}")
@@ -190,11 +198,14 @@ def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeErr
 
 
 def error_case(name: str, target: str, args: tuple, problem: str, argument: str | None = None, *,
-               kwargs: dict | None = None, group: str = "validation") -> Case:
-    """A case that calls ``target(*args, **kwargs)`` on bad input and passes when it raises
-    ValueError or TypeError (see :func:`expect_error`; ``problem`` and ``argument`` word the feedback)."""
+               kwargs: dict | None = None, group: str = "validation",
+               names: Sequence[str] = ("ValueError", "TypeError")) -> Case:
+    """A case that calls ``target(*args, **kwargs)`` on bad input and passes when it raises one of
+    ``names`` (ValueError or TypeError unless the task asks for ValueError alone; see :func:`expect_error`;
+    ``problem`` and ``argument`` word the feedback)."""
+    names = tuple(names)
     return Case(name, group, (Call(target, args, dict(kwargs or {})),),
-                lambda outcomes: expect_error(outcomes[0], problem=problem, argument=argument))
+                lambda outcomes: expect_error(outcomes[0], names=names, problem=problem, argument=argument))
 
 
 def _kind(value: Any) -> str:

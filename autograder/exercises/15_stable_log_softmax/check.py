@@ -109,8 +109,11 @@ def _case(name: str, group: str, logits: np.ndarray, axis=_DEFAULT, *, positiona
     return Case(name, group, (call,), judge)
 
 
-def _error_case(name: str, logits, problem: str, argument: str = "logits", **kwargs) -> Case:
-    return error_case(name, TARGET, (logits,), problem, argument, kwargs=kwargs)
+def _error_case(name: str, logits, problem: str, argument: str = "logits", *, value_error: bool = False,
+                **kwargs) -> Case:
+    """``value_error``: the task asks for ValueError alone (bad logits); a bad axis may raise either."""
+    names = ("ValueError",) if value_error else ("ValueError", "TypeError")
+    return error_case(name, TARGET, (logits,), problem, argument, kwargs=kwargs, names=names)
 
 
 def build_cases():
@@ -158,11 +161,11 @@ def build_cases():
     with_inf[0, 2] = np.inf
     with_neg_inf[1, 0] = -np.inf
     cases += [
-        _error_case("NaN among the logits", with_nan, "logits containing NaN"),
-        _error_case("+inf among the logits", with_inf, "logits containing +inf"),
-        _error_case("-inf among the logits", with_neg_inf, "logits containing -inf"),
-        _error_case("empty logits", np.zeros(0), "empty logits"),
-        _error_case("a 0-d logit (a plain number)", 2.5, "a single number instead of an array"),
+        _error_case("NaN among the logits", with_nan, "logits containing NaN", value_error=True),
+        _error_case("+inf among the logits", with_inf, "logits containing +inf", value_error=True),
+        _error_case("-inf among the logits", with_neg_inf, "logits containing -inf", value_error=True),
+        _error_case("empty logits", np.zeros(0), "empty logits", value_error=True),
+        _error_case("a 0-d logit (a plain number)", 2.5, "a single number instead of an array", value_error=True),
         _error_case("axis out of range", good, "axis=2 for 2-D logits", "axis", axis=2),
         _error_case("a non-integer axis", good, "axis=1.5", "axis", axis=1.5),
     ]

@@ -159,7 +159,7 @@ MEANS = ("mean_nll", "perplexity")
 
 
 def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
-    return error_case(name, TARGET, args, problem, argument)
+    return error_case(name, TARGET, args, problem, argument, names=("ValueError",))  # the task: ValueError
 
 
 def _batch(rng: np.random.Generator, batch: int, length: int):

@@ -272,18 +272,18 @@ def build_cases():
     cases += [
         error_case("exact KL: different vocabulary sizes", "exact_kl_from_logits",
                     (rng.normal(size=3), rng.normal(size=4)), "a pair of logits over different vocabularies",
-                    "q_logits"),
+                    "q_logits", names=("ValueError",)),
         error_case("exact KL: NaN in p_logits", "exact_kl_from_logits",
-                    (nan_logits, good), "a p_logits with a NaN", "p_logits"),
+                    (nan_logits, good), "a p_logits with a NaN", "p_logits", names=("ValueError",)),
         error_case("exact KL: infinity in q_logits", "exact_kl_from_logits",
-                    (good, inf_logits), "a q_logits with an infinity", "q_logits"),
+                    (good, inf_logits), "a q_logits with an infinity", "q_logits", names=("ValueError",)),
         error_case("samples: log_q and log_p of different shapes", "kl_sample_values",
                     (np.array([-0.1, -0.2, -0.3]), np.array([-0.1, -0.2])), "a log_p whose shape differs from log_q's",
-                    "log_p"),
+                    "log_p", names=("ValueError",)),
         error_case("samples: NaN in log_p", "kl_sample_values",
-                    (np.array([-0.1, -0.2]), np.array([-0.1, np.nan])), "a log_p with a NaN", "log_p"),
+                    (np.array([-0.1, -0.2]), np.array([-0.1, np.nan])), "a log_p with a NaN", "log_p", names=("ValueError",)),
         error_case("samples: -inf in log_q", "kl_sample_values",
-                    (np.array([-np.inf, -0.2]), np.array([-0.1, -0.3])), "a log_q with -inf", "log_q"),
+                    (np.array([-np.inf, -0.2]), np.array([-0.1, -0.3])), "a log_q with -inf", "log_q", names=("ValueError",)),
     ]
     return cases
 
