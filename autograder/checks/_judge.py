@@ -168,6 +168,8 @@ def expect_close(actual: np.ndarray, expected: Any, what: str = "the result", *,
         return PASS
     for wrong_output, misconception in wrong:
         try:
+            if close(wrong_output, expected, rtol=1e-8, atol=1e-10):
+                continue  # indistinguishable from the right answer on this input: never named here
             if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
                 return Verdict(False, misconception.sentence, misconception.key)
         except (ValueError, TypeError):

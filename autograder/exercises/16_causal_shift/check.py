@@ -172,12 +172,14 @@ def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *
     return logits, ids, mask
 
 
-#: The second open check: position t's logits give 20 to token ids[t + 1], so a correctly shifted
-#: answer is close to 0 everywhere, and one that pairs positions the wrong way is close to -20.
+#: The second open check: position t's logits add 20 to token ids[t + 1], so a correctly shifted
+#: answer is close to 0 everywhere, and one that pairs positions the wrong way is far below. The base
+#: logits 0, 0.5, 1, 1.5 make pairing at the same position and shifting backwards give different
+#: outputs, so each is named by its own message.
 PREDICTOR_IDS = np.array([[2, 0, 3, 1]])
 PREDICTOR_MASK = np.array([[False, True, True, True]])
-PREDICTOR_LOGITS = np.zeros((1, 4, 4))
-PREDICTOR_LOGITS[0, np.arange(3), PREDICTOR_IDS[0, 1:]] = 20.0
+PREDICTOR_LOGITS = np.tile(0.5 * np.arange(4.0), (1, 4, 1))
+PREDICTOR_LOGITS[0, np.arange(3), PREDICTOR_IDS[0, 1:]] += 20.0
 
 
 def build_cases():
