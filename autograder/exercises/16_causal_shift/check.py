@@ -240,7 +240,7 @@ def build_cases():
 #: The causal shift is the exercise: without it (or shifted the wrong way, for the log-probabilities
 #: or the mask) an answer earns at most a third of the autograded points.
 CENTRAL = Central(
-    "the causal shift (the logits at t score the token at t + 1, the mask is response_token_mask[:, 1:])",
+    "the causal shift (which token each position's logits score, and the mask that goes with it)",
     {"same-position", "shift-backwards", "mask-wrong-shift", "mask-not-shifted"},
     ("the open check's model that predicts each next token",
      "B=2, L=5, V=7: selected log-probabilities", "B=2, L=5, V=7: shifted mask",

@@ -382,8 +382,8 @@ def build_cases():
 CENTRAL = Central(
     "the nucleus rule (rank by probability, keep the token whose running sum reaches top_p)",
     {"top-p-drops-threshold-token", "top-p-unsorted"},
-    ("top-p: the task's nucleus (0.50, 0.30, 0.15, 0.05) at 0.80 keeps two tokens",
-     "top-p: the task's nucleus at 0.81 keeps three tokens", "top-p: 10 tokens, top_p = 0.5",
+    ("top-p: the task's nucleus (0.55, 0.20, 0.15, 0.10) at 0.75 keeps two tokens",
+     "top-p: the task's nucleus at 0.76 keeps three tokens", "top-p: 10 tokens, top_p = 0.5",
      "top-p: 32 tokens, top_p = 0.9"))
 
 CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
