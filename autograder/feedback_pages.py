@@ -22,7 +22,7 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.grading import feedback as grader_feedback
-from autograder.grading.math_markup import substitute_math
+from autograder.grading.math_markup import fit_markdown_headings, substitute_math
 
 #: The folder holding the ``module6_feedback`` nbconvert template.
 TEMPLATE_DIR = Path(__file__).resolve().parent / "feedback_templates"
@@ -67,6 +67,11 @@ class ReadableFeedback(NbGraderPreprocessor):
                 f"<section class='what' aria-labelledby='what-happened'><h2 id='what-happened'>What happened</h2>"
                 f"<p>{_escape(explanation.sentence)}</p></section>", id="autograder-what-happened")
             nb.cells.insert(0, banner)
+        # The template's title is an h1 (and the banner an h2): notebook headings follow without a skip.
+        level = 2 if explanation is not None else 1
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and cell.get("id") != "autograder-what-happened":
+                cell.source, level = fit_markdown_headings(cell.source, level)
         return nb, resources
 
     def preprocess_cell(self, cell, resources, cell_index):

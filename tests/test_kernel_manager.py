@@ -47,9 +47,17 @@ async def _start_with_a_port_taken(cls) -> str:
             thief.close()
 
 
+def _run(coroutine):
+    """``asyncio.run`` in a thread of its own: the worker may already run an event loop (Playwright's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_a_taken_port_kills_a_tcp_kernel_but_not_ours():
-    assert asyncio.run(_start_with_a_port_taken(AsyncKernelManager)) == "Kernel died before replying to kernel_info"
-    assert asyncio.run(_start_with_a_port_taken(PrivateSocketKernelManager)) == "ready"
+    assert _run(_start_with_a_port_taken(AsyncKernelManager)) == "Kernel died before replying to kernel_info"
+    assert _run(_start_with_a_port_taken(PrivateSocketKernelManager)) == "ready"
 
 
 def test_each_kernel_has_its_own_private_socket_directory():

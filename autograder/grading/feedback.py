@@ -19,7 +19,7 @@ import dataclasses
 import html
 import re
 
-from autograder.grading.math_markup import markdown_html
+from autograder.grading.math_markup import fit_heading_levels, markdown_html
 
 try:
     from pygments import highlight
@@ -393,7 +393,8 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
             page.output(output, label="Out: ")
         page.add("</div>")
     page.add("</main></body></html>")
-    return "\n".join(page.parts)
+    # Notebook cells bring their own heading levels: never let the page skip one on the way down.
+    return fit_heading_levels("\n".join(page.parts))
 
 
 __all__ = ["Explanation", "METADATA_KEY", "explain", "group_record", "misconceptions_of", "render", "verdict_html",

@@ -103,4 +103,48 @@ def markdown_html(text: str, *, demote: int = 0) -> str:
     return body
 
 
-__all__ = ["markdown_html", "mathml", "substitute_math"]
+_ANY_HEADING = re.compile(r"<(/?)h([1-6])(?=[\s>])", re.IGNORECASE)
+
+
+def fit_heading_levels(page: str) -> str:
+    """``page`` with every HTML heading at most one level below the one before it (WCAG: no skips).
+
+    Notebook cells bring their own levels (a ``###`` note right under a ``#`` title, say); going back
+    up is fine, going down more than one level is moved up to the next level.
+
+    >>> fit_heading_levels("<h1>a</h1><h3>b</h3><h5 id='c'>c</h5><h2>d</h2>")
+    "<h1>a</h1><h2>b</h2><h3 id='c'>c</h3><h2>d</h2>"
+    """
+    opened: list = []
+    current = 0
+
+    def fit(match) -> str:
+        nonlocal current
+        closing, level = match.group(1), int(match.group(2))
+        if closing:
+            level = opened.pop() if opened else level
+        else:
+            level = min(level, current + 1)
+            current = level
+            opened.append(level)
+        return f"<{closing}h{level}"
+
+    return _ANY_HEADING.sub(fit, page)
+
+
+def fit_markdown_headings(source: str, current: int) -> tuple[str, int]:
+    """Markdown ``source`` with its ``#`` headings fitted below level ``current`` (fences untouched);
+    returns the text and the last heading level."""
+    lines, fenced = [], False
+    for line in source.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        match = None if fenced else re.match(r"^(#{1,6})(\s.*)$", line)
+        if match:
+            current = min(len(match.group(1)), current + 1)
+            line = "#" * current + match.group(2)
+        lines.append(line)
+    return "\n".join(lines), current
+
+
+__all__ = ["fit_heading_levels", "fit_markdown_headings", "markdown_html", "mathml", "substitute_math"]

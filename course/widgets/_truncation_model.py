@@ -173,11 +173,12 @@ def truncation_state(
     >>> s.support_tokens, round(s.support_mass, 6), round(s.ratio_error, 6)
     (('t0',), 0.6, 2.777778)
     """
-    z = np.array(logits, dtype=float)
-    if z.ndim != 1 or z.size == 0:
-        raise ValueError(f"logits must be a non-empty 1-D array, got shape {z.shape}")
-    if not np.isfinite(z).all():
-        raise ValueError("logits must be finite")
+    example = np.array(logits, dtype=float)
+    if example.ndim != 1 or example.size == 0:
+        raise ValueError(f"logits must be a non-empty 1-D array, got shape {example.shape}")
+    if not np.isfinite(example).all():
+        raise ValueError("logits: every entry must be a finite number")
+    z = example
     size = z.size
     if tokens is None:
         tokens = tuple(f"t{i}" for i in range(size))
@@ -188,7 +189,7 @@ def truncation_state(
         raise ValueError("tokens must be distinct")
     temperature = _check_float(temperature, "temperature")
     if temperature <= 0:
-        raise ValueError(f"temperature must be positive, got {temperature}")
+        raise ValueError(f"the temperature must be a positive number, got {temperature}")
     if top_k is not None:
         top_k = _check_int(top_k, "top_k", 0, size) or None
     top_p = _check_float(top_p, "top_p")
