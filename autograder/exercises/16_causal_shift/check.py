@@ -56,18 +56,21 @@ ZEROED = Misconception(
     "Positions outside the response were set to zero. Return the log-probability of every next token; "
     "the shifted mask you return is what tells later steps which positions count.")
 NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
+# The mask messages teach which target each flag belongs to; they do not hand over the line of code
+# (a self-learner sees them before choosing to reveal the worked solution).
 MASK_WRONG_SHIFT = Misconception(
     "mask-wrong-shift",
-    "The mask was shifted the wrong way (mask[:, :-1]). The targets are input_ids[:, 1:], so the mask that "
-    "says which targets belong to the response is response_token_mask[:, 1:].")
+    "The mask was shifted the wrong way: it kept the flag of the last token and dropped the first. Each "
+    "output position scores the NEXT token, so its flag must be that next token's flag: the first token "
+    "is never a target, the last one is.")
 MASK_NOT_BOOLEAN = Misconception(
     "mask-not-boolean",
-    "The shifted mask holds numbers, not booleans: return response_token_mask[:, 1:].astype(bool). "
-    "With a 0/1 integer array, selected[mask] picks positions 0 and 1 instead of masking.")
+    "The shifted mask holds numbers, not booleans: return a boolean array. With a 0/1 integer array, "
+    "selected[mask] picks positions 0 and 1 instead of masking.")
 MASK_NOT_SHIFTED = Misconception(
     "mask-not-shifted",
-    "The mask was returned unshifted: it must describe the targets input_ids[:, 1:], so return "
-    "response_token_mask[:, 1:] (shape [B, L - 1]).")
+    "The mask was returned unshifted: it must describe the targets, the tokens from the second one on, "
+    "so it has one column fewer than the input (shape [B, L - 1]), like selected.")
 
 
 def _pick(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
