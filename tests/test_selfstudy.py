@@ -11,6 +11,7 @@ import pytest
 
 from autograder import selfstudy
 from autograder.checks import CHECKS, run_check
+from autograder.checks._judge import raised_messages_quoted
 from autograder.authoring import selfstudy_build as build
 from autograder.assignment import ASSIGNMENTS, assignment_of, notebook_stems, release_dir, source_dir
 from autograder.selfstudy import Reveal
@@ -120,7 +121,8 @@ def test_feedback_tells_a_repeated_failure_once():
     def stable_log_softmax(logits, axis=-1):
         return np.asarray(logits)  # noqa: F821 -- the missing import is the point
 
-    result = run_check("15_stable_log_softmax", {"stable_log_softmax": stable_log_softmax})
+    with raised_messages_quoted():  # as selfstudy.check judges
+        result = run_check("15_stable_log_softmax", {"stable_log_softmax": stable_log_softmax})
     text = result.feedback()
     message = "raised NameError: name 'np' is not defined"
     failing = [case for case in result.cases if message in case.message]
@@ -298,3 +300,11 @@ def test_each_exercise_offers_two_or_three_hints_and_a_short_idea():
         assert 2 <= len(material["hints"]) <= 3, f"{stem}: {len(material['hints'])} hints"
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", material["remember"].strip()) if s]
         assert len(sentences) <= 2, f"{stem}: the idea to remember runs to {len(sentences)} sentences"
+
+
+def test_selfstudy_check_quotes_the_error_text(progress, capsys):
+    def stable_log_softmax(logits, axis=-1):
+        raise ValueError(f"LEAK {list(logits)!r}")
+
+    selfstudy.check("15_stable_log_softmax", None, {"stable_log_softmax": stable_log_softmax})
+    assert "raised ValueError: LEAK [" in capsys.readouterr().out

@@ -8,6 +8,8 @@ for the student; the check framework turns it into a failed case.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 from typing import Any, Iterable, Sequence
 
@@ -38,13 +40,38 @@ class Misconception:
         return Reject(self.sentence, self.key)
 
 
+# Whether feedback may quote the text of an exception the answer raised. Graded feedback never does: a
+# student can put the hidden input into the text (raise ValueError(repr(x))), read it in the feedback
+# and hard-code the answer before resubmitting. The self-study checks run on the learner's own machine,
+# next to the reference, so they quote it (a NameError's text is the quickest help there is).
+_QUOTE_RAISED_MESSAGES = contextvars.ContextVar("quote_raised_messages", default=False)
+
+
+@contextlib.contextmanager
+def raised_messages_quoted():
+    """Within this block, feedback quotes the text of exceptions answers raise (self-study only)."""
+    token = _QUOTE_RAISED_MESSAGES.set(True)
+    try:
+        yield
+    finally:
+        _QUOTE_RAISED_MESSAGES.reset(token)
+
+
 def value_of(outcome: Any, what: str = "your function") -> Any:
-    """The returned value, or :class:`Reject` with what went wrong instead."""
+    """The returned value, or :class:`Reject` with what went wrong instead.
+
+    The exception's text is quoted only inside :func:`raised_messages_quoted`; graded feedback names the
+    exception's type and says where to read its text.
+    """
     if isinstance(outcome, Returned):
         return outcome.value
     if isinstance(outcome, Raised):
-        message = f": {outcome.message}" if outcome.message else ""
-        raise Reject(f"{what} raised {outcome.type_name}{message}")
+        if _QUOTE_RAISED_MESSAGES.get():
+            message = f": {outcome.message}" if outcome.message else ""
+            raise Reject(f"{what} raised {outcome.type_name}{message}")
+        raise Reject(f"{what} raised {outcome.type_name} (graded feedback does not quote the error's text, "
+                     "which could carry the hidden input: call your function on a similar input in the "
+                     "notebook to read it)")
     if isinstance(outcome, Unreadable):
         raise Reject(f"{what}: {outcome.reason}")
     raise Reject(f"{what}: no result")
@@ -218,5 +245,5 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-__all__ = ["Misconception", "Reject", "bool_array", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
+__all__ = ["Misconception", "Reject", "bool_array", "raised_messages_quoted", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
            "float_array", "scalar", "value_of"]

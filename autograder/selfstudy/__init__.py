@@ -21,6 +21,7 @@ from pathlib import Path
 from autograder.channel import Raised, Returned
 from autograder.checks import CHECKS, judge, plan
 from autograder.checks._core import perform_cases
+from autograder.checks._judge import raised_messages_quoted
 
 #: The progress file, relative to the kernel's working directory (JupyterLab starts a notebook's kernel
 #: in the notebook's folder, so it sits beside the notebooks). Visible on purpose: learners may read it.
@@ -145,7 +146,8 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
     groups = None if group is None else [group]
     cases = plan(stem, groups)
     outcomes = perform_cases(cases, namespace)
-    result = judge(stem, outcomes, groups)
+    with raised_messages_quoted():  # the learner's own machine: the error's text helps, and hides nothing
+        result = judge(stem, outcomes, groups)
     answered = any(_answered(call, outcomes.get(case.name, ())[i:i + 1], namespace)
                    for case in cases for i, call in enumerate(case.calls))
     print(result.groups[0].feedback() if group is not None else result.feedback())
