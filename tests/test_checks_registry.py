@@ -61,3 +61,16 @@ def test_one_misconception_one_message_in_every_notebook():
         for sentence in found:
             keys_of.setdefault(sentence, set()).add(key)
     assert {sentence: keys for sentence, keys in keys_of.items() if len(keys) > 1} == {}
+
+
+def test_coding_groups_put_the_open_checks_first_and_validation_last():
+    from autograder.checks._core import OPEN_CHECKS, PUBLIC, VALIDATION, Group, coding_groups
+
+    groups = coding_groups(1, Group("values", 3, "Values"), validation=(2, "Rejects bad input"))
+    assert [(g.name, g.points, g.title) for g in groups] == [
+        (PUBLIC, 1, OPEN_CHECKS), ("values", 3, "Values"), (VALIDATION, 2, "Rejects bad input")]
+    assert coding_groups((2, "The open check: one row"), validation=(1, "v"))[0].title == "The open check: one row"
+    with pytest.raises(ValueError, match="names of their own"):
+        coding_groups(1, Group("public", 3, "again"), validation=(1, "v"))
+    with pytest.raises(ValueError, match="names of their own"):
+        coding_groups(1, ("values", 3, "not a Group"), validation=(1, "v"))

@@ -60,6 +60,36 @@ class Group:
         return f"test_{self.name}"
 
 
+#: The group every notebook's hidden tests start with: its open (public) checks, graded again.
+PUBLIC = "public"
+#: The group a coding exercise's hidden tests end with: bad input is refused (where ``error_case`` files its cases).
+VALIDATION = "validation"
+#: The title of the open checks' group when it needs no detail.
+OPEN_CHECKS = "The notebook's open checks"
+
+
+def coding_groups(public, *graded: Group, validation: tuple) -> tuple:
+    """A coding exercise's hidden test cells in notebook order: the open checks, ``graded``, then validation.
+
+    Parameters
+    ----------
+    public : float or (float, str)
+        The open checks' points (titled :data:`OPEN_CHECKS`), or ``(points, title)`` for a title that
+        says which checks they are.
+    *graded : Group
+        The exercise's own groups, none named :data:`PUBLIC` or :data:`VALIDATION`.
+    validation : (float, str)
+        The validation group's points and title.
+    """
+    points, title = public if isinstance(public, tuple) else (public, OPEN_CHECKS)
+    groups = (Group(PUBLIC, points, title),) + tuple(graded) + (Group(VALIDATION, *validation),)
+    names = [getattr(group, "name", group) for group in groups]
+    if not all(isinstance(group, Group) for group in graded) or len(set(names)) != len(names):
+        raise ValueError(f"coding_groups takes Group objects with names of their own besides {PUBLIC!r} and "
+                         f"{VALIDATION!r}, got {names}")
+    return groups
+
+
 @dataclasses.dataclass(frozen=True)
 class Central:
     """The idea an exercise is about, and the price of missing it.
@@ -335,6 +365,7 @@ def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | No
 
 
 __all__ = [
-    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "Group", "GroupResult", "Outcome",
-    "PASS", "Raised", "Reject", "Returned", "Unreadable", "Verdict", "judge_cases", "perform_cases",
+    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "Group", "GroupResult", "OPEN_CHECKS",
+    "Outcome", "PASS", "PUBLIC", "Raised", "Reject", "Returned", "Unreadable", "VALIDATION", "Verdict", "coding_groups",
+    "judge_cases", "perform_cases",
 ]

@@ -15,6 +15,22 @@ from autograder.checks._float_results import ATOL, RTOL, float32_output
 from autograder.checks._judge import close, field, float_array, value_of
 
 
+def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: str, *, rtol: float,
+             atol: float) -> Verdict:
+    """The verdict on ``actual`` (read from the returned ``raw``, already of the expected shape): close to
+    ``expected``, a float32 answer (named as such), one of the ``wrong`` outputs (its misconception, at a
+    tolerance no tighter than 1e-8 / 1e-10) or plainly not correct."""
+    if close(actual, expected, rtol=rtol, atol=atol):
+        return PASS
+    rounded = float32_output(raw, actual, expected)
+    if rounded is not None:
+        return rounded
+    for output, misconception in wrong:
+        if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
+            return Verdict(False, misconception.sentence, misconception.key)
+    return Verdict(False, f"{what} is not correct for this input")
+
+
 def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], *, wrong: Iterable = (),
               rtol: float = RTOL, atol: float = ATOL):
     """A judge for ``function``'s returned dict at ``key``: exactly ``keys``, float64 values of the
@@ -33,15 +49,7 @@ def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], 
                          f"got {sorted(map(str, value))}")
         raw = field(value, key, "the returned dict")
         actual = float_array(raw, f"{key!r}", shape=expected.shape)
-        if close(actual, expected, rtol=rtol, atol=atol):
-            return PASS
-        rounded = float32_output(raw, actual, expected)
-        if rounded is not None:
-            return rounded
-        for output, misconception in wrong:
-            if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
-                return Verdict(False, misconception.sentence, misconception.key)
-        return Verdict(False, f"{key!r} is not correct for this input")
+        return _verdict(raw, actual, expected, wrong, f"{key!r}", rtol=rtol, atol=atol)
 
     return judge
 
@@ -57,15 +65,6 @@ def judge_array(function: str, expected, what: str, *, wrong: Iterable = (), rto
         actual = float_array(value, what)
         if actual.shape != expected.shape and not (expected.shape == () and actual.size == 1):
             raise Reject(f"{what} has shape {actual.shape}, expected {expected.shape}")
-        actual = actual.reshape(expected.shape)
-        if close(actual, expected, rtol=rtol, atol=atol):
-            return PASS
-        rounded = float32_output(value, actual, expected)
-        if rounded is not None:
-            return rounded
-        for output, misconception in wrong:
-            if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
-                return Verdict(False, misconception.sentence, misconception.key)
-        return Verdict(False, f"{what} is not correct for this input")
+        return _verdict(value, actual.reshape(expected.shape), expected, wrong, what, rtol=rtol, atol=atol)
 
     return judge

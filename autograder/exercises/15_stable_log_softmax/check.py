@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, Central, ExerciseCheck, Group
+from autograder.checks._core import Case, Central, ExerciseCheck, Group, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, LOG_OF_SOFTMAX, clipped_logs, judge_floats, log_softmax
 from autograder.checks._judge import Misconception, error_case, value_of
 from autograder.checks import _misconceptions as _shared
@@ -20,11 +20,11 @@ from autograder import reference
 STEM = "15_stable_log_softmax"
 TARGET = "stable_log_softmax"
 
-GROUPS = (
-    Group("public", 2, "The notebook's open check: two rows of logits of order 1e3"),
+GROUPS = coding_groups(
+    (2, "The notebook's open check: two rows of logits of order 1e3"),
     Group("shapes_axes", 3, "Random logits of 1 to 3 dimensions, normalised along each requested axis"),
     Group("numerics", 2, "Stays finite and exact for logits of order 1e3, whatever their sign and spread"),
-    Group("validation", 2, "Rejects NaN, infinities, empty or 0-d logits and a bad axis"),
+    validation=(2, "Rejects NaN, infinities, empty or 0-d logits and a bad axis"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import judge_floats, log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, strict_bool_array, value_of
 from autograder.checks import _misconceptions as _shared
@@ -27,12 +27,11 @@ from autograder import reference
 STEM = "16_causal_shift"
 TARGET = "causal_response_logprobs"
 
-GROUPS = (
-    Group("public", 2, "The notebook's open checks: uniform logits over 4 tokens, and a model that predicts "
-                       "each next token"),
+GROUPS = coding_groups(
+    (2, "The notebook's open checks: uniform logits over 4 tokens, and a model that predicts each next token"),
     Group("alignment", 3, "Random [B, L, V] batches: logits at t score the token at t + 1, mask shifted to match"),
     Group("inputs", 2, "Lists, float32 logits, other integer and mask types, logits of order 1e3"),
-    Group("validation", 2, "Rejects bad shapes, L < 2, ids outside the vocabulary or not integers, NaN logits"),
+    validation=(2, "Rejects bad shapes, L < 2, ids outside the vocabulary or not integers, NaN logits"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

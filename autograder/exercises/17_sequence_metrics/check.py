@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from autograder.channel import Call, ObjectData
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
 from autograder.checks._judge import Misconception, error_case, field, value_of
 from autograder.checks import _misconceptions as _shared
@@ -33,11 +33,11 @@ STEM = "17_sequence_metrics"
 TARGET = "masked_sequence_metrics"
 FIELDS = ("token_count", "sum_logprob", "mean_nll", "perplexity")
 
-GROUPS = (
-    Group("public", 2, "The notebook's open check: one response of three tokens, two of them active"),
+GROUPS = coding_groups(
+    (2, "The notebook's open check: one response of three tokens, two of them active"),
     Group("batches", 3, "Random batches with prompt, response and padding: all four metrics per response"),
     Group("numerics", 2, "Padding holding NaN or -inf is ignored; perplexity survives long and unlikely responses"),
-    Group("validation", 2, "Rejects an empty response, mismatched shapes and non-finite active log-probabilities"),
+    validation=(2, "Rejects an empty response, mismatched shapes and non-finite active log-probabilities"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

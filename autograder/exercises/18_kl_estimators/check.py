@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import (
     ATOL, CLIPPED_LOG, LOG_OF_SOFTMAX, RTOL, clipped_logs, finite_floats, float32_arithmetic, float32_output,
     log_softmax,
@@ -29,11 +29,11 @@ from autograder import reference
 
 STEM = "18_kl_estimators"
 
-GROUPS = (
-    Group("public", 2, "The notebook's open checks"),
+GROUPS = coding_groups(
+    2,
     Group("exact_kl", 3, "exact_kl_from_logits: KL(p||q) for several shapes and large logits"),
     Group("sample_values", 3, "kl_sample_values: k1, k2 and k3 on sampled log-probabilities"),
-    Group("validation", 1, "Both functions reject mismatched shapes and non-finite input"),
+    validation=(1, "Both functions reject mismatched shapes and non-finite input"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

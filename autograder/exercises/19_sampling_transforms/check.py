@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import (
     ATOL, FLOAT32_OUTPUT, RTOL, finite_floats, float32_arithmetic, float32_output,
 )
@@ -34,12 +34,12 @@ STEM = "19_sampling_transforms"
 #: Prefix masses this close to ``top_p`` are "within rounding": either outcome is accepted.
 BOUNDARY = 1e-9
 
-GROUPS = (
-    Group("public", 2, "The notebook's open checks"),
+GROUPS = coding_groups(
+    2,
     Group("temperature", 1, "temperature_distribution on random logits, temperatures and large logits"),
     Group("top_k", 2, "top_k_distribution: exactly k tokens, ties to the smaller id, renormalised"),
     Group("top_p", 3, "top_p_distribution: smallest prefix reaching top_p, ties, min_tokens_to_keep"),
-    Group("validation", 1, "Bad temperature, k, top_p and logits raise ValueError or TypeError"),
+    validation=(1, "Bad temperature, k, top_p and logits raise ValueError or TypeError"),
 )
 
 # ----------------------------------------------------------------------------- misconceptions

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group
+from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_key
@@ -19,11 +19,11 @@ from autograder.reference import further
 
 STEM = "21_sampler_trainer_mismatch"
 
-GROUPS = (
-    Group("public", 1, "The notebook's open checks"),
+GROUPS = coding_groups(
+    1,
     Group("logprobs", 3, "engine_and_trainer_logprobs: top-k engine vs untruncated trainer, with temperature"),
     Group("weights", 3, "truncated_is_weights: per-token and sequence weights, truncated at the cap, padding ignored"),
-    Group("validation", 1, "Both functions reject inconsistent shapes, unsampleable tokens and a bad cap"),
+    validation=(1, "Both functions reject inconsistent shapes, unsampleable tokens and a bad cap"),
 )
 
 ENGINE_NOT_RENORMALISED = Misconception(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group
+from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_key
@@ -20,12 +20,12 @@ from autograder.reference import further
 
 STEM = "22_kl_reward_vs_loss"
 
-GROUPS = (
-    Group("public", 1, "The notebook's open checks"),
+GROUPS = coding_groups(
+    1,
     Group("true_kl", 2, "true_kl_gradients: the gradients of KL(q||p) and KL(p||q) with respect to the logits"),
     Group("loss", 2, "loss_gradients: E_q[grad k] for k1, k2, k3 used as a loss"),
     Group("reward", 2, "reward_gradients: E_q[k grad log q] for k1, k2, k3 used as a reward"),
-    Group("validation", 1, "Every function rejects mismatched shapes and non-finite logits"),
+    validation=(1, "Every function rejects mismatched shapes and non-finite logits"),
 )
 
 DIRECTIONS_SWAPPED = Misconception(

@@ -12,18 +12,18 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group
+from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_array
 from autograder.reference import further
 
 STEM = "23_loss_aggregation"
 
-GROUPS = (
-    Group("public", 1, "The notebook's open checks"),
+GROUPS = coding_groups(
+    1,
     Group("weights", 3, "token_weights: the weight of every token under each normaliser"),
     Group("aggregate", 3, "aggregate_loss: the batch loss under each normaliser, padding ignored"),
-    Group("validation", 1, "Both functions reject an unknown mode, a missing or too small max_len and bad shapes"),
+    validation=(1, "Both functions reject an unknown mode, a missing or too small max_len and bad shapes"),
 )
 
 MODES_MIXED = Misconception(

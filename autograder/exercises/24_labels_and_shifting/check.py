@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, value_of
 from autograder.checks._dict_results import judge_array
@@ -20,12 +20,12 @@ from autograder.reference import further
 STEM = "24_labels_and_shifting"
 IGNORE = -100
 
-GROUPS = (
-    Group("public", 1, "The notebook's open checks"),
+GROUPS = coding_groups(
+    1,
     Group("loss", 3, "causal_lm_loss: mean next-token NLL with the labels shifted inside"),
     Group("positions", 2, "loss_positions: which logits positions get a loss term (and so gradient)"),
     Group("diagnose", 1, "diagnose_labels: labels as given, already shifted, or neither"),
-    Group("validation", 1, "The functions reject bad shapes, labels outside the vocabulary and batches with no target"),
+    validation=(1, "The functions reject bad shapes, labels outside the vocabulary and batches with no target"),
 )
 
 NO_SHIFT = Misconception(
