@@ -61,16 +61,35 @@ WRONG = [
     ("only the document", CANONICAL + 'state_additions = {"returned_document"}', "missing-external-state"),
     ("nothing added", CANONICAL + 'state_additions = set()', "missing-external-state"),
     ("the model's own tokens", CANONICAL + 'state_additions = {"sampled_token", "network_state"}', "already-in-prefix"),
+    # Every rule the text states (RULES.md lists them with their cases).
+    ("document as hidden state", CANONICAL + 'item_roles["returned_document"] = "hidden_state"',
+     "document-as-hidden-state"),
+    ("both prefixes insufficient, tool reading kept",
+     CANONICAL + 'prefix_is_sufficient = {"plain_text": False, "web_search": False}\nstate_additions = {"network_state"}',
+     "prefix-insufficient-plain"),
+    ("two roles for one item", CANONICAL + 'item_roles["search_call"] = ["action", "observation"]', None,
+     "role of search_call"),
+    ("a role outside the table", CANONICAL + 'item_roles["network_state"] = "environment"', None,
+     "role of network_state"),
+    ("an item left out", CANONICAL + 'del item_roles["sampled_token"]', None, "role of sampled_token"),
+    ("a process left out", CANONICAL + 'prefix_is_sufficient = {"plain_text": True}', None,
+     "web_search: is (x, y_<t) a sufficient state"),
+    ("the addition as a bare string", CANONICAL + 'state_additions = "network_state"', None,
+     "what the state must add in the tool process"),
+    ("an item outside the list", CANONICAL + 'state_additions = {"network_state", "search_results"}', None,
+     "what the state must add in the tool process"),
 ]
 
 
 @pytest.mark.filterwarnings("ignore:a harmless warning")
 class TestMarkovState(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ("plain prefix insufficient", "tool prefix sufficient", "document as action",
+                        "both prefixes insufficient, tool reading kept")
     groups = ("sufficiency", "roles")
     autograded_points, total_points = 2, 3
     correct = CORRECT
-    wrong = {label: (source, key) for label, source, key in WRONG}
+    wrong = {label: tuple(rest) for label, *rest in WRONG}
     hostile = hostile_grid(CANONICAL, NAMES)
 
 

@@ -9,7 +9,7 @@ Answers (documented in the notebook): ``prefix_is_sufficient`` (dict process -> 
 from __future__ import annotations
 
 from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from . import key
 
@@ -39,6 +39,10 @@ HIDDEN_STATE_AS_OBSERVATION = Misconception(
     "hidden-state-as-observation",
     "The model never sees the state of the network itself, only the document it produced; the state "
     "shapes the transition without appearing in the transcript.")
+DOCUMENT_AS_HIDDEN = Misconception(
+    "document-as-hidden-state",
+    "The returned document is pasted into the transcript, so the model reads it: it is observed, not "
+    "hidden. What stays hidden is the outside state that produced it.")
 ALREADY_IN_PREFIX = Misconception(
     "already-in-prefix",
     "Everything the model emitted, the search call included, is already part of y_<t; the state only "
@@ -48,7 +52,7 @@ MISSING_EXTERNAL_STATE = Misconception(
     "The document explains what happened at this call, but a later call can return something else: the "
     "transition also depends on the outside state that produced it.")
 ROLE_MISTAKES = {
-    "returned_document": {"action": TOOL_OUTPUT_AS_ACTION},
+    "returned_document": {"action": TOOL_OUTPUT_AS_ACTION, "hidden_state": DOCUMENT_AS_HIDDEN},
     "search_call": {"observation": TOOL_CALL_AS_OBSERVATION},
     "network_state": {"observation": HIDDEN_STATE_AS_OBSERVATION},
 }
@@ -102,9 +106,17 @@ def build_cases() -> list:
     return cases
 
 
+#: The exercise's central idea: what the environment contributes is neither in the model's own prefix nor
+#: among its actions. Getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "telling the model's own prefix and actions from what the environment contributes",
+    {"prefix-insufficient-plain", "prefix-sufficient-with-tools", "tool-output-as-action"},
+    tuple(f"{process}: is (x, y_<t) a sufficient state" for process in key.PROCESSES) + ("role of returned_document",))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("sufficiency", 1, "When the prefix is a sufficient state"),
      Group("roles", 1, "Actions, observations and the state a tool adds")],
     build_cases,
+    CENTRAL,
 )

@@ -33,6 +33,10 @@ SHIFT_KEEPS_LENGTH = Misconception(
     "shift-keeps-length",
     "After the shift, count the positions that still have both logits and a target inside the row: the "
     "shift changes the length of the position axis.")
+NO_TRAILING_AXIS = Misconception(
+    "no-trailing-axis",
+    "`input_ids[..., None]` gives the index array a trailing axis of size 1, and take_along_axis (like "
+    "torch's gather) keeps it: the gathered array has three axes until it is squeezed.")
 EXPECTS_SHAPE_ERROR = Misconception(
     "expects-shape-error",
     "Every id is a valid index into the vocabulary axis and the batch and position axes line up, so NumPy "
@@ -84,8 +88,8 @@ def _shape_case(which: str):
             return PASS
         if which == "shifted" and got == key.GATHER_SHAPES["unshifted"]:
             return Verdict(False, SHIFT_KEEPS_LENGTH.sentence, SHIFT_KEEPS_LENGTH.key)
-        if got == truth[:-1]:
-            return Verdict(False, f"{what}: keep the trailing axis of size 1 that `[..., None]` adds")
+        if got in (truth[:-1], key.GATHER_SHAPES["unshifted"][:-1]):  # squeezed (a shifted one may keep L too)
+            return Verdict(False, NO_TRAILING_AXIS.sentence, NO_TRAILING_AXIS.key)
         return Verdict(False, f"{what} is not correct")
 
     return value_case(f"shape of the {which} gather", "shapes", "gather_shapes", judge)
