@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import check_support as support
 from check_support import ConceptCheckTests, hostile_grid
 
@@ -64,6 +66,10 @@ WRONG = [
     # Every rule the text states (RULES.md lists them with their cases).
     ("eos read as a stop string", CANONICAL + 'stop_flags["response_1"]["stop_reason"] = "stop_string"',
      "eos-as-stop-string"),
+    ("a 47-token response read as the budget", CANONICAL + 'stop_flags["response_1"]["stop_reason"] = "length"',
+     "reason-not-the-mechanism"),
+    ("the budget read as a timeout", CANONICAL + 'stop_flags["response_2"]["stop_reason"] = "timeout"',
+     "reason-not-the-mechanism"),
     ("eos ends with no flag", CANONICAL + 'stop_flags["response_1"].update(terminated=False)', "ended-without-flag"),
     ("budget ends with no flag", CANONICAL + 'stop_flags["response_2"].update(truncated=False)', "ended-without-flag"),
     ("fixed budget still truncated", CANONICAL + 'fixed_budget_flags = {"terminated": True, "truncated": True}',
@@ -81,6 +87,8 @@ WRONG = [
     ("a fixed-budget flag left out", CANONICAL + 'fixed_budget_flags = {"terminated": True}', None,
      "the same raw reason under another contract"),
 ]
+
+WRONG_BY_LABEL = {label: source for label, source, *_ in WRONG}
 
 
 def test_key_follows_the_reference_contract():
@@ -114,3 +122,20 @@ def test_a_reason_outside_the_table_is_refused_by_name():
     result = support.result_of(STEM, CANONICAL + 'stop_flags["response_2"]["stop_reason"] = "max_new_tokens"')
     failed = [case for case in result.cases if not case.passed]
     assert len(failed) == 1 and "'max_new_tokens' is not an option" in failed[0].message
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("label", ["eos ends with no flag", "budget ends with no flag"])
+def test_the_open_check_catches_an_ended_response_without_a_flag(label):
+    namespace = support.namespace_from(dict(WRONG_BY_LABEL)[label])
+    with pytest.raises(AssertionError, match="has ended, so one flag must say how"):
+        exec(_open_check("check-flags"), namespace)
+
+
+def test_the_open_check_catches_a_length_read_as_a_cause():
+    namespace = support.namespace_from(CANONICAL + 'possible_reasons_at_64 = {"length"}')
+    with pytest.raises(AssertionError, match="not tied to a token count"):
+        exec(_open_check("check-causes"), namespace)

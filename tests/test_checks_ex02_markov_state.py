@@ -97,3 +97,15 @@ def test_unknown_role_is_explained_without_revealing_the_answer():
     result = support.result_of(STEM, CANONICAL + 'item_roles["sampled_token"] = "policy"')
     message = next(case.message for case in result.cases if not case.passed)
     assert "'action', 'observation', 'hidden_state'" in message and "not an option" in message
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+def test_the_open_check_ties_part_a_to_part_b_without_giving_either_away():
+    namespace = support.namespace_from(CANONICAL + 'prefix_is_sufficient["web_search"] = True')
+    with pytest.raises(AssertionError, match="Parts A and B disagree"):
+        exec(_open_check("check-roles"), namespace)
+    for reading in ('{"network_state"}', '{"returned_document", "network_state"}'):  # both fair readings pass
+        exec(_open_check("check-roles"), support.namespace_from(CANONICAL + f"state_additions = {reading}"))

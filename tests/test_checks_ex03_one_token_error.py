@@ -96,3 +96,15 @@ def test_a_shape_without_the_trailing_axis_gets_a_hint():
     result = support.result_of(STEM, CANONICAL + 'gather_shapes["unshifted"] = (2, 6)')
     case = next(case for case in result.cases if case.name == "shape of the unshifted gather")
     assert not case.passed and case.misconception == "no-trailing-axis" and "trailing axis" in case.message
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("targets", ["[101, 7, 42, 9, 13, 2]", "[None, 101, 7, 42, 9, 13]", "[7, 42, 9, 13, 2, 101]"])
+def test_the_open_check_refuses_a_target_already_read_without_printing_the_answer(targets):
+    namespace = support.namespace_from(CANONICAL + f"targets = {targets}")
+    with pytest.raises(AssertionError, match="already read") as raised:
+        exec(_open_check("check-alignment"), namespace)
+    assert "[7, 42, 9, 13, 2" not in str(raised.value)

@@ -85,3 +85,13 @@ def test_a_single_string_is_not_read_as_a_set_of_letters():
     result = support.result_of(STEM, CANONICAL + 'incomparable_reasons = "tokenizer"')
     messages = [case.message for case in result.cases if not case.passed]
     assert len(messages) == 2 and all("single string" in message for message in messages)
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("reasons", ['{"tokenizer", "response_mask", "chat_template", "dataset"}',
+                                     '{"tokenizer", "response_mask", "chat_template", "dataset", "log_base"}'])
+def test_both_readings_of_the_log_base_pass_the_open_check(reasons):
+    exec(_open_check("check-reasons"), support.namespace_from(CANONICAL + f"incomparable_reasons = {reasons}"))

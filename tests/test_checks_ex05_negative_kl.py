@@ -103,3 +103,18 @@ def test_choosing_a_wrong_distribution_alone_does_not_cap():
     """Only a negative exact_kl caps: average_under = "pi_ref" with a right exact_kl costs its own case."""
     result = support.result_of(STEM, CANONICAL + 'average_under = "pi_ref"')
     assert result.points_earned == 0.8 and not result.groups[0].capped, result.feedback()
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("mistake, message", [
+    ("sampled_log_ratio_can_be_negative = False", "yet you say a sampled log-ratio cannot be negative"),
+    ("exact_kl = -0.0834647", "yet your exact_kl is negative"),
+    ("exact_kl = math.log(0.3 / 0.4)", "equals the log-ratio of the one sampled action"),
+])
+def test_the_open_check_catches_answers_that_contradict_one_another(mistake, message):
+    namespace = support.namespace_from(CANONICAL + mistake)
+    with pytest.raises(AssertionError, match=message):
+        exec(_open_check("check-kl"), namespace)

@@ -44,6 +44,10 @@ EOS_AS_STOP_STRING = Misconception(
     "eos-as-stop-string",
     "The end-of-sequence token is a token the model sampled, not generated text matching a configured "
     "stop string (vLLM reports both as finish_reason 'stop'; the raw reasons here keep them apart).")
+REASON_NOT_THE_MECHANISM = Misconception(
+    "reason-not-the-mechanism",
+    "The raw reason names the mechanism that ended the response, with the table's meanings: match what "
+    "the description says happened, not the response's length or the flags you expect.")
 FORBID_BOTH_FLAGS = _shared.FLAGS_EXCLUSIVE
 FLAGS_FROM_REASON_NAME = Misconception(
     "flags-from-reason-name",
@@ -62,8 +66,12 @@ def _reason_case(response: str):
         what = f"stop_flags[{response!r}]['stop_reason']"
         got = choice(entry(entry(answer, response, "stop_flags"), "stop_reason", f"stop_flags[{response!r}]"),
                      key.REASON_OPTIONS, what)
-        wrong = {"stop_string": EOS_AS_STOP_STRING} if key.RESPONSE_REASONS[response] == "eos" else {}
-        return same(got, key.STOP_FLAGS[response].stop_reason, what, wrong)
+        truth = key.STOP_FLAGS[response].stop_reason
+        if got == truth:
+            return PASS
+        if truth == "eos" and got == "stop_string":
+            return Verdict(False, EOS_AS_STOP_STRING.sentence, EOS_AS_STOP_STRING.key)
+        return Verdict(False, REASON_NOT_THE_MECHANISM.sentence, REASON_NOT_THE_MECHANISM.key)
 
     return value_case(f"{response}: raw stop reason", "flags", "stop_flags", judge)
 
