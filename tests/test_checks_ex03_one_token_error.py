@@ -53,6 +53,8 @@ WRONG = [
     # Every rule the text states (RULES.md lists them with their cases).
     ("trailing axis dropped", CANONICAL + 'gather_shapes = {"unshifted": (2, 6), "shifted": (2, 5)}',
      "no-trailing-axis"),
+    ("the vocabulary axis kept", CANONICAL + 'gather_shapes = {"unshifted": (2, 6, 128), "shifted": (2, 5, 128)}',
+     "gather-keeps-vocab"),
     ("the last position given a target", CANONICAL + "targets = [7, 42, 9, 13, 2, 2]", None,
      "target of every logits position"),
     ("seven entries", CANONICAL + "targets = [7, 42, 9, 13, 2, None, None]", None, "target of every logits position"),

@@ -43,6 +43,17 @@ DOCUMENT_AS_HIDDEN = Misconception(
     "document-as-hidden-state",
     "The returned document is pasted into the transcript, so the model reads it: it is observed, not "
     "hidden. What stays hidden is the outside state that produced it.")
+TOKEN_NOT_ACTION = Misconception(
+    "sampled-token-not-action",
+    "A token the model samples from pi(. | s_t) is, by the table's own definition, the policy's action.")
+CALL_AS_HIDDEN = Misconception(
+    "tool-call-as-hidden-state",
+    "The search call is text the model itself writes into the transcript: nothing about it is hidden "
+    "from the model, and the policy chose it, so it is an action.")
+NETWORK_AS_ACTION = Misconception(
+    "network-state-as-action",
+    "The model does not choose the state of the web: it belongs to the environment, shapes the reply and "
+    "never appears in the transcript.")
 ALREADY_IN_PREFIX = Misconception(
     "already-in-prefix",
     "Everything the model emitted, the search call included, is already part of y_<t; the state only "
@@ -52,10 +63,13 @@ MISSING_EXTERNAL_STATE = Misconception(
     "The document explains what happened at this call, but a later call can return something else: the "
     "transition also depends on the outside state that produced it.")
 ROLE_MISTAKES = {
+    "sampled_token": {"observation": TOKEN_NOT_ACTION, "hidden_state": TOKEN_NOT_ACTION},
     "returned_document": {"action": TOOL_OUTPUT_AS_ACTION, "hidden_state": DOCUMENT_AS_HIDDEN},
-    "search_call": {"observation": TOOL_CALL_AS_OBSERVATION},
-    "network_state": {"observation": HIDDEN_STATE_AS_OBSERVATION},
+    "search_call": {"observation": TOOL_CALL_AS_OBSERVATION, "hidden_state": CALL_AS_HIDDEN},
+    "network_state": {"observation": HIDDEN_STATE_AS_OBSERVATION, "action": NETWORK_AS_ACTION},
 }
+if any(set(ROLE_MISTAKES[item]) != set(key.ROLE_OPTIONS) - {key.ITEM_ROLES[item]} for item in key.ITEMS):
+    raise RuntimeError("every wrong role of every item needs its misconception")
 PREFIX_MISTAKES = {"plain_text": {False: PLAIN_PREFIX_INSUFFICIENT}, "web_search": {True: TOOL_PREFIX_SUFFICIENT}}
 
 
@@ -78,7 +92,7 @@ def _role_case(item: str):
     def judge(answer) -> Verdict:
         what = f"item_roles[{item!r}]"
         got = choice(entry(answer, item, "item_roles"), key.ROLE_OPTIONS, what)
-        return same(got, key.ITEM_ROLES[item], what, ROLE_MISTAKES.get(item, {}))
+        return same(got, key.ITEM_ROLES[item], what, ROLE_MISTAKES[item])
 
     return value_case(f"role of {item}", "roles", "item_roles", judge)
 

@@ -37,6 +37,10 @@ NO_TRAILING_AXIS = Misconception(
     "no-trailing-axis",
     "`input_ids[..., None]` gives the index array a trailing axis of size 1, and take_along_axis (like "
     "torch's gather) keeps it: the gathered array has three axes until it is squeezed.")
+GATHER_KEEPS_VOCAB = Misconception(
+    "gather-keeps-vocab",
+    "The gather picks one entry of the vocabulary axis per index, so that axis has size 1 in the result, "
+    "not V: that is the whole point of selecting each token's log-probability.")
 EXPECTS_SHAPE_ERROR = Misconception(
     "expects-shape-error",
     "Every id is a valid index into the vocabulary axis and the batch and position axes line up, so NumPy "
@@ -88,6 +92,8 @@ def _shape_case(which: str):
             return PASS
         if which == "shifted" and got == key.GATHER_SHAPES["unshifted"]:
             return Verdict(False, SHIFT_KEEPS_LENGTH.sentence, SHIFT_KEEPS_LENGTH.key)
+        if got[:-1] == truth[:-1] and got[-1:] == (key.VOCAB,):
+            return Verdict(False, GATHER_KEEPS_VOCAB.sentence, GATHER_KEEPS_VOCAB.key)
         if got in (truth[:-1], key.GATHER_SHAPES["unshifted"][:-1]):  # squeezed (a shifted one may keep L too)
             return Verdict(False, NO_TRAILING_AXIS.sentence, NO_TRAILING_AXIS.key)
         return Verdict(False, f"{what} is not correct")
