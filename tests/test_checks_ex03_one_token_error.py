@@ -55,15 +55,14 @@ WRONG = [
      "no-trailing-axis"),
     ("the vocabulary axis kept", CANONICAL + 'gather_shapes = {"unshifted": (2, 6, 128), "shifted": (2, 5, 128)}',
      "gather-keeps-vocab"),
-    ("the last position given a target", CANONICAL + "targets = [7, 42, 9, 13, 2, 2]", None,
-     "target of every logits position"),
+    ("the last position given a target", CANONICAL + "targets = [7, 42, 9, 13, 2, 2]", "target-beyond-row"),
     ("seven entries", CANONICAL + "targets = [7, 42, 9, 13, 2, None, None]", None, "target of every logits position"),
     ("a target that is not a token id", CANONICAL + 'targets = [7, 42, 9, 13, "2", None]', None,
      "target of every logits position"),
     ("a slice option outside the table", CANONICAL + 'slice_choice = "E"', None,
      "the slices that align logits and targets"),
     ("a shape as a string", CANONICAL + 'gather_shapes["shifted"] = "(2, 5, 1)"', None, "shape of the shifted gather"),
-    ("one row only", CANONICAL + 'gather_shapes = {"unshifted": (1, 6, 1), "shifted": (1, 5, 1)}', None,
+    ("one row only", CANONICAL + 'gather_shapes = {"unshifted": (1, 6, 1), "shifted": (1, 5, 1)}', "batch-axis-size",
      "shape of the shifted gather"),
 ]
 
