@@ -4,6 +4,7 @@ Answers (documented in the notebook): ``stop_flags`` (response -> dict of stop_r
 truncated), ``possible_reasons_at_47`` and ``possible_reasons_at_64`` (sets of raw reasons),
 ``validator_should_reject_both_flags`` (bool) and ``fixed_budget_flags`` (dict of the two flags).
 The key is :mod:`autograder.exercises.01_stop_reasons.key`.
+Part A's flags are the central idea: a flag mistake there caps both parts at a third (see ``CENTRAL``).
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ def build_cases() -> list:
 #: The exercise's central idea: reading the flags off the stated contract (EOS ends the task, the budget
 #: cuts it). Getting Part A's flags wrong caps every part at a third of its points.
 CENTRAL = Central(
-    "reading the flags off the task contract (a model-chosen EOS ends the task, the budget cuts it)",
+    "the mapping from raw reason to flags under the task contract (a model-chosen EOS ends the task, the "
+    "budget cuts it)",
     {"budget-as-terminal", "eos-as-truncation", "ended-without-flag"},
     tuple(f"{response}: terminated and truncated" for response in key.RESPONSE_REASONS))
 

@@ -4,6 +4,8 @@ Answers (documented in the notebook): ``prefix_is_sufficient`` (dict process -> 
 ``plain_text_transition_is_deterministic`` (bool), ``item_roles`` (dict item -> role) and
 ``state_additions`` (set of items). The key is :mod:`autograder.exercises.02_markov_state.key`.
 ``state_additions`` accepts both readings of the prefix (with or without the pasted document).
+The prefix questions and the document's role are the central idea: a mistake there caps both parts at a
+third (see ``CENTRAL``).
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def build_cases() -> list:
 #: The exercise's central idea: what the environment contributes is neither in the model's own prefix nor
 #: among its actions. Getting it wrong caps every part at a third of its points.
 CENTRAL = Central(
-    "telling the model's own prefix and actions from what the environment contributes",
+    "the split between the model's own prefix and actions and what the environment contributes",
     {"prefix-insufficient-plain", "prefix-sufficient-with-tools", "tool-output-as-action"},
     tuple(f"{process}: is (x, y_<t) a sufficient state" for process in key.PROCESSES) + ("role of returned_document",))
 

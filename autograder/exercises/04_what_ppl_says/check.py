@@ -3,6 +3,7 @@
 Answers (documented in the notebook): ``claims`` (claim -> bool) and ``incomparable_reasons`` (a set of
 reason names from the notebook's list). The key is :mod:`autograder.exercises.04_what_ppl_says.key`.
 ``"log_base"`` is accepted chosen or not (perplexity is base-free, a reported NLL is not).
+The three claims are the central idea: a wrong claim caps both parts at a third (see ``CENTRAL``).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def build_cases() -> list:
 #: The exercise's central idea: a lower PPL says how well the tokens are predicted, and nothing more.
 #: Getting a claim wrong caps every part at a third of its points.
 CENTRAL = Central(
-    "what a lower PPL shows (better prediction of the same tokens, not better answers)",
+    "the reading of a lower PPL (better prediction of the same tokens, not better answers)",
     {mistake.key for mistake in CLAIM_MISTAKES.values()},
     tuple(f"claim {claim}" for claim in key.CLAIMS))
 
