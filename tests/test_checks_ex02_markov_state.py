@@ -65,7 +65,8 @@ WRONG = [
     ("document as hidden state", CANONICAL + 'item_roles["returned_document"] = "hidden_state"',
      "document-as-hidden-state"),
     ("both prefixes insufficient, tool reading kept",
-     CANONICAL + 'prefix_is_sufficient = {"plain_text": False, "web_search": False}\nstate_additions = {"network_state"}',
+     CANONICAL + 'prefix_is_sufficient = {"plain_text": False, "web_search": False}\n'
+     'state_additions = {"network_state"}',
      "prefix-insufficient-plain"),
     ("prose token observed", CANONICAL + 'item_roles["sampled_token"] = "observation"', "sampled-token-not-action"),
     ("prose token hidden", CANONICAL + 'item_roles["sampled_token"] = "hidden_state"', "sampled-token-not-action"),
