@@ -50,6 +50,20 @@ WRONG = [
     ("both trimmed at the end", CANONICAL + 'slice_choice = "D"', "same-position"),
     ("shift keeps the length", CANONICAL + 'gather_shapes["shifted"] = (2, 6, 1)', "shift-keeps-length"),
     ("expects an error", CANONICAL + "unshifted_raises_error = True", "expects-shape-error"),
+    # Every rule the text states (RULES.md lists them with their cases).
+    ("trailing axis dropped", CANONICAL + 'gather_shapes = {"unshifted": (2, 6), "shifted": (2, 5)}',
+     "no-trailing-axis"),
+    ("the vocabulary axis kept", CANONICAL + 'gather_shapes = {"unshifted": (2, 6, 128), "shifted": (2, 5, 128)}',
+     "gather-keeps-vocab"),
+    ("the last position given a target", CANONICAL + "targets = [7, 42, 9, 13, 2, 2]", "target-beyond-row"),
+    ("seven entries", CANONICAL + "targets = [7, 42, 9, 13, 2, None, None]", None, "target of every logits position"),
+    ("a target that is not a token id", CANONICAL + 'targets = [7, 42, 9, 13, "2", None]', None,
+     "target of every logits position"),
+    ("a slice option outside the table", CANONICAL + 'slice_choice = "E"', None,
+     "the slices that align logits and targets"),
+    ("a shape as a string", CANONICAL + 'gather_shapes["shifted"] = "(2, 5, 1)"', None, "shape of the shifted gather"),
+    ("one row only", CANONICAL + 'gather_shapes = {"unshifted": (1, 6, 1), "shifted": (1, 5, 1)}', "batch-axis-size",
+     "shape of the shifted gather"),
 ]
 
 
@@ -67,7 +81,7 @@ class TestOneTokenError(ConceptCheckTests):
     groups = ("alignment", "shapes")
     autograded_points, total_points = 2, 3
     correct = CORRECT
-    wrong = {label: (source, key) for label, source, key in WRONG}
+    wrong = {label: tuple(rest) for label, *rest in WRONG}
     hostile = hostile_grid(CANONICAL, NAMES)
 
 
@@ -82,4 +96,16 @@ def test_malformed_targets_fail_with_a_message(bad):
 def test_a_shape_without_the_trailing_axis_gets_a_hint():
     result = support.result_of(STEM, CANONICAL + 'gather_shapes["unshifted"] = (2, 6)')
     case = next(case for case in result.cases if case.name == "shape of the unshifted gather")
-    assert not case.passed and "trailing axis" in case.message
+    assert not case.passed and case.misconception == "no-trailing-axis" and "trailing axis" in case.message
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("targets", ["[101, 7, 42, 9, 13, 2]", "[None, 101, 7, 42, 9, 13]", "[7, 42, 9, 13, 2, 101]"])
+def test_the_open_check_refuses_a_target_already_read_without_printing_the_answer(targets):
+    namespace = support.namespace_from(CANONICAL + f"targets = {targets}")
+    with pytest.raises(AssertionError, match="already read") as raised:
+        exec(_open_check("check-alignment"), namespace)
+    assert "[7, 42, 9, 13, 2" not in str(raised.value)

@@ -31,7 +31,21 @@ print("lower PPL means", claims)
 CORRECT["without the log base"] = CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset"}'
 
 WRONG = [
-    ("misses the mask", CANONICAL + 'incomparable_reasons = {"tokenizer", "chat_template", "dataset", "log_base"}', None),
+    ("misses the mask", CANONICAL + 'incomparable_reasons = {"tokenizer", "chat_template", "dataset", "log_base"}',
+     "mask-irrelevant"),
+    ("misses the tokenizer", CANONICAL + 'incomparable_reasons = {"response_mask", "chat_template", "dataset"}',
+     "tokenizer-irrelevant"),
+    ("misses the template", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "dataset"}',
+     "template-irrelevant"),
+    ("misses the dataset", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template"}',
+     "dataset-irrelevant"),
+    ("a single reason", CANONICAL + 'incomparable_reasons = {"dataset"}', "tokenizer-irrelevant",
+     "at least two valid reasons and no irrelevant one"),
+    ("a reason outside the table", CANONICAL + 'incomparable_reasons = incomparable_reasons | {"model_family"}', None,
+     "every reason that breaks comparability"),
+    ("reasons as one string", CANONICAL + 'incomparable_reasons = "tokenizer, response_mask"', None,
+     "every reason that breaks comparability"),
+    ("a claim left out", CANONICAL + 'del claims["more_useful"]', None, "claim more_useful"),
     ("ppl means correct", CANONICAL + 'claims["more_correct_answers"] = True', "ppl-measures-correctness"),
     ("ppl means useful", CANONICAL + 'claims["more_useful"] = True', "ppl-measures-utility"),
     ("ppl means nothing", CANONICAL + 'claims["better_token_prediction"] = False', "ppl-says-nothing"),
@@ -59,10 +73,11 @@ def test_partial_selections_earn_partial_credit(reasons, earned):
 
 class TestWhatPplSays(ConceptCheckTests):
     stem = STEM
+    central_mistakes = ("ppl means correct", "ppl means useful", "ppl means nothing")
     groups = ("claims", "protocol")
     autograded_points, total_points = 2, 3
     correct = CORRECT
-    wrong = {label: (source, key) for label, source, key in WRONG}
+    wrong = {label: tuple(rest) for label, *rest in WRONG}
     hostile = hostile_grid(CANONICAL, NAMES)
 
 
@@ -70,3 +85,13 @@ def test_a_single_string_is_not_read_as_a_set_of_letters():
     result = support.result_of(STEM, CANONICAL + 'incomparable_reasons = "tokenizer"')
     messages = [case.message for case in result.cases if not case.passed]
     assert len(messages) == 2 and all("single string" in message for message in messages)
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("reasons", ['{"tokenizer", "response_mask", "chat_template", "dataset"}',
+                                     '{"tokenizer", "response_mask", "chat_template", "dataset", "log_base"}'])
+def test_both_readings_of_the_log_base_pass_the_open_check(reasons):
+    exec(_open_check("check-reasons"), support.namespace_from(CANONICAL + f"incomparable_reasons = {reasons}"))

@@ -54,6 +54,17 @@ WRONG = [
      "+ 0.3 * math.log(0.3 / 0.2)", "kl-direction"),
     ("the sample as the KL", CANONICAL + "exact_kl = math.log(0.3 / 0.4)", "sample-is-kl"),
     ("flipped ratio", CANONICAL + "log_ratio_action_1 = math.log(0.4 / 0.3)", "ratio-inverted"),
+    # Every rule the text states (RULES.md lists them with their cases).
+    ("log-ratio in bits", CANONICAL + "log_ratio_action_1 = math.log2(0.3 / 0.4)", "log-base"),
+    ("log-ratio in base 10", CANONICAL + "log_ratio_action_1 = math.log10(0.3 / 0.4)", "log-base"),
+    ("KL in bits", CANONICAL + "exact_kl = exact_kl / math.log(2)", "log-base"),
+    ("KL rounded to two digits", CANONICAL + "exact_kl = 0.088", "too-few-digits"),
+    ("KL cut at four digits", CANONICAL + "exact_kl = 0.08801", "too-few-digits"),
+    ("log-ratio rounded to four digits", CANONICAL + "log_ratio_action_1 = -0.2877", "too-few-digits"),
+    ("reversed KL rounded early", CANONICAL + "exact_kl = 0.0835", "kl-direction"),
+    ("a negative KL of any other kind", CANONICAL + "exact_kl = -0.0880152", "negative-kl"),
+    ("an option outside the list", CANONICAL + 'average_under = "pi_old"', None, "the distribution to average under"),
+    ("a number as a string", CANONICAL + 'exact_kl = "0.0880152"', None, "exact KL of the two policies"),
 ]
 
 
@@ -70,16 +81,40 @@ def test_key_numbers_agree_with_the_definition():
 
 class TestNegativeKl(ConceptCheckTests):
     stem = STEM
-    central_mistakes = ('kl can be negative', 'a sample cannot be negative', 'the sample as the KL')
+    central_mistakes = ("kl can be negative", "a sample cannot be negative", "the sample as the KL",
+                        "average under the reference (number)", "uniform average (number)",
+                        "a negative KL of any other kind")
     groups = ("kl_vs_sample",)
     autograded_points, total_points = 1, 2
     correct = CORRECT
-    wrong = {label: (source, key) for label, source, key in WRONG}
+    wrong = {label: tuple(rest) for label, *rest in WRONG}
     hostile = hostile_grid(CANONICAL, NAMES)
 
 
 @pytest.mark.parametrize("value", ["0.088", "0.08801", "'0.0880152'", "True", "float('inf')"])
 def test_too_coarse_or_malformed_numbers_fail(value):
+    """(A coarse rounding is named too-few-digits: see WRONG.)"""
     result = support.result_of(STEM, CANONICAL + f"exact_kl = {value}")
     case = next(case for case in result.cases if case.name == "exact KL of the two policies")
     assert not case.passed and case.message
+
+
+def test_choosing_a_wrong_distribution_alone_does_not_cap():
+    """Only a negative exact_kl caps: average_under = "pi_ref" with a right exact_kl costs its own case."""
+    result = support.result_of(STEM, CANONICAL + 'average_under = "pi_ref"')
+    assert result.points_earned == 0.8 and not result.groups[0].capped, result.feedback()
+
+
+def _open_check(cell_id: str) -> str:
+    return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
+
+
+@pytest.mark.parametrize("mistake, message", [
+    ("sampled_log_ratio_can_be_negative = False", "yet you say a sampled log-ratio cannot be negative"),
+    ("exact_kl = -0.0834647", "yet your exact_kl is negative"),
+    ("exact_kl = math.log(0.3 / 0.4)", "equals the log-ratio of the one sampled action"),
+])
+def test_the_open_check_catches_answers_that_contradict_one_another(mistake, message):
+    namespace = support.namespace_from(CANONICAL + mistake)
+    with pytest.raises(AssertionError, match=message):
+        exec(_open_check("check-kl"), namespace)

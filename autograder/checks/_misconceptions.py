@@ -79,6 +79,13 @@ LOG_BASE_10 = Misconception(
     "This matches base-10 logarithms: log-probabilities, NLL and perplexity here use the natural log "
     "(np.log), and perplexity is exp of the mean NLL.")
 
+# --------------------------------------------------------------------------- numeric answers (05)
+
+TOO_FEW_DIGITS = Misconception(
+    "too-few-digits",
+    "This number was rounded (or cut) too early: give at least 6 significant digits, or the Python "
+    "expression itself, which keeps every digit.")
+
 # --------------------------------------------------------------------------- rollouts (01, 17, 20)
 
 PADDING_COUNTED = Misconception(
@@ -92,4 +99,4 @@ FLAGS_EXCLUSIVE = Misconception(
     "validator must allow both; whether a task permits it is a separate, semantic check.")
 
 __all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NO_RENORMALISE",
-           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOP_P_DROPS", "TOP_P_EXTRA"]
+           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS", "TOP_P_EXTRA"]

@@ -4,12 +4,13 @@ Answers (documented in the notebook): ``stop_flags`` (response -> dict of stop_r
 truncated), ``possible_reasons_at_47`` and ``possible_reasons_at_64`` (sets of raw reasons),
 ``validator_should_reject_both_flags`` (bool) and ``fixed_budget_flags`` (dict of the two flags).
 The key is :mod:`autograder.exercises.01_stop_reasons.key`.
+Part A's flags are the central idea: a flag mistake there caps both parts at a third (see ``CENTRAL``).
 """
 
 from __future__ import annotations
 
 from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -32,6 +33,22 @@ BUDGET_BELOW_LIMIT = Misconception(
     "budget-below-limit",
     "The token budget only fires when the response reaches max_new_tokens; a shorter response was "
     "stopped by something else.")
+ENDED_WITHOUT_FLAG = Misconception(
+    "ended-without-flag",
+    "The response has ended, so one of the flags must say how: terminated when the task reached its own "
+    "end, truncated when something outside the task cut it off.")
+BUDGET_STILL_TRUNCATES = Misconception(
+    "budget-still-truncates",
+    "When the budget is one of the task's own rules, reaching it is the task's natural end and nothing "
+    "outside the task cut the response, so truncated stays False.")
+EOS_AS_STOP_STRING = Misconception(
+    "eos-as-stop-string",
+    "The end-of-sequence token is a token the model sampled, not generated text matching a configured "
+    "stop string (vLLM reports both as finish_reason 'stop'; the raw reasons here keep them apart).")
+REASON_NOT_THE_MECHANISM = Misconception(
+    "reason-not-the-mechanism",
+    "The raw reason names the mechanism that ended the response, with the table's meanings: match what "
+    "the description says happened, not the response's length or the flags you expect.")
 FORBID_BOTH_FLAGS = _shared.FLAGS_EXCLUSIVE
 FLAGS_FROM_REASON_NAME = Misconception(
     "flags-from-reason-name",
@@ -50,7 +67,12 @@ def _reason_case(response: str):
         what = f"stop_flags[{response!r}]['stop_reason']"
         got = choice(entry(entry(answer, response, "stop_flags"), "stop_reason", f"stop_flags[{response!r}]"),
                      key.REASON_OPTIONS, what)
-        return same(got, key.STOP_FLAGS[response].stop_reason, what)
+        truth = key.STOP_FLAGS[response].stop_reason
+        if got == truth:
+            return PASS
+        if truth == "eos" and got == "stop_string":
+            return Verdict(False, EOS_AS_STOP_STRING.sentence, EOS_AS_STOP_STRING.key)
+        return Verdict(False, REASON_NOT_THE_MECHANISM.sentence, REASON_NOT_THE_MECHANISM.key)
 
     return value_case(f"{response}: raw stop reason", "flags", "stop_flags", judge)
 
@@ -67,6 +89,8 @@ def _flags_case(response: str):
             return Verdict(False, BUDGET_AS_TERMINAL.sentence, BUDGET_AS_TERMINAL.key)
         if truth.terminated and got[1]:
             return Verdict(False, EOS_AS_TRUNCATION.sentence, EOS_AS_TRUNCATION.key)
+        if not any(got):
+            return Verdict(False, ENDED_WITHOUT_FLAG.sentence, ENDED_WITHOUT_FLAG.key)
         return Verdict(False, f"the flags in {what} do not follow from the stated contract")
 
     return value_case(f"{response}: terminated and truncated", "flags", "stop_flags", judge)
@@ -97,7 +121,9 @@ def _fixed_budget(answer) -> Verdict:
            boolean(entry(answer, "truncated", "fixed_budget_flags"), "fixed_budget_flags['truncated']"))
     default = key.STOP_FLAGS["response_2"]
     return same(got, (truth.terminated, truth.truncated), "fixed_budget_flags",
-                {(default.terminated, default.truncated): FLAGS_FROM_REASON_NAME})
+                {(default.terminated, default.truncated): FLAGS_FROM_REASON_NAME,
+                 (True, True): BUDGET_STILL_TRUNCATES,
+                 (False, False): ENDED_WITHOUT_FLAG})
 
 
 def build_cases() -> list:
@@ -114,9 +140,18 @@ def build_cases() -> list:
     return cases
 
 
+#: The exercise's central idea: reading the flags off the stated contract (EOS ends the task, the budget
+#: cuts it). Getting Part A's flags wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the mapping from raw reason to flags under the task contract (a model-chosen EOS ends the task, the "
+    "budget cuts it)",
+    {"budget-as-terminal", "eos-as-truncation", "ended-without-flag"},
+    tuple(f"{response}: terminated and truncated" for response in key.RESPONSE_REASONS))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("flags", 1, "Stop reason and flags of the two responses"),
      Group("causes", 1, "What a length, a validator and another contract can and cannot tell")],
     build_cases,
+    CENTRAL,
 )

@@ -4,12 +4,14 @@ Answers (documented in the notebook): ``prefix_is_sufficient`` (dict process -> 
 ``plain_text_transition_is_deterministic`` (bool), ``item_roles`` (dict item -> role) and
 ``state_additions`` (set of items). The key is :mod:`autograder.exercises.02_markov_state.key`.
 ``state_additions`` accepts both readings of the prefix (with or without the pasted document).
+The prefix questions and the document's role are the central idea: a mistake there caps both parts at a
+third (see ``CENTRAL``).
 """
 
 from __future__ import annotations
 
 from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from . import key
 
@@ -39,6 +41,21 @@ HIDDEN_STATE_AS_OBSERVATION = Misconception(
     "hidden-state-as-observation",
     "The model never sees the state of the network itself, only the document it produced; the state "
     "shapes the transition without appearing in the transcript.")
+DOCUMENT_AS_HIDDEN = Misconception(
+    "document-as-hidden-state",
+    "The returned document is pasted into the transcript, so the model reads it: it is observed, not "
+    "hidden. What stays hidden is the outside state that produced it.")
+TOKEN_NOT_ACTION = Misconception(
+    "sampled-token-not-action",
+    "A token the model samples from pi(. | s_t) is, by the table's own definition, the policy's action.")
+CALL_AS_HIDDEN = Misconception(
+    "tool-call-as-hidden-state",
+    "The search call is text the model itself writes into the transcript: nothing about it is hidden "
+    "from the model, and the policy chose it, so it is an action.")
+NETWORK_AS_ACTION = Misconception(
+    "network-state-as-action",
+    "The model does not choose the state of the web: it belongs to the environment, shapes the reply and "
+    "never appears in the transcript.")
 ALREADY_IN_PREFIX = Misconception(
     "already-in-prefix",
     "Everything the model emitted, the search call included, is already part of y_<t; the state only "
@@ -48,10 +65,13 @@ MISSING_EXTERNAL_STATE = Misconception(
     "The document explains what happened at this call, but a later call can return something else: the "
     "transition also depends on the outside state that produced it.")
 ROLE_MISTAKES = {
-    "returned_document": {"action": TOOL_OUTPUT_AS_ACTION},
-    "search_call": {"observation": TOOL_CALL_AS_OBSERVATION},
-    "network_state": {"observation": HIDDEN_STATE_AS_OBSERVATION},
+    "sampled_token": {"observation": TOKEN_NOT_ACTION, "hidden_state": TOKEN_NOT_ACTION},
+    "returned_document": {"action": TOOL_OUTPUT_AS_ACTION, "hidden_state": DOCUMENT_AS_HIDDEN},
+    "search_call": {"observation": TOOL_CALL_AS_OBSERVATION, "hidden_state": CALL_AS_HIDDEN},
+    "network_state": {"observation": HIDDEN_STATE_AS_OBSERVATION, "action": NETWORK_AS_ACTION},
 }
+if any(set(ROLE_MISTAKES[item]) != set(key.ROLE_OPTIONS) - {key.ITEM_ROLES[item]} for item in key.ITEMS):
+    raise RuntimeError("every wrong role of every item needs its misconception")
 PREFIX_MISTAKES = {"plain_text": {False: PLAIN_PREFIX_INSUFFICIENT}, "web_search": {True: TOOL_PREFIX_SUFFICIENT}}
 
 
@@ -74,7 +94,7 @@ def _role_case(item: str):
     def judge(answer) -> Verdict:
         what = f"item_roles[{item!r}]"
         got = choice(entry(answer, item, "item_roles"), key.ROLE_OPTIONS, what)
-        return same(got, key.ITEM_ROLES[item], what, ROLE_MISTAKES.get(item, {}))
+        return same(got, key.ITEM_ROLES[item], what, ROLE_MISTAKES[item])
 
     return value_case(f"role of {item}", "roles", "item_roles", judge)
 
@@ -102,9 +122,17 @@ def build_cases() -> list:
     return cases
 
 
+#: The exercise's central idea: what the environment contributes is neither in the model's own prefix nor
+#: among its actions. Getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the split between the model's own prefix and actions and what the environment contributes",
+    {"prefix-insufficient-plain", "prefix-sufficient-with-tools", "tool-output-as-action"},
+    tuple(f"{process}: is (x, y_<t) a sufficient state" for process in key.PROCESSES) + ("role of returned_document",))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("sufficiency", 1, "When the prefix is a sufficient state"),
      Group("roles", 1, "Actions, observations and the state a tool adds")],
     build_cases,
+    CENTRAL,
 )

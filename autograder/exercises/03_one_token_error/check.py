@@ -28,11 +28,26 @@ NO_SLOT_FOR_LAST = Misconception(
     "no-slot-for-last",
     "Give one entry per logits position, six in all: the last position has logits too, it simply has no "
     "target inside the row (write None there).")
+TARGET_BEYOND_ROW = Misconception(
+    "target-beyond-row",
+    "The last position has read the whole row: the token its logits predict comes after the row, so "
+    "nothing inside the row is its target (write None there).")
 TRIMMED_SAME_POSITION = _shared.SAME_POSITION
 SHIFT_KEEPS_LENGTH = Misconception(
     "shift-keeps-length",
     "After the shift, count the positions that still have both logits and a target inside the row: the "
     "shift changes the length of the position axis.")
+NO_TRAILING_AXIS = Misconception(
+    "no-trailing-axis",
+    "`input_ids[..., None]` gives the index array a trailing axis of size 1, and take_along_axis (like "
+    "torch's gather) keeps it: the gathered array has three axes until it is squeezed.")
+GATHER_KEEPS_VOCAB = Misconception(
+    "gather-keeps-vocab",
+    "The gather picks one entry of the vocabulary axis per index, so that axis has size 1 in the result, "
+    "not V: that is the whole point of selecting each token's log-probability.")
+ONE_ROW = Misconception(
+    "batch-axis-size",
+    "The gather runs on the whole batch, so the batch axis keeps all B = 2 rows, not only the example row.")
 EXPECTS_SHAPE_ERROR = Misconception(
     "expects-shape-error",
     "Every id is a valid index into the vocabulary axis and the batch and position axes line up, so NumPy "
@@ -58,11 +73,14 @@ def _targets(answer) -> Verdict:
         return Verdict(False, f"targets should have {len(row)} entries, one per logits position, not {len(got)}")
     if all(item is None for item in got):
         raise blank("every entry of `targets`")
-    return same(got, key.TARGETS, "targets", {
+    verdict = same(got, key.TARGETS, "targets", {
         tuple(row): SAME_POSITION,
         (None,) + tuple(row[:-1]): PREDICTS_THE_PAST,
         tuple(row[1:]) + (row[0],): WRAP_AROUND,
     })
+    if not verdict.passed and verdict.misconception is None and got[:-1] == key.TARGETS[:-1]:
+        return Verdict(False, TARGET_BEYOND_ROW.sentence, TARGET_BEYOND_ROW.key)
+    return verdict
 
 
 def _slices(answer) -> Verdict:
@@ -84,8 +102,12 @@ def _shape_case(which: str):
             return PASS
         if which == "shifted" and got == key.GATHER_SHAPES["unshifted"]:
             return Verdict(False, SHIFT_KEEPS_LENGTH.sentence, SHIFT_KEEPS_LENGTH.key)
-        if got == truth[:-1]:
-            return Verdict(False, f"{what}: keep the trailing axis of size 1 that `[..., None]` adds")
+        if len(got) == len(truth) and got[0] != truth[0] and got[1:] in (truth[1:], key.GATHER_SHAPES["unshifted"][1:]):
+            return Verdict(False, ONE_ROW.sentence, ONE_ROW.key)
+        if got[:-1] == truth[:-1] and got[-1:] == (key.VOCAB,):
+            return Verdict(False, GATHER_KEEPS_VOCAB.sentence, GATHER_KEEPS_VOCAB.key)
+        if got in (truth[:-1], key.GATHER_SHAPES["unshifted"][:-1]):  # squeezed (a shifted one may keep L too)
+            return Verdict(False, NO_TRAILING_AXIS.sentence, NO_TRAILING_AXIS.key)
         return Verdict(False, f"{what} is not correct")
 
     return value_case(f"shape of the {which} gather", "shapes", "gather_shapes", judge)

@@ -3,12 +3,13 @@
 Answers (documented in the notebook): ``claims`` (claim -> bool) and ``incomparable_reasons`` (a set of
 reason names from the notebook's list). The key is :mod:`autograder.exercises.04_what_ppl_says.key`.
 ``"log_base"`` is accepted chosen or not (perplexity is base-free, a reported NLL is not).
+The three claims are the central idea: a wrong claim caps both parts at a third (see ``CENTRAL``).
 """
 
 from __future__ import annotations
 
 from autograder.checks._concept_answers import boolean, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from . import key
 
@@ -42,8 +43,28 @@ DISTRACTOR_MISTAKES = {
         "Models of different sizes are exactly what PPL under one protocol compares: size is the thing being "
         "measured, not a change of the measuring protocol."),
 }
+MISSING_MISTAKES = {
+    "tokenizer": Misconception(
+        "tokenizer-irrelevant",
+        "The tokenizer decides how many tokens the same text becomes, and PPL is a per-token average: the "
+        "same model on the same text gets another PPL under another tokenizer."),
+    "response_mask": Misconception(
+        "mask-irrelevant",
+        "The mask decides which positions enter the average: counting the prompt, the EOS token or padding "
+        "changes both the sum and the count, with the model unchanged."),
+    "chat_template": Misconception(
+        "template-irrelevant",
+        "The chat template is text the model conditions on: another template changes the log-probability "
+        "of every response token, with the model unchanged."),
+    "dataset": Misconception(
+        "dataset-irrelevant",
+        "PPL on other prompts and responses measures other text: two datasets give two numbers that do not "
+        "measure the same thing."),
+}
 if set(DISTRACTOR_MISTAKES) != set(key.DISTRACTORS):
     raise RuntimeError("every distractor needs its misconception")
+if set(MISSING_MISTAKES) != set(key.VALID_REASONS):
+    raise RuntimeError("every valid reason needs the misconception of leaving it out")
 
 
 def _claim_case(claim: str):
@@ -64,21 +85,26 @@ def _distractor_verdict(chosen: frozenset):
     return None
 
 
+def _missing_verdict(chosen: frozenset):
+    for option in key.REASON_OPTIONS:  # notebook order, so the feedback is stable
+        if option in MISSING_MISTAKES and option not in chosen:
+            mistake = MISSING_MISTAKES[option]
+            return Verdict(False, mistake.sentence, mistake.key)
+    return None
+
+
 def _valid_reasons(answer) -> Verdict:
     chosen = choice_set(answer, key.REASON_OPTIONS, REASONS)
     wrong = _distractor_verdict(chosen)
     if wrong is not None:
         return wrong
     if len(chosen & (key.VALID_REASONS | key.EITHER_WAY)) < key.MIN_REASONS:
-        return Verdict(False, f"{REASONS} should name at least {key.MIN_REASONS} reasons")
+        return _missing_verdict(chosen)  # fewer than two: at least two valid reasons are missing
     return PASS
 
 
 def _all_reasons(answer) -> Verdict:
-    chosen = choice_set(answer, key.REASON_OPTIONS, REASONS)
-    if key.VALID_REASONS <= chosen:
-        return PASS
-    return Verdict(False, f"{REASONS} leaves out at least one difference that changes what PPL measures")
+    return _missing_verdict(choice_set(answer, key.REASON_OPTIONS, REASONS)) or PASS
 
 
 def build_cases() -> list:
@@ -90,9 +116,17 @@ def build_cases() -> list:
     return cases
 
 
+#: The exercise's central idea: a lower PPL says how well the tokens are predicted, and nothing more.
+#: Getting a claim wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the reading of a lower PPL (better prediction of the same tokens, not better answers)",
+    {mistake.key for mistake in CLAIM_MISTAKES.values()},
+    tuple(f"claim {claim}" for claim in key.CLAIMS))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("claims", 1, "What a lower PPL does and does not show"),
      Group("protocol", 1, "When two PPL values cannot be compared")],
     build_cases,
+    CENTRAL,
 )

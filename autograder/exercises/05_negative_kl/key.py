@@ -31,5 +31,10 @@ AVERAGE_UNDER_REFERENCE = float(-kl_divergence(PI_REF, PI))       # E_{pi_ref}[l
 UNIFORM_AVERAGE = float(np.mean(_LOG_PI - _LOG_REF))
 REVERSED_KL = float(kl_divergence(PI_REF, PI))
 
+#: Logarithm bases other than e that a student might use (both numbers are asked in nats).
+OTHER_LOG_BASES = (2.0, 10.0)
+
 if not LOG_RATIO < 0 < EXACT_KL:
     raise RuntimeError("the example must have a negative sampled log-ratio and a positive KL")
+if not max(AVERAGE_UNDER_REFERENCE, UNIFORM_AVERAGE) < 0:
+    raise RuntimeError("the wrong averages must be negative here: the task's cap counts them as a negative KL")
