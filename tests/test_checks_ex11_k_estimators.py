@@ -33,6 +33,9 @@ changes_sign = "K1"
 never_negative = ["k3", " k2", "k2"]
 """,
     "an extra key is ignored": FORMULAS + 'k_at_2["note"] = "computed by hand"\n',
+    # "accept anything within a relative error of 1e-5": fewer digits that land inside it pass.
+    "five digits inside the tolerance": FORMULAS + 'k_at_2["k1"] = -0.69315\n',
+    "names with other separators": FORMULAS + 'changes_sign = {"K_1"}\nnever_negative = ("k-2", "k 3")\n',
 }
 
 WRONG = {
@@ -45,6 +48,21 @@ WRONG = {
     "k2 can be negative": (FORMULAS + 'never_negative = {"k3"}\n', "k2-can-be-negative"),
     "k1 never negative": (FORMULAS + 'never_negative = {"k1", "k2", "k3"}\n', "k1-never-negative"),
     "nothing changes sign": (FORMULAS + "changes_sign = set()\n", "k1-never-negative"),
+    # Every stated rule of the text, broken alone.
+    "base-2 logs": (FORMULAS.replace("math.log(", "math.log2("), "log-base"),
+    "ratio inverted throughout (the two dicts swapped)": (
+        FORMULAS + "k_at_2, k_at_half = k_at_half, k_at_2\n", "ratio-inverted", "k3 at r = 2"),
+    "the log-ratio's sign flipped in every formula": (
+        FORMULAS.replace("-math.log(r)", "math.log(r)").replace("r - 1 - math.log(r)", "r - 1 + math.log(r)"),
+        "k1-sign"),
+    "rounded to three digits": (FORMULAS + 'k_at_2 = {"k1": -0.693, "k2": 0.240, "k3": 0.307}\n',
+                                "rounded-too-coarsely", "k1 at r = 2"),
+    "cut to four digits": (FORMULAS + 'k_at_half["k3"] = 0.1931\n', "rounded-too-coarsely", "k3 at r = 1/2"),
+    "a number as text": (FORMULAS + 'k_at_2["k2"] = "0.240227"\n', "number-as-text", "k2 at r = 2"),
+    "a key left out": (FORMULAS + 'del k_at_half["k2"]\n', "estimators-dict-form", "k2 at r = 1/2"),
+    "a list instead of a dict": (FORMULAS + "k_at_2 = [-math.log(2), math.log(2) ** 2 / 2, 1 - math.log(2)]\n",
+                                 "estimators-dict-form", "k1 at r = 2"),
+    "an estimator name not in the task": (FORMULAS + 'never_negative = {"k2", "k4"}\n', "estimator-names"),
 }
 
 #: Hostile answers after the right ones, and what each attacks (an answer name or a case).
@@ -66,7 +84,8 @@ HOSTILE = {
 
 class TestKEstimators(ConceptCheckTests):
     stem = STEM
-    central_mistakes = ('k1 sign flipped', 'ratio inverted in k3')
+    central_mistakes = ('k1 sign flipped', 'ratio inverted in k3', 'ratio inverted throughout (the two dicts swapped)',
+                        "the log-ratio's sign flipped in every formula")
     groups = ("values", "signs")
     autograded_points, total_points = 3, 3
     correct = CORRECT

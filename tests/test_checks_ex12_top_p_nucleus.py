@@ -46,6 +46,22 @@ WRONG = {
     "1-based ids": (FRACTIONS + "kept_081 = {1, 2, 3}\n", "one-based-ids"),
     "only the kept tokens": (FRACTIONS + "nucleus_081 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95]\n",
                              "zeros-left-out"),
+    # Every stated rule of the text, broken alone.
+    "float ids": (FRACTIONS + "kept_080 = {0.0, 1.0}\n", "kept-ids-form", "token ids kept at top_p = 0.80"),
+    "ids as strings": (FRACTIONS + "kept_081 = {'0', '1', '2'}\n", "kept-ids-form"),
+    "a bare count instead of a set": (FRACTIONS + "kept_080 = 2\n", "kept-ids-form"),
+    "five probabilities": (FRACTIONS + "nucleus_080 = [0.625, 0.375, 0, 0, 0]\n", "zeros-left-out"),
+    "rounded to three digits": (FRACTIONS + "nucleus_081 = [0.526, 0.316, 0.158, 0.0]\n", "rounded-too-coarsely"),
+    "probabilities as text": (FRACTIONS + "nucleus_080 = ['0.625', '0.375', '0', '0']\n", "number-as-text"),
+    # The nucleus rule itself applied wrongly, in both parts or in both answers of a part.
+    "running sum strictly above top_p (the exact threshold missed)": (
+        FRACTIONS + "kept_080 = {0, 1, 2}\nnucleus_080 = [0.50 / 0.95, 0.30 / 0.95, 0.15 / 0.95, 0.0]\n",
+        "top-p-keeps-extra"),
+    "the threshold token dropped in both parts": (
+        "kept_080 = {0}\nnucleus_080 = [1.0, 0, 0, 0]\nkept_081 = {0, 1}\nnucleus_081 = [0.625, 0.375, 0, 0]\n",
+        "top-p-drops-threshold-token"),
+    "never renormalised": (FRACTIONS + "nucleus_080 = [0.5, 0.3, 0, 0]\nnucleus_081 = [0.5, 0.3, 0.15, 0]\n",
+                           "no-renormalise"),
 }
 
 #: Hostile answers that rebind kept_080 or nucleus_080.
@@ -67,6 +83,9 @@ HOSTILE = {
 class TestTopPNucleus(ConceptCheckTests):
     stem = STEM
     groups = ("threshold_080", "threshold_081")
+    central_mistakes = ("drops the token that reaches 0.80", "one too many at 0.80 (the float sum trap)",
+                        "running sum strictly above top_p (the exact threshold missed)",
+                        "the threshold token dropped in both parts", "never renormalised")
     autograded_points, total_points = 3, 3
     correct = CORRECT
     wrong = WRONG
@@ -83,3 +102,10 @@ def test_only_the_two_token_nucleus_is_accepted_at_the_exact_threshold():
     # The notebook teaches this exact case, so the float trap's three-token answer must not pass.
     three = result_of(STEM, FRACTIONS + "kept_080 = {0, 1, 2}\n")
     assert three.points_earned < CHECKS[STEM].points
+
+
+def test_a_slip_in_one_answer_is_not_capped():
+    # One wrong answer out of four is a slip, not the rule applied wrongly: it costs that case only.
+    result = result_of(STEM, FRACTIONS + "nucleus_081 = [0.5, 0.3, 0.15, 0.05]\n")
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert result.points_earned == CHECKS[STEM].points - 0.75, result.feedback()

@@ -34,7 +34,9 @@ ratio_factor = np.array([ratio_factor])
 
 WRONG = {
     "factor inverted": (EXACT + "ratio_factor = 0.85 ** 4\n", "factor-inverted"),
-    "base-10 logs": (EXACT.replace("math.log(", "math.log10("), "log-base-10"),
+    "base-10 logs": (EXACT.replace("math.log(", "math.log10("), "log-base"),
+    "base-2 logs": (EXACT.replace("math.log(", "math.log2("), "log-base", "increase of the log-probability"),
+    "base-10 log exponentiated with exp": (EXACT + "ratio_factor = math.exp(-4 * math.log10(0.85))\n", "log-base"),
     "multiplied by the mass": (EXACT + "p_tilde = 0.25 * 0.85\n", "multiplied-by-mass"),
     "not renormalised": (EXACT + "log_p_tilde = math.log(0.25)\n", "no-renormalise"),
     "divided by the dropped mass": (EXACT + "p_tilde = 0.25 / 0.15\n", "divided-by-dropped-mass"),
@@ -42,6 +44,12 @@ WRONG = {
     "difference of probabilities": (EXACT + "log_increase = 0.25 / 0.85 - 0.25\n", "difference-not-log"),
     "log error not exponentiated": (EXACT + "ratio_factor = -4 * math.log(0.85)\n", "log-not-exponentiated"),
     "one position only": (EXACT + "ratio_factor = 1 / 0.85\n", "one-position"),
+    "rounded to three digits": (EXACT + "p_tilde = 0.294\n", "rounded-too-coarsely",
+                                "probability after renormalisation"),
+    "cut to four digits": (EXACT + "ratio_factor = 1.915\n", "rounded-too-coarsely"),
+    "a number as text": (EXACT + "log_increase = '0.162519'\n", "number-as-text"),
+    "multiplied by the mass in both answers": (
+        EXACT + "p_tilde = 0.25 * 0.85\nlog_p_tilde = math.log(0.25 * 0.85)\n", "multiplied-by-mass"),
 }
 
 #: Hostile values for ``ratio_factor``.
@@ -59,7 +67,8 @@ HOSTILE_VALUES = {
 
 class TestTruncationCorrection(ConceptCheckTests):
     stem = STEM
-    central_mistakes = ('multiplied by the mass', 'not renormalised', 'divided by the dropped mass')
+    central_mistakes = ('multiplied by the mass', 'not renormalised', 'divided by the dropped mass',
+                        'multiplied by the mass in both answers')
     groups = ("renormalised", "correction")
     autograded_points, total_points = 2, 3
     correct = CORRECT

@@ -24,6 +24,8 @@ remedies = [{GOOD}]
     "a one-element set for the action": f"ratios_work = False\nproblem_action = {{3}}\nremedies = {{{GOOD}}}\n",
     # The fair reading: only fixes that add information (restricting the target adds none).
     "only the fixes that add information": RIGHT + "remedies = {'full_support_behaviour', 'more_exploration'}\n",
+    # "the number (1, 2 or 3)": 3.0 is that number too.
+    "an integral float for the action": RIGHT + "problem_action = 3.0\n",
 }
 
 WRONG = {
@@ -35,7 +37,17 @@ WRONG = {
                                    "epsilon-denominator"),
     "skip the action": (RIGHT + "remedies = remedies | {'skip_action'}\n", "drop-unsupported-term"),
     "missing a real remedy": (RIGHT + "remedies = {'restrict_target'}\n", None),
-    "the wrong action": (RIGHT + "problem_action = 1\n", None),
+    "an action the behaviour policy takes": (RIGHT + "problem_action = 1\n", "supported-action"),
+    # Every stated form rule, broken alone.
+    "the flag as a string": (RIGHT + "ratios_work = 'False'\n", "ratios-work-not-boolean"),
+    "0 for the flag": (RIGHT + "ratios_work = 0\n", "ratios-work-not-boolean"),
+    "the action as text": (RIGHT + "problem_action = '3'\n", "number-as-text"),
+    "True as the action": (RIGHT + "problem_action = True\n", "action-number-form"),
+    "a fractional action": (RIGHT + "problem_action = 2.5\n", "action-number-form"),
+    "a remedy name not in the table": (RIGHT + "remedies = {'full_support_behaviour', 'more_exploration', 'pray'}\n",
+                                       "remedy-names"),
+    "both numerical tricks": (RIGHT + "remedies = {'clip_ratio', 'epsilon_denominator', 'more_exploration'}\n",
+                              "clipping-creates-no-data"),
 }
 
 
@@ -54,7 +66,6 @@ def test_remedy_credit_is_not_won_by_choosing_everything_or_nothing():
 HOSTILE = {
     "a string for the flag": "ratios_work = 'False'",
     "0 for the flag": "ratios_work = 0",
-    "a float action": "problem_action = 3.0",
     "a string action": "problem_action = '3'",
     "True as the action": "problem_action = True",
     "an action object with a custom __eq__": (
@@ -68,6 +79,7 @@ HOSTILE = {
 class TestSupportViolation(ConceptCheckTests):
     stem = STEM
     groups = ("diagnosis", "remedies")
+    central_mistakes = ("ratios said to work", "clip the ratio", "epsilon in the denominator", "both numerical tricks")
     autograded_points, total_points = 2, 2
     correct = CORRECT
     wrong = WRONG
@@ -78,3 +90,10 @@ def test_the_notebook_offers_the_same_remedies_as_the_key():
     namespace = run_cells(source_notebook(STEM))
     assert tuple(namespace["REMEDY_CHOICES"]) == key.REMEDY_CHOICES
     assert key.PROBLEM_ACTIONS == {3} and key.RATIOS_WORK is False
+
+
+def test_a_hiding_remedy_that_is_no_numerical_trick_is_not_capped():
+    # more_samples and skip_action are wrong but are not the central idea: they cost their own cases only.
+    result = result_of(STEM, RIGHT + "remedies = remedies | {'more_samples'}\n")
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert 1 < result.points_earned < 2, result.feedback()

@@ -9,6 +9,10 @@ stay in its ``check.py``.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from autograder.checks._judge import Misconception
 
 # --------------------------------------------------------------------------- the causal shift (03, 16)
@@ -79,6 +83,44 @@ LOG_BASE_10 = Misconception(
     "This matches base-10 logarithms: log-probabilities, NLL and perplexity here use the natural log "
     "(np.log), and perplexity is exp of the mean NLL.")
 
+# --------------------------------------------------------------------------- numeric answers (concept notebooks)
+
+ROUNDED_TOO_COARSELY = Misconception(
+    "rounded-too-coarsely",
+    "The value is right but rounded too coarsely: give at least 6 significant digits, or an exact Python "
+    "expression such as math.log(0.5) (the answer must lie within a relative error of 1e-5).")
+
+NUMBER_AS_TEXT = Misconception(
+    "number-as-text",
+    "A number was given as text in quotes: write the number itself (0.5) or an expression (math.log(0.5)), "
+    "not a string.")
+
+
+def rounded_too_coarsely(actual, expected) -> bool:
+    """Whether every entry of ``actual`` is ``expected`` (within 1e-5 relative) or ``expected`` rounded or
+    cut to 1-5 significant digits, and at least one is such a coarse rounding: the answer is right but
+    for its precision. Shapes must agree; non-finite entries never count as roundings."""
+    actual = np.asarray(actual, dtype=np.float64).ravel()
+    expected = np.asarray(expected, dtype=np.float64).ravel()
+    if actual.shape != expected.shape or not (np.all(np.isfinite(actual)) and np.all(np.isfinite(expected))):
+        return False
+    coarse = False
+    for got, want in zip(actual.tolist(), expected.tolist()):
+        if abs(got - want) <= 1e-5 * abs(want) + 1e-9:
+            continue
+        if want == 0:
+            return False
+        exponent = math.floor(math.log10(abs(want)))
+        roundings = set()
+        for digits in range(1, 6):
+            unit = 10.0 ** (exponent - digits + 1)
+            roundings.update((round(want / unit) * unit, math.trunc(want / unit) * unit))
+        if not any(abs(got - r) <= 1e-9 * abs(want) for r in roundings):
+            return False
+        coarse = True
+    return coarse
+
+
 # --------------------------------------------------------------------------- rollouts (01, 17, 20)
 
 PADDING_COUNTED = Misconception(
@@ -91,5 +133,6 @@ FLAGS_EXCLUSIVE = Misconception(
     "the episode?): a real terminal event can coincide with an outside limit, so a generic contract or "
     "validator must allow both; whether a task permits it is a separate, semantic check.")
 
-__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NO_RENORMALISE",
-           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOP_P_DROPS", "TOP_P_EXTRA"]
+__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
+           "PADDING_COUNTED", "RATIO_INVERTED", "ROUNDED_TOO_COARSELY", "SAME_POSITION", "SHIFT_BACKWARDS", "TOP_P_DROPS", "TOP_P_EXTRA",
+           "rounded_too_coarsely"]
