@@ -1,6 +1,8 @@
 """Exercise 13 (truncation correction): exact expressions and 6-digit roundings pass, the classic
 slips (inverted factor, base-10 logs, multiplying by the mass, one position only) are named."""
 
+import pytest
+
 from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, result_of
 
 STEM = "13_truncation_correction"
@@ -44,9 +46,9 @@ WRONG = {
     "difference of probabilities": (EXACT + "log_increase = 0.25 / 0.85 - 0.25\n", "difference-not-log"),
     "log error not exponentiated": (EXACT + "ratio_factor = -4 * math.log(0.85)\n", "log-not-exponentiated"),
     "one position only": (EXACT + "ratio_factor = 1 / 0.85\n", "one-position"),
-    "rounded to three digits": (EXACT + "p_tilde = 0.294\n", "rounded-too-coarsely",
+    "rounded to three digits": (EXACT + "p_tilde = 0.294\n", "too-few-digits",
                                 "probability after renormalisation"),
-    "cut to four digits": (EXACT + "ratio_factor = 1.915\n", "rounded-too-coarsely"),
+    "cut to four digits": (EXACT + "ratio_factor = 1.915\n", "too-few-digits"),
     "a number as text": (EXACT + "log_increase = '0.162519'\n", "number-as-text"),
     "multiplied by the mass in both answers": (
         EXACT + "p_tilde = 0.25 * 0.85\nlog_p_tilde = math.log(0.25 * 0.85)\n", "multiplied-by-mass"),
@@ -80,3 +82,33 @@ def test_feedback_never_reveals_the_expected_numbers():
     result = result_of(STEM, EXACT.replace("math.log(", "math.log10(") + "ratio_factor = 0.85**4\n")
     for message in failure_messages(result):
         assert "1.91" not in message and "0.162" not in message and "0.294" not in message
+
+
+# --------------------------------------------------------------------------- the open checks
+
+
+def open_checks(source: str) -> None:
+    """Run the notebook's open check cells on an answer (raises AssertionError where one fails)."""
+    from check_support import namespace_from, source_notebook
+
+    namespace = namespace_from(source)
+    for cell in source_notebook(STEM).cells:
+        if cell.cell_type == "code" and cell.id.startswith("check-"):
+            exec(compile(cell.source, cell.id, "exec"), namespace)
+
+
+@pytest.mark.parametrize("label", ["exact expressions", "logs first", "the worked numbers"])
+def test_the_open_checks_accept_the_right_answers(label):
+    open_checks(CORRECT[label])
+
+
+@pytest.mark.parametrize("label", ["multiplied by the mass in both answers", "not renormalised",
+                                   "divided by the dropped mass"])
+def test_the_open_checks_catch_the_central_mistake_without_giving_values(label):
+    source = WRONG[label][0]
+    if label == "not renormalised":  # the whole answer without renormalising, as a student would write it
+        source = EXACT + "p_tilde = 0.25\nlog_p_tilde = math.log(0.25)\n"
+    with pytest.raises(AssertionError) as failure:
+        open_checks(source)
+    message = str(failure.value)
+    assert "p_tilde" in message and "0.294" not in message and "1.22" not in message

@@ -1,6 +1,8 @@
 """Exercise 14 (support violation): the right diagnosis and remedies pass in any container, the
 numbering slip and each hiding remedy (clipping, epsilon, more samples, skipping) are named."""
 
+import pytest
+
 from autograder.exercises import load_key
 key = load_key('14_support_violation')
 from check_support import ConceptCheckTests, hostile_rebinds, result_of, run_cells, source_notebook
@@ -36,7 +38,9 @@ WRONG = {
     "epsilon in the denominator": (RIGHT + "remedies = {'epsilon_denominator', 'restrict_target'}\n",
                                    "epsilon-denominator"),
     "skip the action": (RIGHT + "remedies = remedies | {'skip_action'}\n", "drop-unsupported-term"),
-    "missing a real remedy": (RIGHT + "remedies = {'restrict_target'}\n", None),
+    "missing a real remedy": (RIGHT + "remedies = {'restrict_target'}\n", "data-fix-left-out"),
+    "exploration left out": (RIGHT + "remedies = {'full_support_behaviour', 'restrict_target'}\n",
+                             "data-fix-left-out", "decision on more_exploration"),
     "an action the behaviour policy takes": (RIGHT + "problem_action = 1\n", "supported-action"),
     # Every stated form rule, broken alone.
     "the flag as a string": (RIGHT + "ratios_work = 'False'\n", "ratios-work-not-boolean"),
@@ -97,3 +101,29 @@ def test_a_hiding_remedy_that_is_no_numerical_trick_is_not_capped():
     result = result_of(STEM, RIGHT + "remedies = remedies | {'more_samples'}\n")
     assert not any(group.capped for group in result.groups), result.feedback()
     assert 1 < result.points_earned < 2, result.feedback()
+
+
+# --------------------------------------------------------------------------- the open checks
+
+
+def open_checks(source: str) -> None:
+    """Run the notebook's open check cells (after its list of options) on an answer."""
+    from check_support import namespace_from
+
+    namespace = namespace_from(source)
+    for cell in source_notebook(STEM).cells:
+        if cell.cell_type == "code" and (cell.id == "choices" or cell.id.startswith("check-")):
+            exec(compile(cell.source, cell.id, "exec"), namespace)
+
+
+@pytest.mark.parametrize("label", ["as in the notebook", "computed from the table",
+                                   "numpy bool and int, tuple, other case", "only the fixes that add information",
+                                   "an integral float for the action"])
+def test_the_open_checks_accept_the_right_answers(label):
+    open_checks(CORRECT[label])
+
+
+def test_the_open_checks_catch_ratios_said_to_work_with_remedies_chosen():
+    with pytest.raises(AssertionError) as failure:
+        open_checks(RIGHT + "ratios_work = True\n")
+    assert "nothing would need fixing" in str(failure.value)

@@ -83,12 +83,26 @@ LOG_BASE_10 = Misconception(
     "This matches base-10 logarithms: log-probabilities, NLL and perplexity here use the natural log "
     "(np.log), and perplexity is exp of the mean NLL.")
 
-# --------------------------------------------------------------------------- numeric answers (concept notebooks)
+# --------------------------------------------------------------------------- numeric answers (05)
 
-ROUNDED_TOO_COARSELY = Misconception(
-    "rounded-too-coarsely",
-    "The value is right but rounded too coarsely: give at least 6 significant digits, or an exact Python "
-    "expression such as math.log(0.5) (the answer must lie within a relative error of 1e-5).")
+TOO_FEW_DIGITS = Misconception(
+    "too-few-digits",
+    "This number was rounded (or cut) too early: give at least 6 significant digits, or the Python "
+    "expression itself, which keeps every digit.")
+
+# --------------------------------------------------------------------------- rollouts (01, 17, 20)
+
+PADDING_COUNTED = Misconception(
+    "padding-counted",
+    "Padding or prompt positions were counted as response tokens: count only the positions where the "
+    "response mask is set.")
+FLAGS_EXCLUSIVE = Misconception(
+    "flags-exclusive",
+    "terminated and truncated answer different questions (did the task end? did an outside limit cut "
+    "the episode?): a real terminal event can coincide with an outside limit, so a generic contract or "
+    "validator must allow both; whether a task permits it is a separate, semantic check.")
+
+# --------------------------------------------------------------------------- numeric answers (11, 12, 13, 14)
 
 NUMBER_AS_TEXT = Misconception(
     "number-as-text",
@@ -96,7 +110,7 @@ NUMBER_AS_TEXT = Misconception(
     "not a string.")
 
 
-def rounded_too_coarsely(actual, expected) -> bool:
+def rounded_too_early(actual, expected) -> bool:
     """Whether every entry of ``actual`` is ``expected`` (within 1e-5 relative) or ``expected`` rounded or
     cut to 1-5 significant digits, and at least one is such a coarse rounding: the answer is right but
     for its precision. Shapes must agree; non-finite entries never count as roundings."""
@@ -121,18 +135,6 @@ def rounded_too_coarsely(actual, expected) -> bool:
     return coarse
 
 
-# --------------------------------------------------------------------------- rollouts (01, 17, 20)
-
-PADDING_COUNTED = Misconception(
-    "padding-counted",
-    "Padding or prompt positions were counted as response tokens: count only the positions where the "
-    "response mask is set.")
-FLAGS_EXCLUSIVE = Misconception(
-    "flags-exclusive",
-    "terminated and truncated answer different questions (did the task end? did an outside limit cut "
-    "the episode?): a real terminal event can coincide with an outside limit, so a generic contract or "
-    "validator must allow both; whether a task permits it is a separate, semantic check.")
-
 __all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
-           "PADDING_COUNTED", "RATIO_INVERTED", "ROUNDED_TOO_COARSELY", "SAME_POSITION", "SHIFT_BACKWARDS", "TOP_P_DROPS", "TOP_P_EXTRA",
-           "rounded_too_coarsely"]
+           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS",
+           "TOP_P_EXTRA", "rounded_too_early"]

@@ -36,7 +36,7 @@ DICT_FORM = Misconception(
 ESTIMATOR_NAMES = Misconception(
     "estimator-names",
     'Name the estimators as the task does, "k1", "k2" and "k3", in a set such as {"k2"}.')
-ROUNDED = _shared.ROUNDED_TOO_COARSELY
+ROUNDED = _shared.TOO_FEW_DIGITS
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 K1_NEVER_NEGATIVE = Misconception(
     "k1-never-negative",
@@ -54,7 +54,7 @@ def _form(error: Reject, mistake: Misconception) -> Reject:
 def _compare(actual: float, expected: float, what: str, wrong) -> Verdict:
     """The value within 1e-5 relative, else the misconception it matches, a coarse rounding included."""
     verdict = compare_numbers(actual, expected, what, wrong)
-    if not verdict.passed and verdict.misconception is None and _shared.rounded_too_coarsely(actual, expected):
+    if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(actual, expected):
         return Verdict(False, ROUNDED.sentence, ROUNDED.key)
     return verdict
 

@@ -34,7 +34,7 @@ ZEROS_LEFT_OUT = Misconception(
 IDS_FORM = Misconception(
     "kept-ids-form",
     "The kept tokens are a set of token ids, whole numbers (ints) from 0 to 3, such as {0}.")
-ROUNDED = _shared.ROUNDED_TOO_COARSELY
+ROUNDED = _shared.TOO_FEW_DIGITS
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 
 
@@ -103,7 +103,7 @@ def _nucleus_case(suffix: str, label: str) -> Case:
                 return Verdict(False, ZEROS_LEFT_OUT.sentence, ZEROS_LEFT_OUT.key)
             raise _form(original, ZEROS_LEFT_OUT) from None
         verdict = compare_numbers(got, expected, what, wrong)
-        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_coarsely(got, expected):
+        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(got, expected):
             return Verdict(False, ROUNDED.sentence, ROUNDED.key)
         return verdict
 

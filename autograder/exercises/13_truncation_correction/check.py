@@ -26,7 +26,7 @@ DROPPED_MASS = Misconception(
     "divided-by-dropped-mass",
     "Divide by the mass that was kept, Z_S, not by the mass that was cut away.")
 LOG_BASE = _shared.LOG_BASE
-ROUNDED = _shared.ROUNDED_TOO_COARSELY
+ROUNDED = _shared.TOO_FEW_DIGITS
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 SIGN = Misconception(
     "correction-sign",
@@ -59,7 +59,7 @@ def number_case(case_name: str, group: str, name: str, expected: float, wrong) -
             raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
         actual = number(value, what)
         verdict = compare_numbers(actual, expected, what, wrong)
-        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_coarsely(actual, expected):
+        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(actual, expected):
             return Verdict(False, ROUNDED.sentence, ROUNDED.key)
         return verdict
 

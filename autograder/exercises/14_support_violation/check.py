@@ -45,6 +45,10 @@ REMEDY_NAMES = Misconception(
     "Choose remedies by their names in REMEDY_CHOICES, in a set such as {\"more_samples\"} (case and "
     "separators do not matter).")
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
+DATA_FIX_LEFT_OUT = Misconception(
+    "data-fix-left-out",
+    "A remedy that works was left out: a behaviour policy that sometimes takes the missing action puts it "
+    "into the data, which is what the ratios lack.")
 MISTAKES = {
     "clip_ratio": Misconception(
         "clipping-creates-no-data",
@@ -126,7 +130,9 @@ def _remedy_case(option: str) -> Case:
         except Reject as error:
             raise _form(error, REMEDY_NAMES) from None
         if good:
-            return PASS if option in chosen else Verdict(False, f"reconsider {option}: {HINTS[option]}")
+            if option in chosen:
+                return PASS
+            return Verdict(False, f"reconsider {option}: {HINTS[option]}", DATA_FIX_LEFT_OUT.key)
         if option in chosen:
             return Verdict(False, MISTAKES[option].sentence, MISTAKES[option].key)
         if not chosen & (key.GOOD_REMEDIES | key.EITHER_WAY_REMEDIES):
