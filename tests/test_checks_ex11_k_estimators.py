@@ -132,3 +132,10 @@ def test_the_open_checks_catch_the_central_mistake_without_giving_values(label):
     message = str(failure.value)
     assert "k3 - k1 should equal r - 1" in message
     assert not re.search(r"\d\.\d{3,}", message), message
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

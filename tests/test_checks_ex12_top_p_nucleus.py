@@ -143,3 +143,10 @@ def test_the_open_checks_catch_the_central_mistakes_without_giving_the_nucleus(l
         open_checks(WRONG[label][0])
     assert says in str(failure.value)
     assert "{0, 1}" not in str(failure.value) and "0.625" not in str(failure.value)
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

@@ -112,3 +112,10 @@ def test_the_open_checks_catch_the_central_mistake_without_giving_values(label):
         open_checks(source)
     message = str(failure.value)
     assert "p_tilde" in message and "0.294" not in message and "1.22" not in message
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

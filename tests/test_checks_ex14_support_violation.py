@@ -127,3 +127,10 @@ def test_the_open_checks_catch_ratios_said_to_work_with_remedies_chosen():
     with pytest.raises(AssertionError) as failure:
         open_checks(RIGHT + "ratios_work = True\n")
     assert "nothing would need fixing" in str(failure.value)
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named
