@@ -4,7 +4,8 @@ A student who shifts the wrong way in exercise 03 and again in exercise 16, or t
 wrong direction in 05 and 18, meets the same name and the same explanation, and an instructor's
 batch report counts it once. Sentences are worded for every notebook that uses them: they name the
 idea, never a notebook's hidden inputs or expected values. Misconceptions that belong to one notebook
-stay in its ``check.py``.
+stay in its ``check.py``. :func:`rounded_too_early` recognises the one mistake that needs more than a
+comparison with a wrong value: a right value rounded too early (``TOO_FEW_DIGITS``).
 """
 
 from __future__ import annotations
@@ -113,7 +114,17 @@ NUMBER_AS_TEXT = Misconception(
 def rounded_too_early(actual, expected) -> bool:
     """Whether every entry of ``actual`` is ``expected`` (within 1e-5 relative) or ``expected`` rounded or
     cut to 1-5 significant digits, and at least one is such a coarse rounding: the answer is right but
-    for its precision. Shapes must agree; non-finite entries never count as roundings."""
+    for its precision. Shapes must agree; non-finite entries never count as roundings.
+
+    >>> rounded_too_early(0.693, math.log(2)), rounded_too_early(0.6931, math.log(2))
+    (True, True)
+    >>> rounded_too_early(0.69315, math.log(2))  # inside 1e-5: not a mistake at all
+    False
+    >>> rounded_too_early(0.5, math.log(2))  # a different value, not a rounding
+    False
+    >>> rounded_too_early([0.526, 0.316, 0.158, 0.0], [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0.0])
+    True
+    """
     actual = np.asarray(actual, dtype=np.float64).ravel()
     expected = np.asarray(expected, dtype=np.float64).ravel()
     if actual.shape != expected.shape or not (np.all(np.isfinite(actual)) and np.all(np.isfinite(expected))):
