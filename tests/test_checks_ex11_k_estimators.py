@@ -1,6 +1,10 @@
 """Exercise 11 (k1, k2, k3): right values in any numeric form pass, the classic slips (sign of k1,
 inverted ratio, missing half, thinking k3 can go negative) are named, hostile values never score."""
 
+import re
+
+import pytest
+
 from check_support import ConceptCheckTests, result_of
 
 STEM = "11_k_estimators"
@@ -33,6 +37,9 @@ changes_sign = "K1"
 never_negative = ["k3", " k2", "k2"]
 """,
     "an extra key is ignored": FORMULAS + 'k_at_2["note"] = "computed by hand"\n',
+    # "accept anything within a relative error of 1e-5": fewer digits that land inside it pass.
+    "five digits inside the tolerance": FORMULAS + 'k_at_2["k1"] = -0.69315\n',
+    "names with other separators": FORMULAS + 'changes_sign = {"K_1"}\nnever_negative = ("k-2", "k 3")\n',
 }
 
 WRONG = {
@@ -45,6 +52,21 @@ WRONG = {
     "k2 can be negative": (FORMULAS + 'never_negative = {"k3"}\n', "k2-can-be-negative"),
     "k1 never negative": (FORMULAS + 'never_negative = {"k1", "k2", "k3"}\n', "k1-never-negative"),
     "nothing changes sign": (FORMULAS + "changes_sign = set()\n", "k1-never-negative"),
+    # Every stated rule of the text, broken alone.
+    "base-2 logs": (FORMULAS.replace("math.log(", "math.log2("), "log-base"),
+    "ratio inverted throughout (the two dicts swapped)": (
+        FORMULAS + "k_at_2, k_at_half = k_at_half, k_at_2\n", "ratio-inverted", "k3 at r = 2"),
+    "the log-ratio's sign flipped in every formula": (
+        FORMULAS.replace("-math.log(r)", "math.log(r)").replace("r - 1 - math.log(r)", "r - 1 + math.log(r)"),
+        "k1-sign"),
+    "rounded to three digits": (FORMULAS + 'k_at_2 = {"k1": -0.693, "k2": 0.240, "k3": 0.307}\n',
+                                "too-few-digits", "k1 at r = 2"),
+    "cut to four digits": (FORMULAS + 'k_at_half["k3"] = 0.1931\n', "too-few-digits", "k3 at r = 1/2"),
+    "a number as text": (FORMULAS + 'k_at_2["k2"] = "0.240227"\n', "number-as-text", "k2 at r = 2"),
+    "a key left out": (FORMULAS + 'del k_at_half["k2"]\n', "estimators-dict-form", "k2 at r = 1/2"),
+    "a list instead of a dict": (FORMULAS + "k_at_2 = [-math.log(2), math.log(2) ** 2 / 2, 1 - math.log(2)]\n",
+                                 "estimators-dict-form", "k1 at r = 2"),
+    "an estimator name not in the task": (FORMULAS + 'never_negative = {"k2", "k4"}\n', "estimator-names"),
 }
 
 #: Hostile answers after the right ones, and what each attacks (an answer name or a case).
@@ -66,7 +88,8 @@ HOSTILE = {
 
 class TestKEstimators(ConceptCheckTests):
     stem = STEM
-    central_mistakes = ('k1 sign flipped', 'ratio inverted in k3')
+    central_mistakes = ('k1 sign flipped', 'ratio inverted in k3', 'ratio inverted throughout (the two dicts swapped)',
+                        "the log-ratio's sign flipped in every formula")
     groups = ("values", "signs")
     autograded_points, total_points = 3, 3
     correct = CORRECT
@@ -79,3 +102,40 @@ def test_a_missing_key_is_named():
     failed = [case for case in result.cases if not case.passed]
     assert [case.name for case in failed] == ["k3 at r = 2"]
     assert "'k3'" in failed[0].message
+
+
+# --------------------------------------------------------------------------- the open checks
+
+
+def open_checks(source: str) -> None:
+    """Run the notebook's open check cells on an answer (raises AssertionError where one fails)."""
+    from check_support import namespace_from, source_notebook
+
+    namespace = namespace_from(source)
+    for cell in source_notebook(STEM).cells:
+        if cell.cell_type == "code" and cell.id.startswith("check-"):
+            exec(compile(cell.source, cell.id, "exec"), namespace)
+
+
+@pytest.mark.parametrize("label", ["formulas", "from log q and log p, numpy", "the worked numbers",
+                                   "an extra key is ignored", "five digits inside the tolerance",
+                                   "names with other separators"])
+def test_the_open_checks_accept_the_right_answers_in_the_forms_the_text_asks_for(label):
+    open_checks(CORRECT[label])
+
+
+@pytest.mark.parametrize("label", ["k1 sign flipped", "ratio inverted in k3",
+                                   "ratio inverted throughout (the two dicts swapped)"])
+def test_the_open_checks_catch_the_central_mistake_without_giving_values(label):
+    with pytest.raises(AssertionError) as failure:
+        open_checks(WRONG[label][0])
+    message = str(failure.value)
+    assert "k3 - k1 should equal r - 1" in message
+    assert not re.search(r"\d\.\d{3,}", message), message
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

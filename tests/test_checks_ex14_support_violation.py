@@ -1,6 +1,8 @@
 """Exercise 14 (support violation): the right diagnosis and remedies pass in any container, the
 numbering slip and each hiding remedy (clipping, epsilon, more samples, skipping) are named."""
 
+import pytest
+
 from autograder.exercises import load_key
 key = load_key('14_support_violation')
 from check_support import ConceptCheckTests, hostile_rebinds, result_of, run_cells, source_notebook
@@ -24,6 +26,8 @@ remedies = [{GOOD}]
     "a one-element set for the action": f"ratios_work = False\nproblem_action = {{3}}\nremedies = {{{GOOD}}}\n",
     # The issue's fair reading: only fixes that add information (restricting the target adds none).
     "only the fixes that add information": RIGHT + "remedies = {'full_support_behaviour', 'more_exploration'}\n",
+    # "the number (1, 2 or 3)": 3.0 is that number too.
+    "an integral float for the action": RIGHT + "problem_action = 3.0\n",
 }
 
 WRONG = {
@@ -34,8 +38,20 @@ WRONG = {
     "epsilon in the denominator": (RIGHT + "remedies = {'epsilon_denominator', 'restrict_target'}\n",
                                    "epsilon-denominator"),
     "skip the action": (RIGHT + "remedies = remedies | {'skip_action'}\n", "drop-unsupported-term"),
-    "missing a real remedy": (RIGHT + "remedies = {'restrict_target'}\n", None),
-    "the wrong action": (RIGHT + "problem_action = 1\n", None),
+    "missing a real remedy": (RIGHT + "remedies = {'restrict_target'}\n", "data-fix-left-out"),
+    "exploration left out": (RIGHT + "remedies = {'full_support_behaviour', 'restrict_target'}\n",
+                             "data-fix-left-out", "decision on more_exploration"),
+    "an action the behaviour policy takes": (RIGHT + "problem_action = 1\n", "supported-action"),
+    # Every stated form rule, broken alone.
+    "the flag as a string": (RIGHT + "ratios_work = 'False'\n", "ratios-work-not-boolean"),
+    "0 for the flag": (RIGHT + "ratios_work = 0\n", "ratios-work-not-boolean"),
+    "the action as text": (RIGHT + "problem_action = '3'\n", "number-as-text"),
+    "True as the action": (RIGHT + "problem_action = True\n", "action-number-form"),
+    "a fractional action": (RIGHT + "problem_action = 2.5\n", "action-number-form"),
+    "a remedy name not in the table": (RIGHT + "remedies = {'full_support_behaviour', 'more_exploration', 'pray'}\n",
+                                       "remedy-names"),
+    "both numerical tricks": (RIGHT + "remedies = {'clip_ratio', 'epsilon_denominator', 'more_exploration'}\n",
+                              "clipping-creates-no-data"),
 }
 
 
@@ -54,7 +70,6 @@ def test_remedy_credit_is_not_won_by_choosing_everything_or_nothing():
 HOSTILE = {
     "a string for the flag": "ratios_work = 'False'",
     "0 for the flag": "ratios_work = 0",
-    "a float action": "problem_action = 3.0",
     "a string action": "problem_action = '3'",
     "True as the action": "problem_action = True",
     "an action object with a custom __eq__": (
@@ -68,6 +83,7 @@ HOSTILE = {
 class TestSupportViolation(ConceptCheckTests):
     stem = STEM
     groups = ("diagnosis", "remedies")
+    central_mistakes = ("ratios said to work", "clip the ratio", "epsilon in the denominator", "both numerical tricks")
     autograded_points, total_points = 2, 2
     correct = CORRECT
     wrong = WRONG
@@ -78,3 +94,43 @@ def test_the_notebook_offers_the_same_remedies_as_the_key():
     namespace = run_cells(source_notebook(STEM))
     assert tuple(namespace["REMEDY_CHOICES"]) == key.REMEDY_CHOICES
     assert key.PROBLEM_ACTIONS == {3} and key.RATIOS_WORK is False
+
+
+def test_a_hiding_remedy_that_is_no_numerical_trick_is_not_capped():
+    # more_samples and skip_action are wrong but are not the central idea: they cost their own cases only.
+    result = result_of(STEM, RIGHT + "remedies = remedies | {'more_samples'}\n")
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert 1 < result.points_earned < 2, result.feedback()
+
+
+# --------------------------------------------------------------------------- the open checks
+
+
+def open_checks(source: str) -> None:
+    """Run the notebook's open check cells (after its list of options) on an answer."""
+    from check_support import namespace_from
+
+    namespace = namespace_from(source)
+    for cell in source_notebook(STEM).cells:
+        if cell.cell_type == "code" and (cell.id == "choices" or cell.id.startswith("check-")):
+            exec(compile(cell.source, cell.id, "exec"), namespace)
+
+
+@pytest.mark.parametrize("label", ["as in the notebook", "computed from the table",
+                                   "numpy bool and int, tuple, other case", "only the fixes that add information",
+                                   "an integral float for the action"])
+def test_the_open_checks_accept_the_right_answers(label):
+    open_checks(CORRECT[label])
+
+
+def test_the_open_checks_catch_ratios_said_to_work_with_remedies_chosen():
+    with pytest.raises(AssertionError) as failure:
+        open_checks(RIGHT + "ratios_work = True\n")
+    assert "nothing would need fixing" in str(failure.value)
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

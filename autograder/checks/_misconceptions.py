@@ -4,10 +4,15 @@ A student who shifts the wrong way in exercise 03 and again in exercise 16, or t
 wrong direction in 05 and 18, meets the same name and the same explanation, and an instructor's
 batch report counts it once. Sentences are worded for every notebook that uses them: they name the
 idea, never a notebook's hidden inputs or expected values. Misconceptions that belong to one notebook
-stay in its ``check.py``.
+stay in its ``check.py``. :func:`rounded_too_early` recognises the one mistake that needs more than a
+comparison with a wrong value: a right value rounded too early (``TOO_FEW_DIGITS``).
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from autograder.checks._judge import Misconception
 
@@ -98,5 +103,49 @@ FLAGS_EXCLUSIVE = Misconception(
     "the episode?): a real terminal event can coincide with an outside limit, so a generic contract or "
     "validator must allow both; whether a task permits it is a separate, semantic check.")
 
-__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NO_RENORMALISE",
-           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS", "TOP_P_EXTRA"]
+# --------------------------------------------------------------------------- numeric answers (11, 12, 13, 14)
+
+NUMBER_AS_TEXT = Misconception(
+    "number-as-text",
+    "A number was given as text in quotes: write the number itself (0.5) or an expression (math.log(0.5)), "
+    "not a string.")
+
+
+def rounded_too_early(actual, expected) -> bool:
+    """Whether every entry of ``actual`` is ``expected`` (within 1e-5 relative) or ``expected`` rounded or
+    cut to 1-5 significant digits, and at least one is such a coarse rounding: the answer is right but
+    for its precision. Shapes must agree; non-finite entries never count as roundings.
+
+    >>> rounded_too_early(0.693, math.log(2)), rounded_too_early(0.6931, math.log(2))
+    (True, True)
+    >>> rounded_too_early(0.69315, math.log(2))  # inside 1e-5: not a mistake at all
+    False
+    >>> rounded_too_early(0.5, math.log(2))  # a different value, not a rounding
+    False
+    >>> rounded_too_early([0.526, 0.316, 0.158, 0.0], [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0.0])
+    True
+    """
+    actual = np.asarray(actual, dtype=np.float64).ravel()
+    expected = np.asarray(expected, dtype=np.float64).ravel()
+    if actual.shape != expected.shape or not (np.all(np.isfinite(actual)) and np.all(np.isfinite(expected))):
+        return False
+    coarse = False
+    for got, want in zip(actual.tolist(), expected.tolist()):
+        if abs(got - want) <= 1e-5 * abs(want) + 1e-9:
+            continue
+        if want == 0:
+            return False
+        exponent = math.floor(math.log10(abs(want)))
+        roundings = set()
+        for digits in range(1, 6):
+            unit = 10.0 ** (exponent - digits + 1)
+            roundings.update((round(want / unit) * unit, math.trunc(want / unit) * unit))
+        if not any(abs(got - r) <= 1e-9 * abs(want) for r in roundings):
+            return False
+        coarse = True
+    return coarse
+
+
+__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
+           "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS",
+           "TOP_P_EXTRA", "rounded_too_early"]

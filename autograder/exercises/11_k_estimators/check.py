@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from autograder.checks._concept_answers import choice_set, compare_numbers, number, value_case
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, PASS, Verdict
+from autograder.checks._core import Case, Central, ExerciseCheck, Group, PASS, Reject, Verdict
 from autograder.checks._judge import Misconception, field
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -29,10 +29,34 @@ K3_SIGN = Misconception(
 K2_SIGN = Misconception(
     "k2-can-be-negative",
     "k2 = (log r)^2 / 2 is half a square, so it cannot be negative.")
+DICT_FORM = Misconception(
+    "estimators-dict-form",
+    'Each of k_at_2 and k_at_half is a dict with all three keys "k1", "k2" and "k3", as in the template, '
+    "each holding one number.")
+ESTIMATOR_NAMES = Misconception(
+    "estimator-names",
+    'Name the estimators as the task does, "k1", "k2" and "k3", in a set such as {"k2"}.')
+ROUNDED = _shared.TOO_FEW_DIGITS
+NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 K1_NEVER_NEGATIVE = Misconception(
     "k1-never-negative",
     "k1 = -log r is negative whenever r > 1: one sample's estimate can fall below zero although the KL "
     "it estimates cannot.")
+
+
+def _form(error: Reject, mistake: Misconception) -> Reject:
+    """A form rejection named as the stated rule it breaks (a blank stays "not implemented")."""
+    if error.message.startswith("not implemented"):
+        return error
+    return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
+
+
+def _compare(actual: float, expected: float, what: str, wrong) -> Verdict:
+    """The value within 1e-5 relative, else the misconception it matches, a coarse rounding included."""
+    verdict = compare_numbers(actual, expected, what, wrong)
+    if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(actual, expected):
+        return Verdict(False, ROUNDED.sentence, ROUNDED.key)
+    return verdict
 
 
 def _recipes(log=math.log):
@@ -52,9 +76,15 @@ def _value_case(name: str, ratio: float, estimator: str) -> Case:
 
     def judge(values) -> Verdict:
         if not isinstance(values, dict):
-            return Verdict(False, f'`{name}` should be a dict like {{"k1": ..., "k2": ..., "k3": ...}}')
+            raise Reject(DICT_FORM.sentence, DICT_FORM.key)
         what = f'`{name}["{estimator}"]`'
-        return compare_numbers(number(field(values, estimator, f"`{name}`"), what), expected, what, wrong)
+        try:
+            item = field(values, estimator, f"`{name}`")
+        except Reject as error:
+            raise _form(error, DICT_FORM) from None
+        if isinstance(item, str):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+        return _compare(number(item, what), expected, what, wrong)
 
     label = "r = 2" if ratio == 2 else "r = 1/2"
     return value_case(f"{estimator} at {label}", "values", name, judge)
@@ -62,7 +92,10 @@ def _value_case(name: str, ratio: float, estimator: str) -> Case:
 
 def _set_case(case_name: str, name: str, expected: frozenset, mistakes: dict) -> Case:
     def judge(answer) -> Verdict:
-        chosen = choice_set(answer, key.ESTIMATORS, f"`{name}`", lone_choice=True)
+        try:
+            chosen = choice_set(answer, key.ESTIMATORS, f"`{name}`", lone_choice=True)
+        except Reject as error:
+            raise _form(error, ESTIMATOR_NAMES) from None
         if chosen == expected:
             return PASS
         for estimator, mistake in mistakes.items():

@@ -4,6 +4,10 @@
 renormalised distributions over all four ids (at least 6 significant digits). The 0.80 case sits
 exactly on the threshold (0.50 + 0.30 = 0.80, a float sum one ulp short): the notebook teaches that
 case, so only the two-token nucleus is accepted.
+
+The central idea is the nucleus itself (the smallest sorted prefix reaching top_p, renormalised): an
+answer that drops the threshold token, keeps one too many or does not renormalise in two or more of
+its four answers (a rule applied, not a slip in one answer) earns at most a third of the points.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks._concept_answers import compare_numbers, int_set, number_matches, numbers, value_case
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -27,6 +31,22 @@ NOT_RENORMALISED = _shared.NO_RENORMALISE
 ZEROS_LEFT_OUT = Misconception(
     "zeros-left-out",
     "Give a probability for every one of the four token ids, with 0 for the tokens outside the nucleus.")
+IDS_FORM = Misconception(
+    "kept-ids-form",
+    "The kept tokens are a set of token ids, whole numbers (ints) from 0 to 3, such as {0}.")
+ROUNDED = _shared.TOO_FEW_DIGITS
+NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
+
+
+def _form(error: Reject, mistake: Misconception) -> Reject:
+    """A form rejection named as the stated rule it breaks (a blank stays "not implemented")."""
+    if error.message.startswith("not implemented"):
+        return error
+    return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
+
+
+def _has_text(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value))
 
 
 def _nucleus(size: int, normalise: bool = True) -> np.ndarray:
@@ -44,7 +64,10 @@ def _kept_case(suffix: str, label: str) -> Case:
                 (frozenset(i + 1 for i in expected), ONE_BASED)]
 
     def judge(answer) -> Verdict:
-        chosen = int_set(answer, f"`{name}`")
+        try:
+            chosen = int_set(answer, f"`{name}`")
+        except Reject as error:
+            raise _form(error, IDS_FORM) from None
         if chosen == expected:
             return PASS
         for wrong, mistake in mistakes:
@@ -64,18 +87,25 @@ def _nucleus_case(suffix: str, label: str) -> Case:
 
     def judge(value) -> Verdict:
         what = f"`{name}`"
+        if _has_text(value):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
         try:
             got = numbers(value, what, expected.shape)
         except Reject as original:
-            # A distribution over the kept tokens only: say so rather than just "wrong shape".
             try:
-                short = numbers(value, what, (size,))
-            except Reject:
+                any_shape = numbers(value, what, np.shape(np.asarray(value, dtype=object)))
+            except (Reject, ValueError, TypeError):
                 raise original from None
-            if number_matches(short, expected[:size]):
+            if any_shape.shape == expected.shape:  # numbers of the right shape, refused for another reason
+                raise original from None
+            # A distribution over the kept tokens only: say so rather than just "wrong shape".
+            if any_shape.shape == (size,) and number_matches(any_shape, expected[:size]):
                 return Verdict(False, ZEROS_LEFT_OUT.sentence, ZEROS_LEFT_OUT.key)
-            raise
-        return compare_numbers(got, expected, what, wrong)
+            raise _form(original, ZEROS_LEFT_OUT) from None
+        verdict = compare_numbers(got, expected, what, wrong)
+        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(got, expected):
+            return Verdict(False, ROUNDED.sentence, ROUNDED.key)
+        return verdict
 
     return value_case(f"renormalised distribution at top_p = {label}", f"threshold_{suffix}", name, judge)
 
@@ -88,9 +118,18 @@ def build_cases() -> list:
     return cases
 
 
+#: The exercise's central idea: the nucleus rule applied wrongly (in two answers or more) caps every part.
+CENTRAL = Central(
+    "the nucleus (the smallest sorted prefix whose mass reaches top_p, renormalised by that mass)",
+    {DROPPED.key, TOO_MANY.key, NOT_RENORMALISED.key},
+    ("token ids kept at top_p = 0.80", "renormalised distribution at top_p = 0.80",
+     "token ids kept at top_p = 0.81", "renormalised distribution at top_p = 0.81"),
+    min_failures=2)
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("threshold_080", 1.5, "The nucleus at top_p = 0.80 (the threshold is reached exactly)"),
      Group("threshold_081", 1.5, "The nucleus at top_p = 0.81")],
     build_cases,
+    CENTRAL,
 )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from autograder.checks._concept_answers import number_case
-from autograder.checks._core import Central, ExerciseCheck, Group
+from autograder.checks._concept_answers import compare_numbers, number, value_case
+from autograder.checks._core import Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -25,7 +25,9 @@ NOT_RENORMALISED = _shared.NO_RENORMALISE
 DROPPED_MASS = Misconception(
     "divided-by-dropped-mass",
     "Divide by the mass that was kept, Z_S, not by the mass that was cut away.")
-LOG10 = _shared.LOG_BASE_10
+LOG_BASE = _shared.LOG_BASE
+ROUNDED = _shared.TOO_FEW_DIGITS
+NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 SIGN = Misconception(
     "correction-sign",
     "Renormalising over a smaller support raises every kept probability, so the log-probability goes up: "
@@ -47,6 +49,28 @@ ONE_POSITION = Misconception(
     "The error repeats at every one of the positions: the factors multiply, 1 / Z_S for each.")
 
 
+def number_case(case_name: str, group: str, name: str, expected: float, wrong) -> Case:
+    """The number bound to ``name`` within 1e-5 relative, else the misconception it matches (a number
+    given as text and a coarse rounding included)."""
+    what, wrong = f"`{name}`", tuple(wrong)
+
+    def judge(value) -> Verdict:
+        if isinstance(value, str):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+        actual = number(value, what)
+        verdict = compare_numbers(actual, expected, what, wrong)
+        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(actual, expected):
+            return Verdict(False, ROUNDED.sentence, ROUNDED.key)
+        return verdict
+
+    return value_case(case_name, group, name, judge)
+
+
+def _other_bases(recipe) -> list:
+    """``recipe(log)`` with base-2 and base-10 logarithms: the natural log is the one asked for."""
+    return [(recipe(log), LOG_BASE) for log in (math.log2, math.log10)]
+
+
 def build_cases() -> list:
     z, p, n = key.SUPPORT_MASS, key.BASE_PROBABILITY, key.POSITIONS
     answers = key.ANSWERS
@@ -54,14 +78,15 @@ def build_cases() -> list:
         number_case("probability after renormalisation", "renormalised", "p_tilde", answers["p_tilde"],
                     [(p * z, MULTIPLIED), (p, NOT_RENORMALISED), (p / (1 - z), DROPPED_MASS)]),
         number_case("log-probability after renormalisation", "renormalised", "log_p_tilde", answers["log_p_tilde"],
-                    [(math.log10(p / z), LOG10), (math.log(p * z), MULTIPLIED), (math.log(p), NOT_RENORMALISED),
-                     (math.log(p / (1 - z)), DROPPED_MASS)]),
+                    _other_bases(lambda log: log(p / z))
+                    + [(math.log(p * z), MULTIPLIED), (math.log(p), NOT_RENORMALISED),
+                       (math.log(p / (1 - z)), DROPPED_MASS)]),
         number_case("increase of the log-probability", "correction", "log_increase", answers["log_increase"],
-                    [(-math.log10(z), LOG10), (math.log(z), SIGN), (1 - z, MASS_DIFFERENCE),
-                     (p / z - p, MASS_DIFFERENCE)]),
+                    _other_bases(lambda log: -log(z))
+                    + [(math.log(z), SIGN), (1 - z, MASS_DIFFERENCE), (p / z - p, MASS_DIFFERENCE)]),
         number_case("four-position ratio factor", "correction", "ratio_factor", answers["ratio_factor"],
-                    [(z ** n, INVERTED), (-n * math.log(z), NOT_EXPONENTIATED), (1 / z, ONE_POSITION),
-                     (math.exp(-n * math.log10(z)), LOG10)]),
+                    [(z ** n, INVERTED), (-n * math.log(z), NOT_EXPONENTIATED), (1 / z, ONE_POSITION)]
+                    + _other_bases(lambda log: math.exp(-n * log(z)))),
     ]
 
 

@@ -5,15 +5,19 @@ in the notebook's table; a one-element set is read the same way) and ``remedies`
 from the notebook's list). Each offered remedy is one case; the four that do not help weigh as much
 together as the two that add information, and count only once at least one remedy is chosen.
 ``restrict_target`` is accepted chosen or not (it changes the question rather than adding data; see the
-key), so it has no case of its own.
+key), so it has no case of its own. ``problem_action`` may be an integral float (3.0 is "the number 3").
+
+The central idea is the support condition: saying that ordinary ratios work, or choosing a numerical
+trick on the ratio (clipping, an epsilon denominator) as a remedy, caps both parts at a third.
 """
 
 from __future__ import annotations
 
 from autograder.channel import SetData
 from autograder.checks._concept_answers import boolean, choice_set, int_set, value_case
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "14_support_violation"
@@ -26,6 +30,25 @@ NUMBERING = Misconception(
     "action-numbering",
     "Actions are numbered 1, 2, 3 here, as in the table: look for the action the target can take but "
     "the behaviour policy never does.")
+SUPPORTED_ACTION = Misconception(
+    "supported-action",
+    "The behaviour policy takes that action (mu(a) > 0), so its ratio is finite and mu's data shows it: "
+    "the trouble is an action the target can take but the behaviour policy never does.")
+FLAG_FORM = Misconception(
+    "ratios-work-not-boolean",
+    "ratios_work is True or False (a bool), not a string or a number.")
+ACTION_FORM = Misconception(
+    "action-number-form",
+    "problem_action is the action's number from the table, a whole number such as 1.")
+REMEDY_NAMES = Misconception(
+    "remedy-names",
+    "Choose remedies by their names in REMEDY_CHOICES, in a set such as {\"more_samples\"} (case and "
+    "separators do not matter).")
+NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
+DATA_FIX_LEFT_OUT = Misconception(
+    "data-fix-left-out",
+    "A remedy that works was left out: a behaviour policy that sometimes takes the missing action puts it "
+    "into the data, which is what the ratios lack.")
 MISTAKES = {
     "clip_ratio": Misconception(
         "clipping-creates-no-data",
@@ -49,10 +72,21 @@ HINTS = {
 }
 
 
+def _form(error: Reject, mistake: Misconception) -> Reject:
+    """A form rejection named as the stated rule it breaks (a blank stays "not implemented")."""
+    if error.message.startswith("not implemented"):
+        return error
+    return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
+
+
 def _ratios_case() -> Case:
     def judge(answer) -> Verdict:
         # Only True or False: the template asks for a boolean, and 0 or "False" is not one.
-        if boolean(answer, "`ratios_work`", strict=True) == key.RATIOS_WORK:
+        try:
+            flag = boolean(answer, "`ratios_work`", strict=True)
+        except Reject as error:
+            raise _form(error, FLAG_FORM) from None
+        if flag == key.RATIOS_WORK:
             return PASS
         return Verdict(False, RATIOS_DEFINED.sentence, RATIOS_DEFINED.key)
 
@@ -61,16 +95,25 @@ def _ratios_case() -> Case:
 
 def _action_case() -> Case:
     def judge(value) -> Verdict:
+        if isinstance(value, str):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+        if isinstance(value, float) and value.is_integer():  # "the number 3" may be written 3.0
+            value = int(value)
         if isinstance(value, int) and not isinstance(value, bool):
             chosen = frozenset((value,))
         elif isinstance(value, (SetData, list, tuple)):
-            chosen = int_set(value, "`problem_action`")
+            try:
+                chosen = int_set(value, "`problem_action`")
+            except Reject as error:
+                raise _form(error, ACTION_FORM) from None
         else:
-            raise Reject("`problem_action` should be a whole number: the action's number in the table")
+            raise Reject(ACTION_FORM.sentence, ACTION_FORM.key)
         if chosen == key.PROBLEM_ACTIONS:
             return PASS
         if chosen == frozenset(action - 1 for action in key.PROBLEM_ACTIONS):
             return Verdict(False, NUMBERING.sentence, NUMBERING.key)
+        if chosen and all(1 <= action <= len(key.BEHAVIOUR) and key.BEHAVIOUR[action - 1] > 0 for action in chosen):
+            return Verdict(False, SUPPORTED_ACTION.sentence, SUPPORTED_ACTION.key)
         return Verdict(False, "`problem_action` is not the action that breaks the ratios")
 
     return value_case("the action that breaks the ratios", "diagnosis", "problem_action", judge)
@@ -82,9 +125,14 @@ def _remedy_case(option: str) -> Case:
     weight = 1.0 if good else len(key.GOOD_REMEDIES) / bad_count
 
     def judge(answer) -> Verdict:
-        chosen = choice_set(answer, key.REMEDY_CHOICES, "`remedies`", lone_choice=True)
+        try:
+            chosen = choice_set(answer, key.REMEDY_CHOICES, "`remedies`", lone_choice=True)
+        except Reject as error:
+            raise _form(error, REMEDY_NAMES) from None
         if good:
-            return PASS if option in chosen else Verdict(False, f"reconsider {option}: {HINTS[option]}")
+            if option in chosen:
+                return PASS
+            return Verdict(False, f"reconsider {option}: {HINTS[option]}", DATA_FIX_LEFT_OUT.key)
         if option in chosen:
             return Verdict(False, MISTAKES[option].sentence, MISTAKES[option].key)
         if not chosen & (key.GOOD_REMEDIES | key.EITHER_WAY_REMEDIES):
@@ -99,9 +147,17 @@ def build_cases() -> list:
                                                    if option not in key.EITHER_WAY_REMEDIES]
 
 
+#: The exercise's central idea: ratios need mu > 0 wherever pi > 0, and no numerical trick on the
+#: ratio recovers an action mu never takes.
+CENTRAL = Central(
+    "the support condition (mu(a) > 0 wherever pi(a) > 0; no trick on the ratio recovers a missing action)",
+    {RATIOS_DEFINED.key, MISTAKES["clip_ratio"].key, MISTAKES["epsilon_denominator"].key},
+    ("do ordinary ratios work?", "decision on clip_ratio", "decision on epsilon_denominator"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("diagnosis", 1, "Whether ordinary ratios work, and which action breaks them"),
      Group("remedies", 1, "What can be changed in data collection or in the target policy")],
     build_cases,
+    CENTRAL,
 )
