@@ -22,33 +22,23 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autograder.authoring import scratch_course  # noqa: E402
 from autograder.demo.compare import compare, freeze_code, imported_from  # noqa: E402
-from autograder.demo.simulate import answer_cells, write_class  # noqa: E402
+from autograder.demo.simulate import write_class  # noqa: E402
+from simulated_class import cycling_class, released_stems, scratch_folder  # noqa: E402
 
 
 def _class(course: Path, count: int) -> dict:
-    stems = sorted(p.stem for p in scratch_course.release_dir(course).glob("*.ipynb"))
-    coding = [s for s in stems if int(s[:2]) >= 15] or stems
-    profiles = {}
-    for index in range(count):
-        stem = coding[index % len(coding)]
-        code = [gid for gid, kind in answer_cells(stem, course) if kind == "code"]
-        choice = index % 3
-        if choice == 0 or not code:
-            profiles[f"s{index:02d}"] = "solutions"
-        elif choice == 1:
-            profiles[f"s{index:02d}"] = f"solutions+wrong:{stem}:{code[0]}"
-        else:
-            profiles[f"s{index:02d}"] = "untouched"
-    return profiles
+    """The cycling class of :mod:`simulated_class`, on the coding exercises (15 on) when there are any."""
+    stems = released_stems(course)
+    return cycling_class(course, count, [s for s in stems if int(s[:2]) >= 15] or stems)
 
 
 def _floor(repeats: int = 10) -> float:
@@ -77,8 +67,8 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--keep", action="store_true", help="keep the scratch courses")
     args = parser.parse_args(argv)
-    base = Path(tempfile.mkdtemp(prefix="bench-grader-"))
-    try:
+    holds = "code/ = the frozen packages, nbgrader/ + nbgrader.log, autograder/ + report.jsonl"
+    with scratch_folder("bench-grader-", keep=args.keep, holds=holds) as base:
         env = freeze_code(base / "code")
         where = imported_from(env, cwd=base)
         if any(Path(path).parent != base / "code" for path in where.values()):
@@ -122,11 +112,6 @@ def main(argv: list | None = None) -> int:
             for difference in group:
                 print("  " + difference.line())
         return 1 if result.unexplained or result.on_grader_side else 0
-    finally:
-        if args.keep:
-            print(f"kept: {base} (code/ = the frozen packages, nbgrader/ + nbgrader.log, autograder/ + report.jsonl)")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,9 +35,11 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autograder.authoring import scratch_course  # noqa: E402
-from autograder.demo.simulate import answer_cells, write_class  # noqa: E402
+from autograder.demo.simulate import write_class  # noqa: E402
+from simulated_class import cycling_class, scratch_folder  # noqa: E402
 from hostile import redteam  # noqa: E402
 
 ATTACKS = {
@@ -48,22 +49,6 @@ ATTACKS = {
     "20_rollout_validation": redteam.SYSV_KEYRING.replace(redteam.WRONG, "").replace("ANSWER = ", "_unused = ")
     + redteam.FORGE_FRAMES.replace(redteam.WRONG, ""),
 }
-
-
-def _class(course: Path, count: int) -> dict:
-    stems = sorted(p.stem for p in scratch_course.release_dir(course).glob("*.ipynb"))
-    profiles = {}
-    for index in range(count):
-        stem = stems[index % len(stems)]
-        code = [gid for gid, kind in answer_cells(stem, course) if kind == "code"]
-        choice = index % 3
-        if choice == 0 or not code:
-            profiles[f"s{index:02d}"] = "solutions"
-        elif choice == 1:
-            profiles[f"s{index:02d}"] = f"solutions+wrong:{stem}:{code[0]}"
-        else:
-            profiles[f"s{index:02d}"] = "untouched"
-    return profiles
 
 
 def _attacker(course: Path) -> None:
@@ -99,11 +84,10 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--keep", action="store_true", help="keep the scratch courses")
     args = parser.parse_args(argv)
-    base = Path(tempfile.mkdtemp(prefix="bench-redteam-"))
-    try:
+    with scratch_folder("bench-redteam-", keep=args.keep) as base:
         honest = scratch_course.make_course_copy(base / "honest")
         scratch_course.generate_release(honest)
-        profiles = _class(honest, args.students)
+        profiles = cycling_class(honest, args.students)
         write_class(honest, profiles)
         attacked = base / "attacked"
         shutil.copytree(honest, attacked)
@@ -126,11 +110,6 @@ def main(argv: list | None = None) -> int:
             if row["notebook"] in ATTACKS or row["notebook"].startswith(("15", "16")):
                 print(f"  attacker {row['notebook']:26} {str(row['grade_id']):28} {row['status']:10} {row['score']}")
         return 1 if changed else 0
-    finally:
-        if args.keep:
-            print(f"kept: {base}")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
