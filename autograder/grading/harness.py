@@ -598,6 +598,22 @@ def _watch(units_in, replies_out, report_w, job, config, shell, namespace, wire)
     os._exit(code)
 
 
+def _poll(watcher):
+    """``os.waitpid(watcher, WNOHANG)``; a watcher already reaped counts as ended with status 0."""
+    try:
+        return os.waitpid(watcher, os.WNOHANG)
+    except ChildProcessError:
+        return watcher, 0
+
+
+def _kill(pid) -> None:
+    """SIGKILL ``pid``; one that is gone already (or not ours to kill) is left alone."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _end(watcher, notebook, isolated, grace=0.0):
     """Kill the notebook (and all it left behind) and reap its watcher; return (status, clean).
 
@@ -607,10 +623,7 @@ def _end(watcher, notebook, isolated, grace=0.0):
     done, raw = 0, 0
     stop = time.monotonic() + grace
     while time.monotonic() < stop:
-        try:
-            done, raw = os.waitpid(watcher, os.WNOHANG)
-        except ChildProcessError:
-            done, raw = watcher, 0
+        done, raw = _poll(watcher)
         if done:
             break
         time.sleep(0.002)
@@ -618,20 +631,11 @@ def _end(watcher, notebook, isolated, grace=0.0):
         if done:
             break
         if notebook:
-            try:
-                os.kill(notebook, signal.SIGKILL)  # PID 1 of its namespace: everything in it dies
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill(notebook)  # PID 1 of its namespace: everything in it dies
             if not isolated:
                 for pid in _session_members(notebook):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-        try:
-            done, raw = os.waitpid(watcher, os.WNOHANG)
-        except ChildProcessError:
-            done, raw = watcher, 0
+                    _kill(pid)
+        done, raw = _poll(watcher)
         if done:
             break
         time.sleep(0.005)
@@ -640,10 +644,7 @@ def _end(watcher, notebook, isolated, grace=0.0):
     if not isolated and notebook:
         # Without a PID namespace the notebook's leftovers do not die with it: end its session.
         for pid in _session_members(notebook):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill(pid)
     code = os.waitstatus_to_exitcode(raw) if done == watcher and raw else 0
     status = -(code - 100) if code >= 100 else code
     # Reap everything else that ended (orphans reparented to the zygote, PID 1).
@@ -660,10 +661,7 @@ def _end(watcher, notebook, isolated, grace=0.0):
             if not left:
                 break
             for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                _kill(pid)
             time.sleep(0.005)
             try:
                 while os.waitpid(-1, os.WNOHANG)[0]:
