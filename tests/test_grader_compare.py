@@ -102,3 +102,67 @@ def test_stderr_in_the_kernel_is_a_disagreement_not_an_excuse():
     cause, detail = explain(theirs, ours, grader_status="graded")
     assert cause is None
     assert "stderr" in detail and "overflow" in detail
+
+
+# --------------------------------------------------------------------------- every status of the report
+
+def test_every_report_status_but_graded_has_a_cause_and_a_sentence():
+    from autograder.demo.compare import GRADER_CAUSES, STATUS_CAUSES
+    from autograder.grading.statuses import Status
+
+    assert set(STATUS_CAUSES) == set(Status) - {Status.GRADED}
+    assert len(set(STATUS_CAUSES.values())) == len(STATUS_CAUSES)
+    assert set(STATUS_CAUSES.values()) <= set(GRADER_CAUSES)
+    for status in Status:
+        assert status.meaning.strip() and status.meaning[0].islower() and not status.meaning.endswith(".")
+
+
+_FULL = [_stdout("T: 3 / 3 points\n  [PASS] a\n"), _points(3.0)]
+_NOTHING = [_stdout("T: 0 / 3 points\n  [FAIL] a: the answer could not be run for this case\n"), _points(0.0)]
+
+
+@pytest.mark.parametrize("status, cause, words", [
+    ("timeout", "grader-timeout", "ran out of its time limit"),
+    ("error", "grader-error", "did not run"),
+    ("grader_error", "grader-sandbox", "sandbox stopped"),
+    ("rejected", "grader-rejected", "broke one of the grader's limits"),
+    ("symlink", "grader-symlink", "symbolic link"),
+    ("missing", "grader-missing", "submitted no such notebook"),
+    ("needs_manual_grade", "grader-manual", "waiting for a person"),
+    ("bad_timestamp", "grader-bad-timestamp", "timestamp.txt could not be read"),
+])
+def test_each_grader_status_explains_the_difference_in_a_sentence(status, cause, words):
+    got, detail = explain(_FULL, _NOTHING, grader_status=status)
+    assert got == cause
+    assert f"status is {status!r}" in detail and words in detail
+
+
+@pytest.mark.parametrize("status", ["rejected", "symlink", "grader_error", "missing"])
+def test_a_notebook_the_grader_did_not_write_is_explained_by_its_status(status):
+    # Rejected, symbolic-linked or missing notebooks may have no autograded file on the grader's side:
+    # the report's status names the reason, not the generic "wrote no autograded notebook".
+    cause, detail = explain(_FULL, None, grader_status=status)
+    assert cause.startswith("grader-") and cause != "grader-error"
+    assert status in detail
+
+
+def test_graded_is_no_excuse_and_an_unknown_status_is_an_error():
+    assert explain(_FULL, _NOTHING, grader_status="graded")[0] is None
+    with pytest.raises(ValueError, match="grader_status"):
+        explain(_FULL, _NOTHING, grader_status="exploded")
+
+
+def test_a_notebook_wide_row_gives_every_cell_of_the_notebook_its_status(tmp_path):
+    import json
+
+    from autograder.demo.compare import read_statuses, status_of
+
+    report = tmp_path / "report.jsonl"
+    rows = [{"student": "a", "notebook": "15_x", "grade_id": None, "status": "symlink"},
+            {"student": "b", "notebook": "15_x", "grade_id": "test_public", "status": "timeout"},
+            {"student": "b", "notebook": "timestamp.txt", "grade_id": None, "status": "bad_timestamp"}]
+    report.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    statuses = read_statuses(report)
+    assert status_of(statuses, "a", "15_x", "test_public") == "symlink"
+    assert status_of(statuses, "b", "15_x", "test_public") == "timeout"
+    assert status_of(statuses, "b", "15_x", "test_numerics") is None

@@ -15,7 +15,8 @@ grade``. Two things make such a comparison trustworthy:
 * a score that differs is not necessarily the grader's fault. :func:`compare` reads both
   autograded notebooks and names the cause of each difference: the nbgrader side did not run the
   check (the test cell raised, a cell or a call timed out, the student's run failed), the batch
-  grader did not (timeout, error), or neither, in which case the two graders disagree on a clean
+  grader did not (its report's status says why: timeout, error, a sandbox failure, a rejected or
+  symbolic-linked submission, ...; see :data:`STATUS_CAUSES`), or neither, in which case the two graders disagree on a clean
   run and the difference is *unexplained*.
 """
 
@@ -34,14 +35,28 @@ import nbformat
 
 PACKAGES = ("autograder", "course")
 from autograder.assignment import ASSIGNMENT, REPO_ROOT  # noqa: E402
+from autograder.grading.statuses import Status  # noqa: E402
 
 #: The in-process timeout of a check call, as the feedback line words it (see ``autograder.channel``).
 CALL_TIMEOUT = re.compile(r"did not finish within [0-9.]+ s")
 
 #: Causes where nbgrader's side did not really run the check; the batch grader is not to blame.
 NBGRADER_CAUSES = ("nbgrader-not-graded", "nbgrader-timeout", "nbgrader-call-timeout", "nbgrader-error")
+#: The cause a difference gets from the batch grader's status of the cell (``graded``: none, the outputs
+#: decide). Every status of :class:`~autograder.grading.statuses.Status` but ``graded`` has one; the
+#: sentence is the status's own meaning.
+STATUS_CAUSES = {
+    Status.TIMEOUT: "grader-timeout",
+    Status.ERROR: "grader-error",
+    Status.GRADER_ERROR: "grader-sandbox",
+    Status.REJECTED: "grader-rejected",
+    Status.SYMLINK: "grader-symlink",
+    Status.MISSING: "grader-missing",
+    Status.NEEDS_MANUAL_GRADE: "grader-manual",
+    Status.BAD_TIMESTAMP: "grader-bad-timestamp",
+}
 #: Causes where the batch grader did not run the check.
-GRADER_CAUSES = ("grader-timeout", "grader-call-timeout", "grader-error")
+GRADER_CAUSES = ("grader-call-timeout",) + tuple(STATUS_CAUSES.values())
 
 
 def freeze_code(dest: Path, *, root: Path | None = None) -> dict:
@@ -151,7 +166,8 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
     nbgrader_failed : bool
         nbgrader's log says this student's run failed (it then removes the autograded folder).
     grader_status : str, optional
-        The cell's ``status`` in the batch grader's report (``graded``, ``timeout``, ``error``...).
+        The cell's ``status`` in the batch grader's report (a :class:`~autograder.grading.statuses.Status`;
+        for a notebook-wide row, such as ``symlink``, the notebook's).
     """
     if nbgrader_failed or nbgrader_outputs is None:
         return "nbgrader-not-graded", "nbgrader's run of this student failed (see its log); no output to compare"
@@ -164,14 +180,17 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
     ours_out = _text(grader_outputs or [], "stdout")
     if CALL_TIMEOUT.search(theirs_out) and not CALL_TIMEOUT.search(ours_out):
         return "nbgrader-call-timeout", "a check call timed out in the student's kernel"
+    status = _status(grader_status)
+    if status is not None and status not in (Status.GRADED, Status.TIMEOUT, Status.ERROR):
+        return STATUS_CAUSES[status], _because(status)
     if grader_outputs is None:
         return "grader-error", "the batch grader wrote no autograded notebook"
-    if grader_status == "timeout":
-        return "grader-timeout", "the batch grader ran out of time on this notebook"
+    if status == Status.TIMEOUT:
+        return STATUS_CAUSES[status], _because(status)
     if CALL_TIMEOUT.search(ours_out) and not CALL_TIMEOUT.search(theirs_out):
         return "grader-call-timeout", "a check call timed out in the sandbox"
-    if grader_status == "error":
-        return "grader-error", "the batch grader could not run every case of this cell"
+    if status == Status.ERROR:
+        return STATUS_CAUSES[status], _because(status)
     theirs_fail = [line.strip() for line in theirs_out.splitlines() if "[FAIL]" in line]
     ours_fail = [line.strip() for line in ours_out.splitlines() if "[FAIL]" in line]
     stderr = _text(nbgrader_outputs, "stderr")
@@ -180,6 +199,38 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
     if stderr:
         detail += f"; nbgrader's cell wrote to stderr (scored 0 by nbgrader): {stderr.strip()[:200]!r}"
     return None, detail
+
+
+def _status(value) -> Status | None:
+    """The report's status as a :class:`Status`; None when absent. A status this code does not know
+    (a report from another version) is an error, not a silent "graded"."""
+    if value is None:
+        return None
+    try:
+        return Status(value)
+    except ValueError:
+        raise ValueError(f"grader_status must be one of {[s.value for s in Status]} or None, "
+                         f"got {value!r}") from None
+
+
+def _because(status: Status) -> str:
+    return f"the batch grader's status is {status.value!r}: {status.meaning}"
+
+
+def read_statuses(report: Path) -> dict:
+    """``(student, notebook, grade_id) -> status`` from the batch grader's ``--report`` file."""
+    statuses = {}
+    for line in Path(report).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            statuses[(row["student"], row["notebook"], row["grade_id"])] = row["status"]
+    return statuses
+
+
+def status_of(statuses: dict, student: str, notebook: str, grade_id: str) -> str | None:
+    """The status of one cell: its own row's, else its notebook's row without a grade id (a symbolic
+    link, a notebook that could not be graded or stored), else None."""
+    return statuses.get((student, notebook, grade_id), statuses.get((student, notebook, None)))
 
 
 def compare(nbgrader_course: Path, grader_course: Path, *, nbgrader_log: str = "",
@@ -193,11 +244,7 @@ def compare(nbgrader_course: Path, grader_course: Path, *, nbgrader_log: str = "
 
     theirs = scratch_course.read_gradebook(Path(nbgrader_course))
     ours = scratch_course.read_gradebook(Path(grader_course))
-    statuses = {}
-    if report is not None and Path(report).exists():
-        for line in Path(report).read_text().splitlines():
-            row = json.loads(line)
-            statuses[(row["student"], row["notebook"], row["grade_id"])] = row["status"]
+    statuses = read_statuses(report) if report is not None and Path(report).exists() else {}
     failed = _failed_students(nbgrader_log)
     notebooks = identical = 0
     differences = []
@@ -216,10 +263,10 @@ def compare(nbgrader_course: Path, grader_course: Path, *, nbgrader_log: str = "
             for grade_id in sorted(set(a) | set(b)):
                 if a.get(grade_id) == b.get(grade_id):
                     continue
+                status = status_of(statuses, student, stem, grade_id)
                 cause, detail = explain(cells_a.get(grade_id) if paths[0].exists() else None,
                                         cells_b.get(grade_id) if paths[1].exists() else None,
-                                        nbgrader_failed=student in failed,
-                                        grader_status=statuses.get((student, stem, grade_id)))
+                                        nbgrader_failed=student in failed, grader_status=status)
                 differences.append(Difference(student, stem, grade_id, a.get(grade_id), b.get(grade_id),
                                               cause, detail))
     return Comparison(notebooks, identical, tuple(differences))

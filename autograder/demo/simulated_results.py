@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Mapping
 
+from autograder.grading.statuses import Status
+
 
 def _groups() -> dict:
     from autograder.checks import CHECKS
@@ -48,7 +50,7 @@ def simulated_rows(students: int = 500, *, seed: int = 0,
         for name in rng.sample(names, count):
             keyed.setdefault((name, stem, group), []).append(key)
     stopped: dict = {}
-    for status, table in (("error", crash), ("timeout", timeout), ("missing", missing)):
+    for status, table in ((Status.ERROR, crash), (Status.TIMEOUT, timeout), (Status.MISSING, missing)):
         for stem, count in (table or {}).items():
             if stem not in groups:
                 raise ValueError(f"{status}: unknown notebook {stem!r}")
@@ -71,6 +73,6 @@ def simulated_rows(students: int = 500, *, seed: int = 0,
                 else:
                     score = float(group.points) if rng.random() < 0.8 else round(group.points * rng.random(), 2)
                 rows.append({"student": name, "notebook": stem, "grade_id": f"test_{group.name}", "score": score,
-                             "max_score": float(group.points), "status": status or "graded",
+                             "max_score": float(group.points), "status": status or Status.GRADED,
                              "feedback": "", "misconceptions": list(keys) if status is None else []})
     return rows

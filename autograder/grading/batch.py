@@ -23,6 +23,7 @@ from autograder.grading import report as reporting
 from autograder.grading.gradebook import (
     GradebookWriter, assignment_sources, course_directory, submitted_students, write_outputs,
 )
+from autograder.grading.statuses import Status
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
 
@@ -212,14 +213,14 @@ def run(options: Options) -> int:
                 # Submissions arriving by zip, rsync or a shared drive may link to another student's
                 # work or to the course's own files: reported, never read.
                 problems += 1
-                rows.extend(_row(student, stem, "symlink", f"not graded: {why}") for stem in specs)
+                rows.extend(_row(student, stem, Status.SYMLINK, f"not graded: {why}") for stem in specs)
                 continue
             try:
                 timestamp = writer.prepare_student(student)
             except Exception as error:  # noqa: BLE001 - an odd folder name costs only that student
                 writer.rollback()
                 problems += 1
-                rows.extend(_row(student, stem, "error", f"not graded: the gradebook refused this student "
+                rows.extend(_row(student, stem, Status.ERROR, f"not graded: the gradebook refused this student "
                                                          f"({type(error).__name__})") for stem in specs)
                 continue
             penalties[student] = 0.0
@@ -228,7 +229,7 @@ def run(options: Options) -> int:
                 # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
                 print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
                 rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
-                             "max_score": None, "status": "bad_timestamp", "feedback": timestamp.problem})
+                             "max_score": None, "status": Status.BAD_TIMESTAMP, "feedback": timestamp.problem})
             state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
             try:
                 state = json.loads(state_path.read_text()) if state_path.is_file() else {}
@@ -240,13 +241,13 @@ def run(options: Options) -> int:
                 path = folder / f"{stem}.ipynb"
                 if path.is_symlink():
                     problems += 1
-                    rows.append(_row(student, stem, "symlink",
+                    rows.append(_row(student, stem, Status.SYMLINK,
                                      f"not graded: {path.relative_to(coursedir.root)} is a symbolic link"))
                     state.pop(stem, None)
                     continue
                 if not path.exists():
                     for grade_id, max_score in writer.zero_missing(student, stem):
-                        rows.append(_row(student, stem, "missing", "this notebook was not submitted",
+                        rows.append(_row(student, stem, Status.MISSING, "this notebook was not submitted",
                                          grade_id, max_score, 0.0))
                     state.pop(stem, None)
                     continue
@@ -287,7 +288,7 @@ def run(options: Options) -> int:
             if result is None:
                 failures += 1
                 failed.append((student, stem))
-                rows.append(_row(student, stem, "error", f"grading failed: {type(error).__name__}: {error}"))
+                rows.append(_row(student, stem, Status.ERROR, f"grading failed: {type(error).__name__}: {error}"))
                 states[student].pop(stem, None)
             else:
                 rows.extend(result["rows"])

@@ -20,6 +20,7 @@ import html
 import re
 
 from autograder.grading.math_markup import fit_heading_levels, markdown_html
+from autograder.grading.statuses import Status
 
 try:
     from pygments import highlight
@@ -323,6 +324,15 @@ def _kind(cell) -> str:
 
 # ----------------------------------------------------------------------------- the page
 
+#: How the summary table words each row status for the student.
+STATUS_WORDS = {
+    Status.GRADED: "graded", Status.NEEDS_MANUAL_GRADE: "waiting for a person", Status.ERROR: "did not run",
+    Status.TIMEOUT: "ran out of time", Status.MISSING: "not submitted", Status.REJECTED: "not run (see the notes)",
+    Status.GRADER_ERROR: "not graded: the grader failed", Status.SYMLINK: "not read (a symbolic link)",
+    Status.BAD_TIMESTAMP: "timestamp unreadable",
+}
+
+
 def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None, exit_status=None) -> str:
     """The feedback page for ``nb`` (an autograded notebook node)."""
     total = sum(r["score"] for r in rows if r["score"] is not None)
@@ -345,11 +355,9 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
 
     page.add("<h2>Summary</h2><table><caption class='label'>Points per graded cell</caption>"
              "<tr><th scope='col'>cell</th><th scope='col'>points</th><th scope='col'>result</th></tr>")
-    words = {"graded": "graded", "needs_manual_grade": "waiting for a person", "error": "did not run",
-             "timeout": "ran out of time", "missing": "not submitted"}
     for row in rows:
-        status = words.get(row["status"], row["status"])
-        if row["status"] == "graded" and row["score"] is not None and row["max_score"]:
+        status = STATUS_WORDS.get(row["status"], row["status"])
+        if row["status"] == Status.GRADED and row["score"] is not None and row["max_score"]:
             status = ("full marks" if row["score"] >= row["max_score"] else
                       "no points" if row["score"] <= 0 else "some points lost")
         page.add(f"<tr><td>{html.escape(str(row['grade_id']))}</td><td>{_fmt(row['score'])} / "
@@ -397,5 +405,5 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     return fit_heading_levels("\n".join(page.parts))
 
 
-__all__ = ["Explanation", "METADATA_KEY", "explain", "group_record", "misconceptions_of", "render", "verdict_html",
+__all__ = ["Explanation", "METADATA_KEY", "STATUS_WORDS", "explain", "group_record", "misconceptions_of", "render", "verdict_html",
            "verdicts_of"]

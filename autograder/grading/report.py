@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from autograder.grading.statuses import NOT_GRADED, Status
+
 #: Fields of a report row. ``misconceptions`` lists the keys of the misconceptions the row's failed
 #: cases matched (``[]`` when none; see "Misconception keys" in docs/DESIGN.md).
 KEYS = ("student", "notebook", "grade_id", "score", "max_score", "status", "feedback", "misconceptions")
@@ -28,20 +30,20 @@ def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: fl
     """Per notebook: submissions, mean score, cells needing manual grading, errors and timeouts."""
     per = defaultdict(lambda: {"students": set(), "score": 0.0, "max": 0.0, "manual": 0, "error": 0,
                                "timeout": 0, "missing": 0})
-    problems = [row for row in rows if row["status"] == "bad_timestamp"]
+    problems = [row for row in rows if row["status"] == Status.BAD_TIMESTAMP]
     for row in rows:
-        if row["status"] == "bad_timestamp":
+        if row["status"] == Status.BAD_TIMESTAMP:
             continue
         entry = per[row["notebook"]]
         entry["students"].add(row["student"])
         entry["score"] += row["score"] or 0.0
         entry["max"] += row["max_score"] or 0.0
         status = row["status"]
-        if status == "needs_manual_grade":
+        if status == Status.NEEDS_MANUAL_GRADE:
             entry["manual"] += 1
-        elif status in ("error", "timeout", "missing"):
-            entry[status] += 1
-        elif status in ("rejected", "symlink", "grader_error"):  # not graded: counted with the errors
+        elif status in (Status.ERROR, Status.TIMEOUT, Status.MISSING):
+            entry[str(status)] += 1
+        elif status in NOT_GRADED:  # not graded: counted with the errors
             entry["error"] += 1
     head = f"{'notebook':32} {'students':>8} {'mean %':>7} {'manual':>6} {'errors':>6} {'timeouts':>8} {'missing':>7}"
     lines = [head, "-" * len(head)]

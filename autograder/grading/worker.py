@@ -20,6 +20,7 @@ from nbgrader import utils as nbutils
 from autograder.channel import Unreadable, decode_outcome
 from autograder.grading import feedback as feedback_html
 from autograder.grading.sandbox import Run, Sandbox
+from autograder.grading.statuses import Status
 from autograder.grading.submission import (
     Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
@@ -123,7 +124,7 @@ _REASONS = {
 }
 
 #: Row status when some cases of a test cell did not run, by the run's reason.
-_STATUS_OF_REASON = {"timeout": "timeout", "sandbox": "grader_error", "rejected": "rejected"}
+_STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED}
 
 
 class Rejected(Exception):
@@ -411,7 +412,7 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits) -> tuple
     """What ``grade(stem, group, globals())`` would have shown (feedback and points), and the status."""
     if number is None or group is None:
         text = "This test could not be run: no check is known for it. Ask your instructor.\n"
-        return [_stream("stdout", text), _points(0.0)], "error"
+        return [_stream("stdout", text), _points(0.0)], Status.ERROR
     got = run.outcomes.get(number, {})
     decoded = {}
     budget = int(limits["decoded_elements"])
@@ -421,9 +422,9 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits) -> tuple
             decoded[case["name"]] = tuple(_decode(by_index[i], budget) for i in range(len(case["calls"])))
     result = checks.judge(stem, decoded, [group])
     text = verdict_text(result.groups[0]) + "\n"
-    status = "graded"
+    status = Status.GRADED
     if len(decoded) < len(steps[number]["cases"]):
-        status = _STATUS_OF_REASON.get(run.reason, "error")
+        status = _STATUS_OF_REASON.get(run.reason, Status.ERROR)
         if run.reason in _REASONS:
             text += f"(Some cases did not run: {_REASONS[run.reason]}.)\n"
     verdicts = feedback_html.group_record(result.groups[0], ran=set(decoded), reason=run.reason)
@@ -453,15 +454,15 @@ def _rows(task, nb, statuses: dict, rejected) -> list:
         score, max_score = nbutils.determine_grade(cell)
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         if rejected is not None:
-            status, text = "rejected", f"not run: {rejected}"
+            status, text = Status.REJECTED, f"not run: {rejected}"
             score = 0.0 if score is not None or nbutils.is_solution(cell) else score
         elif score is None:
-            status, text = "needs_manual_grade", "waiting for the instructor"
+            status, text = Status.NEEDS_MANUAL_GRADE, "waiting for the instructor"
         elif nbutils.is_solution(cell):
-            status, text = "graded", "No response."
+            status, text = Status.GRADED, "No response."
         else:
             text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream").strip()
-            status = statuses.get(grade_id, "error")
+            status = statuses.get(grade_id, Status.ERROR)
         rows.append({"student": task["student"], "notebook": task["stem"], "grade_id": grade_id,
                      "score": None if score is None else float(score), "max_score": float(max_score),
                      "status": status, "feedback": text,

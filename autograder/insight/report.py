@@ -21,11 +21,12 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from autograder.grading.statuses import Status
 from autograder.insight import catalogue as catalogue_module
 
 #: Statuses of a cell whose notebook did not run to the end.
-CRASHED = "error"
-TIMED_OUT = "timeout"
+CRASHED = Status.ERROR
+TIMED_OUT = Status.TIMEOUT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +113,7 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
     groups = []
     for (notebook, grade_id), cell_rows in sorted(by_cell.items()):
         max_score = max((r["max_score"] or 0.0) for r in cell_rows)
-        present = [r for r in cell_rows if r["status"] != "missing"]
+        present = [r for r in cell_rows if r["status"] != Status.MISSING]
         scored = [r["score"] for r in present if r["score"] is not None]
         zero = sum(1 for s in scored if s <= 0)
         full = sum(1 for s in scored if max_score and s >= max_score - 1e-9)
@@ -120,7 +121,7 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
             notebook, grade_id, max_score, len(scored), sum(scored) / len(scored) if scored else 0.0,
             zero, len(scored) - zero - full, full,
             sum(1 for r in present if r["status"] in (CRASHED, TIMED_OUT)),
-            sum(1 for r in present if r["status"] == "needs_manual_grade")))
+            sum(1 for r in present if r["status"] == Status.NEEDS_MANUAL_GRADE)))
 
     notebooks = []
     totals: dict = defaultdict(lambda: [0.0, 0.0])
@@ -129,12 +130,12 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
         submitted = missing = full = crashed = timed_out = 0
         percents = []
         for student, student_rows in per_student.items():
-            auto = [r for r in student_rows if r["status"] != "needs_manual_grade" and r["max_score"]]
+            auto = [r for r in student_rows if r["status"] != Status.NEEDS_MANUAL_GRADE and r["max_score"]]
             earned = sum(r["score"] or 0.0 for r in auto)
             available = sum(r["max_score"] for r in auto)
             totals[student][0] += earned
             totals[student][1] += available
-            if all(r["status"] == "missing" for r in student_rows):
+            if all(r["status"] == Status.MISSING for r in student_rows):
                 missing += 1
                 continue
             submitted += 1

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from autograder.grading.report import normalise
+from autograder.grading.statuses import Status
 
 #: The grader's per-student state (``autograded/<student>/<assignment>/``), one entry per notebook.
 STATE_FILE = ".autograder-state.json"
@@ -99,7 +100,7 @@ def load_rows(course_dir: str | Path, assignment: str, results: str | Path | Non
         scores = gradebook_scores(course_dir, assignment)
         for row in rows:
             key = (row["student"], row["notebook"], row["grade_id"])
-            if row["status"] == "needs_manual_grade" and key in scores:
+            if row["status"] == Status.NEEDS_MANUAL_GRADE and key in scores:
                 row["score"] = scores[key]
-                row["status"] = "graded"
+                row["status"] = Status.GRADED
     return rows
