@@ -111,3 +111,18 @@ def test_gradebook_matches_report(graded):
         for row in graded["rows"]:
             grade = gb.find_grade(row["grade_id"], row["notebook"], "toy", row["student"])
             assert grade.auto_score == row["score"], row
+
+
+def test_the_json_depth_guard_is_linear_on_escaped_quotes():
+    """An unterminated string of escaped quotes made the old guard (a regular expression) backtrack
+    quadratically before any time limit applied: 32 kB took 33 s, so this 1 MB file would have taken
+    hours. Now it is one pass, and strings and escapes are read as JSON reads them."""
+    import json
+
+    from autograder.grading.worker import _json_depth
+    assert _json_depth(b'{"cells": [], "x": "' + b'\\"' * 500_000) == 2
+    cases = {b"": 0, b"[]": 1, b"[[1, [2]]]": 3, b'{"a": "[[[["}': 1, b'{"a": "x\\\\", "b": [[1]]}': 3,
+             b'{"a": "\\"[[["}': 1, b"]]][": 0}
+    assert {raw: _json_depth(raw) for raw in cases} == cases
+    nested = {"a": [[[["\\[\"{", {"b": "]]"}]]]]}
+    assert _json_depth(json.dumps(nested).encode()) == 6

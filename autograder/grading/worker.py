@@ -136,14 +136,34 @@ class Rejected(Exception):
 
 
 def _json_depth(raw: bytes) -> int:
-    """Deepest nesting of ``[``/``{`` in JSON text, strings ignored (linear, in C and NumPy)."""
-    import re
+    """Deepest nesting of ``[``/``{`` in JSON text, strings ignored; O(n log n) time, in NumPy.
+
+    A quote opens or closes a string unless an odd number of backslashes precedes it; a bracket
+    counts when an even number of such quotes precedes it. (A regular expression over the strings
+    backtracks quadratically on an unterminated string full of escaped quotes: 32 kB of them took
+    half a minute, and this runs before any time limit.)
+    """
     import numpy as np
-    text = re.sub(rb'"(?:[^"\\]|\\.)*"', b"", raw)
-    codes = np.frombuffer(text, dtype=np.uint8)
-    steps = (codes == ord("[")).astype(np.int32) + (codes == ord("{"))
-    steps -= (codes == ord("]")).astype(np.int32) + (codes == ord("}"))
-    return int(np.cumsum(steps).max()) if steps.size else 0
+    codes = np.frombuffer(raw, dtype=np.uint8)
+    slashes = np.flatnonzero(codes == ord("\\"))
+    quotes = np.flatnonzero(codes == ord('"'))
+    if slashes.size and quotes.size:
+        # Index (in ``slashes``) of the first backslash of the run each backslash belongs to.
+        runs = np.maximum.accumulate(np.where(np.diff(slashes, prepend=-2) != 1, np.arange(slashes.size), 0))
+        k = np.searchsorted(slashes, quotes)  # backslashes before each quote
+        last = np.maximum(k - 1, 0)
+        touching = (k > 0) & (slashes[last] == quotes - 1)
+        run_length = np.where(touching, last - runs[last] + 1, 0)
+        quotes = quotes[run_length % 2 == 0]
+    opening = np.flatnonzero((codes == ord("[")) | (codes == ord("{")))
+    closing = np.flatnonzero((codes == ord("]")) | (codes == ord("}")))
+    opening = opening[np.searchsorted(quotes, opening) % 2 == 0]
+    closing = closing[np.searchsorted(quotes, closing) % 2 == 0]
+    if not opening.size:
+        return 0
+    steps = np.zeros(codes.size, dtype=np.int8)
+    steps[opening], steps[closing] = 1, -1
+    return max(int(np.cumsum(steps, dtype=np.int32).max()), 0)
 
 
 def read_submission(task: dict, limits: dict) -> str:
