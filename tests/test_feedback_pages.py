@@ -165,3 +165,51 @@ def test_nbgrader_config_renders_feedback_with_the_offline_template():
     assert (folder / config.HTMLExporter.template_file).is_file()
     # nbconvert's MathJax macro is shadowed by one that loads nothing.
     assert "<script" not in (folder / "mathjax.html.j2").read_text()
+
+
+# --------------------------------------------------------------------------- what a written answer may cost
+
+def _with_answers(*texts):
+    cells = []
+    for number, text in enumerate(texts):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata["nbgrader"] = {"solution": True, "grade": True, "grade_id": f"why_{number}", "points": 1}
+        cells.append(cell)
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def test_formula_spans_are_found_as_the_regular_expressions_would_find_them():
+    """The linear scanner gives what the (quadratic) regular expressions it replaced gave."""
+    import random
+
+    from autograder.grading import math_markup
+
+    display = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]", re.S)
+    inline = re.compile(r"(?<![\\$])\$(?![\s$])([^$\n]+?)(?<!\s)\$(?!\$)|\\\((.+?)\\\)")
+    code = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+    pieces = ["$", "$$", "\\(", "\\)", "\\[", "\\]", "`", "```", "a", " ", "\n", "x^2", "\\$"]
+    rng = random.Random(6)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        for pattern, forms in ((display, math_markup._DISPLAY), (inline, math_markup._INLINE),
+                               (code, math_markup._CODE)):
+            expected = [(m.start(), m.end()) for m in pattern.finditer(text)]
+            assert [span[:2] for span in math_markup._spans(text, forms)] == expected, (text, pattern.pattern)
+
+
+def test_a_written_answer_of_unclosed_delimiters_costs_one_pass():
+    # 400 kB of "\(" with no "\)": the regular expression scanned to the end from each of them
+    # (16 kB took 7 s, so this would have taken hours, with no time limit around the page).
+    page = feedback.render(_with_answers("\\(" * 100_000, "\\[" * 100_000), TASK, [], [])
+    assert "Your written answer" in page and "<math" not in page
+
+
+def test_formulas_and_formatted_text_per_page_are_bounded():
+    many = "$x$ " * (feedback.PAGE_FORMULAS + 500)
+    page = feedback.render(_with_answers(many), TASK, [], [])
+    assert page.count("<math") == feedback.PAGE_FORMULAS
+    assert page.count('<code class="tex">x</code>') == 500  # the rest stay TeX source, never dropped
+    huge = "*emphasis* " * (feedback.PAGE_MARKDOWN_CHARS // 11 + 1)
+    page = feedback.render(_with_answers("**short**", huge), TASK, [], [])
+    assert "<strong>short</strong>" in page and "as plain text: too long to format" in page
+    assert page.count("<em>") == 0

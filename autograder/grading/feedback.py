@@ -38,6 +38,12 @@ except ImportError:  # pragma: no cover - pygments comes with nbconvert
 METADATA_KEY = "autograder"
 #: Printed text kept per output on the page (the sandbox already caps what a cell may print).
 MAX_TEXT_CHARS = 10_000
+#: Characters of the student's written answers rendered as Markdown with formulas, per page, and the
+#: formulas made MathML among them; answers beyond are shown as plain text, formulas as TeX. Rendering
+#: runs in the grading process, with no time limit of the sandbox's: what a 20 MB answer may cost it
+#: must be bounded by these, not by its size.
+PAGE_MARKDOWN_CHARS = 200_000
+PAGE_FORMULAS = 2_000
 #: Largest image (bytes, decoded) and number of images shown per page.
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 MAX_IMAGES = 20
@@ -370,11 +376,17 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
 
     page.add("<h2>Your notebook, cell by cell</h2>")
     level = 2  # the deepest heading so far; a verdict heading goes one below it
+    rich, formulas = PAGE_MARKDOWN_CHARS, [PAGE_FORMULAS]
     for cell in nb.cells:
         kind = _kind(cell)
         if kind in ("markdown", "manual"):
+            if kind == "manual" and len(cell.source) > rich:
+                page.add(f"<div class='cell manual'><p class='label'>Your written answer (as plain text: too long "
+                         f"to format)</p>{_text(cell.source)}</div>")
+                continue
+            rich -= len(cell.source) if kind == "manual" else 0
             # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
-            body = markdown_html(cell.source, demote=2)
+            body = markdown_html(cell.source, demote=2, formulas=formulas if kind == "manual" else None)
             found = [int(n) for n in re.findall(r"<h([1-6])[ >]", body)]
             if found:
                 level = found[-1]

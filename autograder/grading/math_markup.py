@@ -25,13 +25,89 @@ try:  # nbconvert's Markdown renderer (a dependency of nbgrader)
 except Exception:  # noqa: BLE001 - plain text is the fallback
     _markdown = None
 
-# Display math first ($$...$$, \[...\]), then inline ($...$ on one line, \(...\)). A dollar that
-# is escaped or followed by a space does not open inline math (prices, shell prompts).
-_DISPLAY = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]", re.S)
-_INLINE = re.compile(r"(?<![\\$])\$(?![\s$])([^$\n]+?)(?<!\s)\$(?!\$)|\\\((.+?)\\\)")
+# Display math first ($$...$$, \[...\]), then inline ($...$ on one line, \(...\) on one line). A
+# dollar that is escaped or followed by a space does not open inline math (prices, shell prompts).
+# A form is (opening, closing, spans lines, least inside) or (pattern, None, ...): see _spans.
+_DISPLAY = (("$$", "$$", True, 1), ("\\[", "\\]", True, 1))
+_INLINE = ((re.compile(r"(?<![\\$])\$(?![\s$])([^$\n]+?)(?<!\s)\$(?!\$)"), None, False, 1),
+           ("\\(", "\\)", False, 1))
 # Code spans and fenced blocks keep their dollars.
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_CODE = (("```", "```", True, 0), (re.compile(r"`[^`\n]*`"), None, False, 0))
 _HEADING = re.compile(r"<(/?)h([1-6])([ >])")
+#: Formulas converted to MathML per text (a student's written answer); the rest stay TeX source, so
+#: that an answer made of a million ``$x$`` costs the grader a bounded time.
+MAX_FORMULAS = 500
+_CODE_SLOT = re.compile(r"CODESLOT[0-9a-f]{12}X")
+_MATH_SLOT = re.compile(r"<p>(MATHSLOT[0-9a-f]{12}X)</p>|(MATHSLOT[0-9a-f]{12}X)")
+
+
+class _Form:
+    """Where the next span of one delimited form starts, from a position that only moves forward.
+
+    Every search resumes where the last one stopped (opening, closing and newline positions are
+    remembered), so finding all spans is linear in the text, however many openings lack a closing.
+    """
+
+    def __init__(self, text: str, form: tuple):
+        self.text = text
+        self.opening, self.closing, self.multiline, self.least = form
+        self.match = None  # pattern forms: the last match found
+        self.start = self.close = self.newline = -1
+
+    def next(self, position: int):
+        """``(start, end, inside)`` of the first span at or after ``position``; None when there is none."""
+        text = self.text
+        if self.closing is None:
+            if self.match is None or self.match.start() < position:
+                self.match = self.opening.search(text, position)
+            if self.match is None:
+                return None
+            match = self.match
+            return match.start(), match.end(), match.group(1) if self.opening.groups else match.group(0)
+        width = len(self.opening)
+        if self.start < position:
+            self.start = text.find(self.opening, position)
+        while self.start >= 0:
+            inside = self.start + width
+            if self.close < inside + self.least:
+                self.close = text.find(self.closing, inside + self.least)
+                if self.close < 0:
+                    return None  # no closing after this opening, nor after any later one
+            if not self.multiline and self.newline < inside:
+                found = text.find("\n", inside)
+                self.newline = found if found >= 0 else len(text)
+            if self.multiline or self.newline >= self.close:
+                return self.start, self.close + len(self.closing), text[inside:self.close]
+            self.start = text.find(self.opening, self.start + 1)
+        return None
+
+
+def _spans(text: str, forms) -> list:
+    """``(start, end, inside)`` of each delimited span of ``text``, leftmost first, as one regular
+    expression alternating over ``forms`` would find them: ``opening(.+?)closing`` (``.*?`` when the
+    least inside is 0; ``.`` matching newlines when the form spans lines), or a pattern's group 1.
+
+    Linear: a regular expression would scan to the end of the text from every opening that has no
+    closing (quadratic on a written answer made of openings).
+    """
+    spans, position, live = [], 0, [_Form(text, form) for form in forms]
+    while live:
+        found = [(form, form.next(position)) for form in live]
+        live = [form for form, span in found if span is not None]
+        if not live:
+            break
+        best = min((span for _, span in found if span is not None), key=lambda span: span[0])
+        spans.append(best)
+        position = best[1]
+    return spans
+
+
+def _replace(text: str, spans: list, make) -> str:
+    parts, last = [], 0
+    for start, end, inside in spans:
+        parts += [text[last:start], make(text[start:end], inside)]
+        last = end
+    return "".join(parts + [text[last:]])
 
 
 def mathml(tex: str, *, display: bool = False) -> str:
@@ -62,24 +138,38 @@ def substitute_math(text: str, render=None) -> str:
     >>> substitute_math("`$HOME` costs $5 and $x^2$", lambda tex, display: f"[{tex}]")
     '`$HOME` costs $5 and [x^2]'
     """
-    render = render or (lambda tex, display: mathml(tex, display=display))
+    render = render or _budgeted_mathml()
     codes: dict = {}
 
-    def keep_code(match) -> str:
+    def keep_code(whole: str, inside: str) -> str:
         key = f"CODESLOT{secrets.token_hex(6)}X"
-        codes[key] = match.group(0)
+        codes[key] = whole
         return key
 
-    text = _CODE.sub(keep_code, text)
-    text = _DISPLAY.sub(lambda m: "\n\n" + render(m.group(1) or m.group(2), True) + "\n\n", text)
-    text = _INLINE.sub(lambda m: render(m.group(1) or m.group(2), False), text)
-    for key, code in codes.items():
-        text = text.replace(key, code)
-    return text
+    text = _replace(text, _spans(text, _CODE), keep_code)
+    text = _replace(text, _spans(text, _DISPLAY), lambda whole, tex: "\n\n" + render(tex, True) + "\n\n")
+    text = _replace(text, _spans(text, _INLINE), lambda whole, tex: render(tex, False))
+    return _CODE_SLOT.sub(lambda m: codes.get(m.group(0), m.group(0)), text) if codes else text
 
 
-def markdown_html(text: str, *, demote: int = 0) -> str:
+def _budgeted_mathml(budget: list | None = None):
+    """``render(tex, display)``: MathML for the first ``budget[0]`` formulas, TeX source after that."""
+    budget = [MAX_FORMULAS] if budget is None else budget
+
+    def render(tex: str, display: bool) -> str:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return f'<code class="tex">{html.escape(tex.strip())}</code>'
+        return mathml(tex, display=display)
+
+    return render
+
+
+def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None) -> str:
     """HTML for Markdown ``text``, its formulas as MathML, its headings moved ``demote`` levels down.
+
+    ``formulas`` (a one-item list, shared across calls) is how many formulas may still become MathML;
+    default: :data:`MAX_FORMULAS` for this text alone.
 
     >>> "<math" in markdown_html("Let $y_{<t}$ be the prefix.")
     True
@@ -87,17 +177,18 @@ def markdown_html(text: str, *, demote: int = 0) -> str:
     '<h3>Title</h3>\\n'
     """
     slots: dict = {}
+    render = _budgeted_mathml(formulas)
 
     def keep(tex: str, display: bool) -> str:
         # Formulas are cut out before the Markdown renderer sees them: it would read _ and * as emphasis.
         key = f"MATHSLOT{secrets.token_hex(6)}X"
-        slots[key] = mathml(tex, display=display)
+        slots[key] = render(tex, display)
         return key
 
     text = substitute_math(text, keep)
     body = _markdown(text) if _markdown is not None else f"<pre>{html.escape(text)}</pre>"
-    for key, markup in slots.items():
-        body = body.replace(f"<p>{key}</p>", markup).replace(key, markup)
+    if slots:  # one pass: a replace per formula would be quadratic in the number of formulas
+        body = _MATH_SLOT.sub(lambda m: slots.get(m.group(1) or m.group(2), m.group(0)), body)
     if demote:
         body = _HEADING.sub(lambda m: f"<{m.group(1)}h{min(6, int(m.group(2)) + demote)}{m.group(3)}", body)
     return body
