@@ -219,3 +219,20 @@ def test_calls_reach_the_notebook_deduplicated_and_in_no_telling_order():
                           3: [("call", 2, "two", 1)]}
         orders.add(tuple(unit["call"]["args"]["items"][0]["v"] for unit, _ in units[1:4]))
     assert len(orders) > 1, "the order of the calls never changes"
+
+
+def test_a_notebook_that_does_not_exit_after_its_work_gets_no_exit_status_of_ours():
+    """Every unit ran; the notebook then hangs instead of exiting (its read of the next unit is
+    patched to sleep). The grader ends it after its grace: that SIGKILL is the grader's, so the run
+    has no exit status, and the student's page does not say that a cell ran out of memory."""
+    from autograder.grading.feedback import explain
+
+    hang = "import os, time\nos.read = lambda fd, n: time.sleep(60) or b''\nprint('done')"
+    box = Sandbox(tmp_mb=32)
+    try:
+        result = box.run([{"kind": "exec", "id": "hang", "source": hang}], limits_for(timeout=20))
+    finally:
+        box.close()
+    assert _stdout(result) == "done" and result.reason == "exited"
+    assert result.status is None
+    assert explain(None, result.reason, result.status) is None

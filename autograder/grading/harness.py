@@ -617,7 +617,9 @@ def _kill(pid) -> None:
 def _end(watcher, notebook, isolated, grace=0.0):
     """Kill the notebook (and all it left behind) and reap its watcher; return (status, clean).
 
-    With ``grace`` the notebook process first gets that many seconds to exit by itself.
+    With ``grace`` the notebook process first gets that many seconds to exit by itself. One that has
+    not exited by then is killed here, and its status is None: a SIGKILL it got from us says nothing
+    about the notebook (read as its own, it would be taken for running out of memory).
     """
     import time
     done, raw = 0, 0
@@ -627,6 +629,7 @@ def _end(watcher, notebook, isolated, grace=0.0):
         if done:
             break
         time.sleep(0.002)
+    killed_after_grace = grace > 0 and not done
     for _ in range(2000):
         if done:
             break
@@ -646,7 +649,7 @@ def _end(watcher, notebook, isolated, grace=0.0):
         for pid in _session_members(notebook):
             _kill(pid)
     code = os.waitstatus_to_exitcode(raw) if done == watcher and raw else 0
-    status = -(code - 100) if code >= 100 else code
+    status = None if killed_after_grace else -(code - 100) if code >= 100 else code
     # Reap everything else that ended (orphans reparented to the zygote, PID 1).
     while True:
         try:

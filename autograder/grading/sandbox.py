@@ -377,7 +377,8 @@ class Run:
     ``outcomes``: step -> case -> call index -> encoded outcome (text, decoded by the judge);
     ``reason``: ``exited`` (normal), ``timeout``, ``output`` (reply budget exceeded), ``protocol``
     (a malformed reply), ``ended`` (the notebook process ended before its last unit) or ``sandbox``
-    (the sandbox itself failed); ``status``: the notebook process's exit status when known.
+    (the sandbox itself failed); ``status``: the notebook process's exit status when known (None
+    when the grader had to end a notebook that had done its work but did not exit by itself).
     """
 
     cells: dict
