@@ -135,6 +135,9 @@ def _check_grade_arguments(args) -> str | None:
         return f"--memory must be at least 64 (MB), got {args.memory}"
     if args.report is not None and os.path.isdir(args.report):
         return f"--report must name a file, got the directory {args.report}"
+    if args.report is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
+        # Found out before grading, not after: the rows of the whole batch would have nowhere to go.
+        return f"--report must name a file in an existing folder, got {args.report}"
     return None
 
 

@@ -165,3 +165,87 @@ def test_a_notebook_whose_results_cannot_be_stored_does_not_stop_the_batch(cours
     monkeypatch.setattr(batch, "write_outputs", real)
     run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False))
     assert _by(_rows(report), "ann", "test_double")["score"] == 2.0
+
+
+def test_a_report_in_a_missing_folder_is_refused_before_grading(course, capsys):
+    from autograder.cli import main
+    toy.submit(course, "ann", toy.honest_answers())
+    assert main(["grade", "toy", "--course-dir", str(course), "--no-progress",
+                 "--report", str(course / "no-such-folder" / "report.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--report" in err and "existing folder" in err
+    assert not (course / "autograded").exists()  # nothing was graded
+
+
+def test_a_sandbox_failure_replaces_no_earlier_grade_nor_file(course, monkeypatch):
+    """The grader's own failure (reason ``sandbox``) is reported, never stored over an earlier result."""
+    from nbgrader.api import Gradebook
+
+    from autograder.grading import batch
+    toy.submit(course, "ann", toy.honest_answers())
+    report = course / "report.jsonl"
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == 0
+    autograded = course / "autograded" / "ann" / "toy" / "90_toy.ipynb"
+    feedback = course / "feedback" / "ann" / "toy" / "90_toy.html"
+    before = autograded.read_bytes(), feedback.read_bytes()
+    real = batch.grade_notebook
+
+    def sandbox_dies(task):
+        result = real(task)
+        nb = nbformat.reads(result["autograded"], as_version=4)
+        for cell in nb.cells:  # what a run cut short by the sandbox leaves: no points
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "execute_result":
+                    output["data"]["text/plain"] = "0.0"
+        rows = [dict(row, score=0.0 if row["score"] is not None else None, status="grader_error")
+                for row in result["rows"]]
+        return {**result, "reason": "sandbox", "rows": rows, "autograded": nbformat.writes(nb),
+                "feedback": "<p>the sandbox stopped</p>"}
+
+    monkeypatch.setattr(batch, "grade_notebook", sandbox_dies)
+    assert run(Options("toy", course_dir=str(course), jobs=1, force=True, report=str(report),
+                       progress=False)) == batch.EXIT_UNGRADED
+    assert _by(_rows(report), "ann", "test_double")["status"] == "grader_error"
+    assert (autograded.read_bytes(), feedback.read_bytes()) == before
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        assert gb.find_submission_notebook("90_toy", "toy", "ann").code_score == 3.0
+    # Not remembered as graded: the next run grades the notebook again.
+    monkeypatch.setattr(batch, "grade_notebook", real)
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == 0
+    assert _by(_rows(report), "ann", "test_double") | {"feedback": ""} == {
+        **_by(_rows(report), "ann", "test_double"), "feedback": "", "score": 2.0, "status": "graded"}
+
+
+def test_the_coordinator_never_reads_an_oversized_link_or_fifo_submission(tmp_path):
+    import os
+
+    from autograder.grading.batch import _file_digest
+    big = tmp_path / "big.ipynb"
+    big.write_bytes(b"a" * 101)
+    first = _file_digest(big, 100)
+    with open(big, "r+b") as handle:  # the same size and time, other bytes: the worker rejects it unread anyway
+        handle.write(b"b" * 101)
+    os.utime(big, ns=(os.stat(big).st_atime_ns, int(first.split(b"modified ")[1])))
+    assert _file_digest(big, 100) == first and first.startswith(b"over the size limit: 101 bytes")
+    small = tmp_path / "small.ipynb"
+    small.write_bytes(b"{}")
+    assert len(_file_digest(small, 100)) == 32  # a SHA-256 of the content
+    fifo = tmp_path / "fifo.ipynb"
+    os.mkfifo(fifo)
+    assert _file_digest(fifo, 100) == b"not a regular file"  # returns at once: never blocks on a FIFO
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(small)
+    with pytest.raises(OSError):
+        _file_digest(link, 100)
+
+
+def test_an_unreadable_gradebook_or_an_unknown_student_is_one_line_not_a_traceback(course, capsys):
+    from autograder.cli import main
+    toy.submit(course, "ann", toy.honest_answers())
+    assert main(["grade", "toy", "--course-dir", str(course), "--no-progress", "--student", "nobody"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--student nobody" in err
+    (course / "gradebook.db").write_bytes(b"not a database at all")
+    assert main(["grade", "toy", "--course-dir", str(course), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "gradebook" in err and "could not be read" in err

@@ -15,6 +15,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -156,10 +157,21 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _file_digest(path: Path) -> bytes:
-    """SHA-256 of a file, read in chunks (a 100 MB submission is never held whole)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+def _file_digest(path: Path, cap: int) -> bytes:
+    """SHA-256 of a file, read in chunks (a 100 MB submission is never held whole).
+
+    A file larger than ``cap`` (the ``notebook_bytes`` limit: the worker rejects it unread) is never
+    read here either: it is known by its size and modification time, so a 100 GB (or sparse) file
+    costs the coordinator one ``stat``, not minutes of reading.
+    """
+    # Opened as the worker opens it: never through a link, never blocking on a FIFO put in its place.
+    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return b"not a regular file"
+        if info.st_size > cap:
+            return f"over the size limit: {info.st_size} bytes, modified {info.st_mtime_ns}".encode()
+        digest = hashlib.sha256()
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.digest()
@@ -252,7 +264,7 @@ def run(options: Options) -> int:
                     state.pop(stem, None)
                     continue
                 try:
-                    submitted = _file_digest(path) if path.is_file() else b"not a regular file"
+                    submitted = _file_digest(path, int(limits["notebook_bytes"]))
                 except OSError as error:
                     submitted = f"unreadable: {error.strerror}".encode()
                 digest = _digest(submitted, spec["source"], spec["checksums"], grader, limits)
@@ -277,7 +289,11 @@ def run(options: Options) -> int:
         def store(task: dict, result: dict | None, error: BaseException | None) -> None:
             nonlocal failures
             student, stem = task["student"], task["stem"]
-            if result is not None:
+            # The sandbox failed (twice) on this notebook: the grader's failure, not a grade. Its partial
+            # results replace nothing: a grade, autograded notebook and feedback page from an earlier
+            # run stay as they were; the rows say what happened and the exit status asks for a re-run.
+            grader_failed = result is not None and result.get("reason") == "sandbox"
+            if result is not None and not grader_failed:
                 try:
                     write_outputs(coursedir, assignment, result)
                     writer.save(student, stem, result["autograded"])
@@ -293,9 +309,8 @@ def run(options: Options) -> int:
             else:
                 rows.extend(result["rows"])
                 timings.append(result["seconds"])
-                if result.get("reason") == "sandbox":
-                    # The grader's own failure is never remembered as this notebook's grade, and the
-                    # exit status says the notebook could not be graded (run again to retry).
+                if grader_failed:
+                    # Never remembered as this notebook's grade either: the next run grades it again.
                     states[student].pop(stem, None)
                     failed.append((student, stem))
                 else:

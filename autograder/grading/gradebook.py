@@ -49,9 +49,22 @@ def course_directory(root: str | Path) -> CourseDirectory:
     return coursedir
 
 
+def open_gradebook(coursedir: CourseDirectory) -> Gradebook:
+    """nbgrader's ``Gradebook`` of the course; :class:`GradingError` in one line when it cannot be read
+    (a file that is not a database, a schema it does not know), not a page of SQLAlchemy traceback."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        return Gradebook(coursedir.db_url, coursedir.course_id)
+    except SQLAlchemyError as error:
+        first = str(getattr(error, "orig", None) or type(error).__name__).strip().splitlines()
+        raise GradingError(f"the gradebook {coursedir.db_url} could not be read: "
+                           f"{first[0] if first else type(error).__name__}") from None
+
+
 def assignment_sources(coursedir: CourseDirectory, assignment: str) -> dict:
     """``stem -> {"source": text, "checksums": {grade_id: checksum}}`` for the notebooks in the gradebook."""
-    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+    with open_gradebook(coursedir) as gb:
         try:
             record = gb.find_assignment(assignment)
         except MissingEntry:
@@ -71,10 +84,12 @@ def assignment_sources(coursedir: CourseDirectory, assignment: str) -> dict:
 
 def submitted_students(coursedir: CourseDirectory, assignment: str, only: list | None = None) -> list:
     base = Path(coursedir.root) / coursedir.submitted_directory
-    if not base.is_dir():
-        return []
-    found = sorted(entry.name for entry in base.iterdir() if (entry / assignment).is_dir())
+    found = sorted(entry.name for entry in base.iterdir() if (entry / assignment).is_dir()) if base.is_dir() else []
     if only:
+        unknown = sorted(set(only) - set(found))
+        if unknown:
+            raise GradingError(f"--student {unknown[0]}: no submission in {base / unknown[0] / assignment}"
+                               + (f" (nor for {', '.join(unknown[1:])})" if unknown[1:] else ""))
         wanted = set(only)
         found = [student for student in found if student in wanted]
     return found
@@ -122,7 +137,7 @@ class GradebookWriter:
     def __init__(self, coursedir: CourseDirectory, assignment: str):
         self.coursedir = coursedir
         self.assignment = assignment
-        self.gradebook = Gradebook(coursedir.db_url, coursedir.course_id)
+        self.gradebook = open_gradebook(coursedir)
         self._saver = _SaveWithGradebook()
         self._late = None
 
