@@ -342,15 +342,17 @@ def decode_outcome(data: bytes, *, max_elements: int = MAX_DECODED_ELEMENTS) -> 
     """
     try:
         payload = json.loads(data.decode("utf-8"))
-        common = {"stdout": str(payload.get("stdout", "")), "stderr": str(payload.get("stderr", "")),
-                  "warnings": tuple(str(item) for item in payload.get("warnings", []))}
+        # Text is clipped here as the encoder clips it: the bytes may come from a forged frame, and
+        # an exception message travels on into every failing case's feedback, the report and the page.
+        common = {"stdout": _clip(str(payload.get("stdout", ""))), "stderr": _clip(str(payload.get("stderr", ""))),
+                  "warnings": tuple(_clip(str(item)) for item in list(payload.get("warnings", []))[:20])}
         kind = payload["kind"]
         if kind == "returned":
             return Returned(_decode(payload["value"], 0, [int(max_elements)]), **common)
         if kind == "raised":
-            return Raised(str(payload["type"]), tuple(str(name) for name in payload["classes"]),
-                          str(payload["message"]), **common)
-        return Unreadable(str(payload["reason"]), **common)
+            return Raised(_clip(str(payload["type"])), tuple(_clip(str(name)) for name in list(payload["classes"])[:20]),
+                          _clip(str(payload["message"])), **common)
+        return Unreadable(_clip(str(payload["reason"])), **common)
     except EncodingError as error:
         return Unreadable(f"the answer could not be read back: {error}")
     except Exception as error:  # the judge must survive any byte string (RecursionError included)

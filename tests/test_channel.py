@@ -150,3 +150,21 @@ def test_arguments_are_fresh_for_every_call():
 def test_reading_a_missing_name_says_what_to_run():
     outcome = decode_outcome(perform_call(Call.value("answer"), {}))
     assert isinstance(outcome, Unreadable) and "answer" in outcome.reason
+
+
+def test_text_of_a_forged_outcome_is_clipped_on_decoding():
+    """The encoder clips messages and printed text, but the bytes may come from a forged frame: a
+    megabyte exception message would travel into every failing case's feedback, the report and the page."""
+    import json
+
+    from autograder.channel import MAX_MESSAGE
+
+    big = "x" * 1_000_000
+    forged = json.dumps({"kind": "raised", "type": big, "classes": [big] * 1000 + ["ValueError"], "message": big,
+                         "stdout": big, "stderr": big, "warnings": [big] * 1000}).encode()
+    outcome = decode_outcome(forged)
+    assert isinstance(outcome, Raised)
+    texts = [outcome.type_name, outcome.message, outcome.stdout, outcome.stderr, *outcome.classes, *outcome.warnings]
+    assert max(map(len, texts)) <= MAX_MESSAGE + 10 and len(outcome.classes) <= 20 and len(outcome.warnings) <= 20
+    unreadable = decode_outcome(json.dumps({"kind": "unreadable", "reason": big}).encode())
+    assert isinstance(unreadable, Unreadable) and len(unreadable.reason) <= MAX_MESSAGE + 10
