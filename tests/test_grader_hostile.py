@@ -126,3 +126,31 @@ def test_the_json_depth_guard_is_linear_on_escaped_quotes():
     assert {raw: _json_depth(raw) for raw in cases} == cases
     nested = {"a": [[[["\\[\"{", {"b": "]]"}]]]]}
     assert _json_depth(json.dumps(nested).encode()) == 6
+
+
+def test_nbgrader_side_reads_no_more_of_a_submission_than_the_grader_would():
+    """Under `nbgrader autograde`, nbgrader's exporter opens the submitted file before our preprocessors
+    drop it: it must not read a huge file whole, nor parse a deeply nested one."""
+    import io
+
+    import nbformat
+
+    from autograder.grading.nbgrader_bridge import SubmissionExporter
+
+    class Counting(io.StringIO):
+        asked = []
+
+        def read(self, size=-1):
+            self.asked.append(size)
+            return super().read(size)
+
+    exporter = SubmissionExporter()
+    exporter.max_chars = 1000
+    small = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
+    body, _ = exporter.from_file(io.StringIO(small))
+    assert "x = 1" in body
+    stream = Counting(small + " " * 5000)
+    body, _ = exporter.from_file(stream)
+    assert Counting.asked == [1001] and "x = 1" not in body  # graded as empty, read no further
+    body, _ = exporter.from_file(io.StringIO("[" * 900 + "]" * 900))
+    assert nbformat.reads(body, as_version=4).cells == []

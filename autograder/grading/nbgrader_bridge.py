@@ -120,9 +120,20 @@ class SubmissionExporter(NotebookExporter):
     does. Only reading is forgiven: an error of the grader itself still fails the notebook.
     """
 
+    #: Characters read at the most (None: the grader's ``notebook_bytes`` limit). :class:`DropSubmission`
+    #: drops the content anyway (the sandboxed grader reads the file itself, within its limits), so a
+    #: larger file is neither read on nor parsed by nbgrader's side.
+    max_chars = None
+
     def from_file(self, file_stream, resources=None, **kw):
+        from autograder.grading.worker import DEFAULT_LIMITS
+
+        cap = int(self.max_chars or DEFAULT_LIMITS["notebook_bytes"])
         try:
-            nb = nbformat.read(file_stream, as_version=4)
+            text = file_stream.read(cap + 1)
+            if len(text) > cap:
+                raise ValueError(f"larger than {cap} characters")
+            nb = nbformat.reads(text, as_version=4)
         except Exception as error:  # noqa: BLE001 - the file is the student's; grading goes on
             self.log.warning("The submitted notebook could not be read (%s); graded as empty",
                              type(error).__name__)
