@@ -249,3 +249,67 @@ def test_an_unreadable_gradebook_or_an_unknown_student_is_one_line_not_a_traceba
     assert main(["grade", "toy", "--course-dir", str(course), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "gradebook" in err and "could not be read" in err
+
+
+def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monkeypatch):
+    """With --dask the coordinator reads each submission to ship it: only as slots free up."""
+    import collections
+    import types
+
+    from autograder.grading import batch
+    from autograder.grading.worker import DEFAULT_LIMITS
+
+    held = {"now": 0, "most": 0}
+
+    class Future:
+        def __init__(self, key, task):
+            self.key, self.task = key, task
+
+        def result(self):
+            return {"stem": self.task["stem"], "text": self.task["submission"]}
+
+        def release(self):
+            held["now"] -= 1
+
+    class Client:
+        def __init__(self, address):
+            self.count = 0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def scheduler_info(self):
+            return {"workers": {"a": {}, "b": {}}}
+
+        def submit(self, function, task, pure):
+            assert function is batch._dask_task and not pure and "path" not in task
+            self.count += 1
+            held["now"] += 1
+            held["most"] = max(held["most"], held["now"])
+            return Future(f"k{self.count}", task)
+
+    class AsCompleted:
+        def __init__(self):
+            self.queue = collections.deque()
+
+        def add(self, future):
+            self.queue.append(future)
+
+        def __iter__(self):
+            while self.queue:
+                yield self.queue.popleft()
+
+    monkeypatch.setitem(sys.modules, "distributed", types.SimpleNamespace(Client=Client, as_completed=AsCompleted))
+    tasks = []
+    for number in range(3 * batch.DASK_WINDOW):
+        path = tmp_path / f"{number}.ipynb"
+        path.write_text(json.dumps({"cells": [], "n": number}))
+        tasks.append({"stem": f"s{number}", "path": str(path), "limits": DEFAULT_LIMITS})
+    done = list(batch._execute(tasks, batch.Options("toy", dask="tcp://nowhere:1")))
+    assert [task["stem"] for task, _, _ in done] == [task["stem"] for task in tasks]
+    assert all(error is None and json.loads(result["text"])["n"] == int(task["stem"][1:])
+               for task, result, error in done)
+    assert held["most"] == batch.DASK_WINDOW

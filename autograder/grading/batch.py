@@ -348,6 +348,8 @@ def run(options: Options) -> int:
 
 #: A notebook that was in flight when two worker processes died is graded alone, then given up on.
 MAX_ATTEMPTS = 3
+#: Notebooks in flight on a Dask cluster at the least (twice its workers when that is more).
+DASK_WINDOW = 16
 
 
 #: Exit statuses of ``autograder grade`` (documented in ``autograder grade --help``).
@@ -387,26 +389,39 @@ def _execute(tasks: list, options: Options):
     if options.dask:
         from distributed import Client, as_completed
         with Client(options.dask) as client:
-            shipped = []
-            for task in tasks:
-                # Dask workers may not see the course directory: ship the text (read within the limits).
-                task = dict(task)
+            # Dask workers may not see the course directory: each task ships its submission's text,
+            # read (within the limits) only when a slot frees up, so that the coordinator and the
+            # scheduler hold a window of submissions at a time, never the whole class.
+            window = max(DASK_WINDOW, 2 * len(client.scheduler_info().get("workers", {})))
+            pending = iter(tasks)
+            running = as_completed()
+            index: dict = {}
+
+            def submit_next() -> None:
+                task = next(pending, None)
+                if task is None:
+                    return
+                shipped = dict(task)
                 try:
                     from autograder.grading.worker import read_submission
-                    task["submission"] = read_submission(task, task["limits"])
-                    del task["path"]
+                    shipped["submission"] = read_submission(task, task["limits"])
+                    del shipped["path"]
                 except Exception:  # noqa: BLE001 - the worker reports the refusal itself
                     pass
-                shipped.append(task)
-            futures = client.map(_dask_task, shipped, pure=False)
-            index = {future.key: task for future, task in zip(futures, tasks)}
-            for future in as_completed(futures):
+                future = client.submit(_dask_task, shipped, pure=False)
+                index[future.key] = task
+                running.add(future)
+
+            for _ in range(window):
+                submit_next()
+            for future in running:
                 task = index.pop(future.key)
                 try:
                     yield task, future.result(), None
                 except Exception as error:  # noqa: BLE001
                     yield task, None, error
                 future.release()
+                submit_next()
         return
     jobs = options.jobs or os.cpu_count() or 1
     if jobs <= 1:
