@@ -24,10 +24,6 @@ from pathlib import Path
 from autograder.grading.statuses import Status
 from autograder.insight import catalogue as catalogue_module
 
-#: Statuses of a cell whose notebook did not run to the end.
-CRASHED = Status.ERROR
-TIMED_OUT = Status.TIMEOUT
-
 
 @dataclasses.dataclass(frozen=True)
 class GroupStats:
@@ -120,7 +116,7 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
         groups.append(GroupStats(
             notebook, grade_id, max_score, len(scored), sum(scored) / len(scored) if scored else 0.0,
             zero, len(scored) - zero - full, full,
-            sum(1 for r in present if r["status"] in (CRASHED, TIMED_OUT)),
+            sum(1 for r in present if r["status"] in (Status.ERROR, Status.TIMEOUT)),  # did not run to the end
             sum(1 for r in present if r["status"] == Status.NEEDS_MANUAL_GRADE)))
 
     notebooks = []
@@ -140,8 +136,8 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
                 continue
             submitted += 1
             statuses = {r["status"] for r in student_rows}
-            crashed += CRASHED in statuses
-            timed_out += TIMED_OUT in statuses
+            crashed += Status.ERROR in statuses
+            timed_out += Status.TIMEOUT in statuses
             if available:
                 percents.append(100.0 * earned / available)
                 full += earned >= available - 1e-9
