@@ -54,7 +54,32 @@ WRONG = [
     ("missed mass reported", CANONICAL + "weight_mean_example_1 = 0.2", "reported-missed-mass"),
     ("other KL direction", CANONICAL + "kl_example_2 = -math.log(0.8)", "kl-direction"),
     ("infinite term dropped", CANONICAL + "kl_example_2 = 0.8 * math.log(0.8)", "dropped-infinite-term"),
+    ("sign of the infinite KL flipped", CANONICAL + "kl_example_2 = -math.inf", "kl-minus-infinity"),
+    # "the weakest condition that guarantees it": "both" guarantees each fact but is not the weakest
+    ("both for finite log r", CANONICAL + 'support_needed["finite_log_ratio"] = "both"', "stronger-than-needed"),
+    ("both for the weights", CANONICAL + 'support_needed["weights_average_to_one"] = "both"', "stronger-than-needed"),
+    ("no condition for finite log r", CANONICAL + 'support_needed["finite_log_ratio"] = "neither"',
+     "needs-no-condition"),
+    ("no condition for the weights", CANONICAL + 'support_needed["weights_average_to_one"] = "neither"',
+     "needs-no-condition"),
+    ("the other single condition is enough", CANONICAL + 'k3_identity_needs = "p<<q"', "one-condition-enough"),
+    ("the identity needs nothing", CANONICAL + 'k3_identity_needs = "neither"', "needs-no-condition"),
+    ("both conditions swapped", CANONICAL + 'support_needed = {"finite_log_ratio": "p<<q", '
+     '"weights_average_to_one": "q<<p"}', "swapped-support"),
+    # "for fact 1 and fact 2": both keys must be there (a missing key is refused by name)
+    ("a fact left out", CANONICAL + 'support_needed = {"finite_log_ratio": "q<<p"}', None,
+     "support condition for weights_average_to_one"),
+    # "(True or False)": an option string is not a truth value
+    ("smoothing answered with an option", CANONICAL + 'smoothing_recovers_support = "both"', None,
+     "does smoothing recover support"),
+    # the four options only
+    ("an option that is not offered", CANONICAL + 'k3_identity_needs = "q=p"', None, "support the k3 identity needs"),
 ]
+
+#: Mistakes that get the central idea wrong (which condition each fact needs, and that the identity needs both).
+CENTRAL_MISTAKES = ("swapped (finite log r)", "swapped (weights)", "both conditions swapped", "one condition is enough",
+                    "the other single condition is enough", "the identity needs nothing",
+                    "no condition for finite log r", "no condition for the weights")
 
 
 def test_key_numbers_come_from_the_reference():
@@ -78,7 +103,8 @@ class TestK3Support(ConceptCheckTests):
     groups = ("conditions", "counterexamples")
     autograded_points, total_points = 2, 3
     correct = CORRECT
-    wrong = {label: (source, key) for label, source, key in WRONG}
+    wrong = {label: tuple(rest) for label, *rest in WRONG}
+    central_mistakes = CENTRAL_MISTAKES
     hostile = hostile_grid(CANONICAL, NAMES)
 
 
@@ -87,3 +113,29 @@ def test_an_infinite_kl_must_be_plus_infinity(value):
     result = support.result_of(STEM, CANONICAL + f"kl_example_2 = {value}")
     case = next(case for case in result.cases if case.name == "D_KL(q || p) in the second counterexample")
     assert not case.passed and case.message
+
+
+def test_missing_a_side_point_keeps_the_rest():
+    """A slip outside the central idea (a "both" that is not the weakest) is not capped."""
+    result = support.result_of(STEM, CANONICAL + 'support_needed["finite_log_ratio"] = "both"')
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert support.group_points(result)["counterexamples"] == (1, 1)
+
+
+def test_open_checks_catch_the_central_mistakes_without_the_key():
+    """The open check cell refuses one condition for the identity and equal conditions for the two facts,
+    with a teaching message, and lets a swapped (but consistent) answer through: it never reveals the key."""
+    notebook = support.source_notebook(STEM)
+    check_cell = next(cell for cell in notebook.cells if cell.id == "check-conditions")
+    answers = {
+        "one condition for the identity": (CANONICAL + 'k3_identity_needs = "q<<p"', "guarantee every condition"),
+        "the same condition twice": (CANONICAL + 'support_needed["weights_average_to_one"] = "q<<p"',
+                                     "two different support conditions"),
+    }
+    for label, (source, message) in answers.items():
+        namespace = support.namespace_from(source)
+        with pytest.raises(AssertionError, match=message):
+            exec(check_cell.source, namespace)
+    swapped = support.namespace_from(CANONICAL + 'support_needed = {"finite_log_ratio": "p<<q", '
+                                     '"weights_average_to_one": "q<<p"}')
+    exec(check_cell.source, swapped)  # consistent, so the open check says nothing about which is which

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import check_support as support
@@ -72,7 +74,55 @@ WRONG = [
     ("learning rate", CANONICAL + 'behaviour_metadata = behaviour_metadata | {"learning_rate"}',
      "trainer-setting-as-behaviour"),
     ("reward", CANONICAL + 'behaviour_metadata = behaviour_metadata | {"reward_raw"}', "reward-as-behaviour"),
+    # "natural logarithms": the same log-probabilities in bits or decimal digits
+    ("stored value in bits", CANONICAL + "stored_logprob = stored_logprob / math.log(2)", "log-base"),
+    ("behaviour value in base 10", CANONICAL + "behaviour_logprob_token_1 = behaviour_logprob_token_1 / math.log(10)",
+     "log-base"),
+    # log-probabilities, not probabilities, and not their negatives
+    ("stored probability", CANONICAL + "stored_logprob = math.exp(stored_logprob)", "probability-not-log"),
+    ("behaviour probability", CANONICAL + "behaviour_logprob_token_1 = math.exp(behaviour_logprob_token_1)",
+     "probability-not-log"),
+    ("stored NLL", CANONICAL + "stored_logprob = -stored_logprob", "negated-log-probs"),
+    ("behaviour NLL", CANONICAL + "behaviour_logprob_token_1 = -behaviour_logprob_token_1", "negated-log-probs"),
+    # "keep the shortest prefix whose total probability reaches 0.85": the threshold token is kept ...
+    ("nucleus without the threshold token", CANONICAL + "behaviour_logprob_token_1 = -math.inf",
+     "top-p-drops-threshold-token"),
+    # ... and nothing after it; temperature first ("in this order"): top-p on the untempered
+    # distribution keeps tokens 0, 1 and 2
+    ("temperature applied last", CANONICAL + (
+        "behaviour_logprob_token_1 = z[1] / 0.7 - math.log(sum(math.exp(z[i] / 0.7) for i in (0, 1, 2)))"),
+     "nucleus-too-large"),
+    # "What ratio": the ratio, not its log
+    ("log of the ratio", CANONICAL + "first_step_ratio = math.log(first_step_ratio)", "log-ratio-not-ratio"),
+    # Part B: every field, each with its own reason
+    ("a switched-off setting left out", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"min_tokens_to_keep"}',
+     "off-settings-left-out"),
+    ("temperature not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"temperature"}',
+     "sampling-setting-left-out"),
+    ("ban not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"banned_token_ids"}',
+     "sampling-setting-left-out"),
+    ("top-p not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"top_p"}',
+     "sampling-setting-left-out"),
+    ("weights not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"policy_version"}',
+     "weights-left-out"),
+    ("tokenizer not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"tokenizer_version"}',
+     "context-left-out"),
+    ("template not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"chat_template"}',
+     "context-left-out"),
+    ("seed not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"sampling_seed"}', "draws-left-out"),
+    ("stop rules not recorded", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"stop_rules"}',
+     "draws-left-out"),
+    # form: a set of names from the table (an unknown name, or one string, is refused)
+    ("a name not in the table", CANONICAL + 'behaviour_metadata = behaviour_metadata | {"logits"}', None,
+     "every sampling setting is recorded"),
+    ("one string", CANONICAL + 'behaviour_metadata = "temperature"', None, "every sampling setting is recorded"),
+    ("an option not offered", CANONICAL + 'ratio_error = "wrong_ratio"', None, "what goes wrong in the ratio"),
 ]
+
+#: Mistakes that get the central idea wrong: the base softmax taken for the behaviour policy, or the stored
+#: value called harmless.
+CENTRAL_MISTAKES = ("base softmax stored as behaviour", "noise that averages out", "transforms cancel", "ratio of one",
+                    "numerator blamed")
 
 
 def test_forgetting_the_ban_is_named():
@@ -105,7 +155,8 @@ class TestBehaviourPolicy(ConceptCheckTests):
     groups = ("ratio", "metadata")
     autograded_points, total_points = 2, 3
     correct = CORRECT
-    wrong = {label: (source, key) for label, source, key in WRONG}
+    wrong = {label: tuple(rest) for label, *rest in WRONG}
+    central_mistakes = CENTRAL_MISTAKES
     hostile = hostile_grid(CANONICAL, NAMES)
 
 
@@ -115,3 +166,27 @@ def test_selecting_every_field_earns_only_the_completeness_cases():
     result = support.result_of(STEM, source)
     metadata = next(group for group in result.groups if group.name == "metadata")
     assert metadata.points_earned == pytest.approx(0.66), result.feedback()
+
+
+def test_a_side_slip_is_not_capped():
+    """Forgetting one transform, or one field, costs its case only: the central idea is intact."""
+    for source in (CANONICAL + 'behaviour_metadata = behaviour_metadata - {"order"}',
+                   CANONICAL + "first_step_ratio = 1 / first_step_ratio"):
+        result = support.result_of(STEM, source)
+        assert not any(group.capped for group in result.groups), result.feedback()
+        assert result.points_earned > 1.5, result.feedback()
+
+
+def test_open_checks_catch_the_central_mistake_without_the_key():
+    """The open check refuses the base softmax as the behaviour policy and an inconsistent ratio, with a
+    teaching message, and never prints an expected value."""
+    cell = next(cell for cell in support.source_notebook(STEM).cells if cell.id == "check-ratio")
+    for source, message in ((CANONICAL + "behaviour_logprob_token_1 = stored_logprob\nfirst_step_ratio = 1.0",
+                             "not the base softmax"),
+                            (CANONICAL + "first_step_ratio = 1.0", "exp\\(numerator log-prob"),
+                            (CANONICAL + "first_step_ratio = 1 / first_step_ratio", "exp\\(numerator log-prob")):
+        namespace = support.namespace_from(source)
+        with pytest.raises(AssertionError, match=message) as raised:
+            exec(cell.source, namespace)
+        assert not re.search(r"\d\.\d{3,}", str(raised.value)), str(raised.value)
+    exec(cell.source, support.namespace_from(CANONICAL))

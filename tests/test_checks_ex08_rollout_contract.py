@@ -25,7 +25,16 @@ WRONG_FIELDS = {
     "UI colour": (NEEDED + ', "ui_color"', "irrelevant-field"),
     "only one stop flag": (NEEDED.replace('"truncated", "stop_reason"', '"truncated"'), "stop-fields-split"),
     "every candidate": ('"' + '", "'.join(key.CANDIDATE_FIELDS) + '"', "text-is-required"),
-    "no old log-probs": (NEEDED.replace('"old_logprobs", ', ""), None),
+    "no old log-probs": (NEEDED.replace('"old_logprobs", ', ""), "old-logprobs-left-out"),
+    # "every field you cannot do without": each needed field left out is named
+    "no ids, no text": (NEEDED.replace('"response_ids", ', ""), "ids-left-out"),
+    "no mask": (NEEDED.replace('"response_mask", ', ""), "mask-left-out"),
+    "no policy version": (NEEDED.replace('"policy_version", ', ""), "policy-version-left-out"),
+    "no sampling config": (NEEDED.replace('"sampling_config", ', ""), "sampling-config-left-out"),
+    "no raw reward": (NEEDED.replace('"reward_raw", ', ""), "raw-reward-left-out"),
+    "no stop fields": (NEEDED.replace(', "terminated", "truncated", "stop_reason"', ""), "stop-fields-left-out"),
+    # "the stop flags come from the raw stop reason": the flags without the reason are not enough
+    "flags without the raw reason": (NEEDED.replace(', "stop_reason"', ""), "stop-fields-split"),
 }
 
 
@@ -35,6 +44,7 @@ def test_partial_credit_rewards_a_nearly_right_selection_more_than_everything_or
     everything = result_of(STEM, f"required_fields = set({key.CANDIDATE_FIELDS!r})")
     nothing = result_of(STEM, "required_fields = set()")
     assert 1.5 < one_missing.points_earned < 2
+    assert list(one_missing.misconceptions) == ["raw-reward-left-out"]
     assert everything.points_earned == 1  # half: the two fields to leave out weigh as much as the nine
     assert everything.points_earned < one_missing.points_earned
     assert nothing.points_earned == 0
@@ -67,6 +77,7 @@ class TestRolloutContract(ConceptCheckTests):
     autograded_points, total_points = 2, 3
     correct = CORRECT
     wrong = {label: (f"required_fields = {{{fields}}}", mistake) for label, (fields, mistake) in WRONG_FIELDS.items()}
+    central_mistakes = ("text instead of ids",)
     hostile = hostile_rebinds("", HOSTILE)  # every case reads the one answer: a hostile value earns nothing
 
 
@@ -79,3 +90,23 @@ def test_the_notebook_lists_the_same_candidates_as_the_key():
     namespace = run_cells(source_notebook(STEM))
     assert tuple(namespace["CANDIDATE_FIELDS"]) == key.CANDIDATE_FIELDS
     assert key.NOT_REQUIRED_FIELDS == {"response_text", "ui_color"}
+
+
+def test_text_next_to_the_ids_is_not_capped():
+    """Keeping the text for audit beside the ids is a side slip, not the central mistake."""
+    result = result_of(STEM, f"required_fields = {{{NEEDED}, 'response_text'}}")
+    assert not any(group.capped for group in result.groups), result.feedback()
+    assert result.points_earned > 1
+
+
+def test_open_check_catches_text_in_place_of_the_ids_without_the_key():
+    """The open check refuses the text without the ids (what the intro already says) and nothing else."""
+    import pytest
+
+    from check_support import namespace_from
+    cell = next(cell for cell in source_notebook(STEM).cells if cell.id == "check-fields")
+    setup = "CANDIDATE_FIELDS = " + repr(key.CANDIDATE_FIELDS) + "\n"
+    with pytest.raises(AssertionError, match="does not fix the actions"):
+        exec(cell.source, namespace_from(setup + f"required_fields = {{{NEEDED.replace('response_ids', 'response_text')}}}"))
+    for selection in (f"{{{NEEDED}}}", "{'response_ids'}", "{'ui_color'}", "set()"):
+        exec(cell.source, namespace_from(setup + f"required_fields = {selection}"))  # no verdict on the content

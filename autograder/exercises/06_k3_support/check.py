@@ -12,7 +12,7 @@ from __future__ import annotations
 from autograder.checks._concept_answers import (
     boolean, choice, compare_numbers, entry, number, number_case, same, value_case,
 )
-from autograder.checks._core import ExerciseCheck, Group, Verdict
+from autograder.checks._core import Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -38,6 +38,18 @@ ASSUMED_IDENTITY = Misconception(
 MISSED_MASS = Misconception(
     "reported-missed-mass",
     "That is the part of p that q never samples, the mass E_q[p/q] misses, not the value of E_q[p/q] itself.")
+NO_CONDITION = Misconception(
+    "needs-no-condition",
+    "Neither fact holds for every pair of distributions: log r is -infinity at a point q samples where "
+    "p = 0, and E_q[p/q] falls short of one when p has mass where q is zero (Part B has one example of each).")
+STRONGER_THAN_NEEDED = Misconception(
+    "stronger-than-needed",
+    "\"both\" does guarantee this fact, but the question asks for the weakest condition that does: one of the "
+    "two support conditions is enough for each fact on its own.")
+NEGATIVE_INFINITE_KL = Misconception(
+    "kl-minus-infinity",
+    "KL is never negative: the point where q > 0 and p = 0 contributes q log(q / 0) = +infinity, so the sign "
+    "is flipped (this is the sum of q log(p / q), the negated KL).")
 WRONG_DIRECTION = _shared.KL_DIRECTION
 DROPPED_TERM = Misconception(
     "dropped-infinite-term",
@@ -45,8 +57,8 @@ DROPPED_TERM = Misconception(
     "dropped (0 log 0 = 0).")
 
 SUPPORT_MISTAKES = {
-    "finite_log_ratio": {"p<<q": SWAPPED_SUPPORT},
-    "weights_average_to_one": {"q<<p": SWAPPED_SUPPORT},
+    "finite_log_ratio": {"p<<q": SWAPPED_SUPPORT, "neither": NO_CONDITION, "both": STRONGER_THAN_NEEDED},
+    "weights_average_to_one": {"q<<p": SWAPPED_SUPPORT, "neither": NO_CONDITION, "both": STRONGER_THAN_NEEDED},
 }
 
 
@@ -61,7 +73,8 @@ def _support_case(requirement: str):
 
 def _k3(answer) -> Verdict:
     got = choice(answer, key.SUPPORT_OPTIONS, "k3_identity_needs")
-    return same(got, key.K3_IDENTITY_NEEDS, "k3_identity_needs", {"q<<p": ONE_CONDITION, "p<<q": ONE_CONDITION})
+    return same(got, key.K3_IDENTITY_NEEDS, "k3_identity_needs", {"q<<p": ONE_CONDITION, "p<<q": ONE_CONDITION,
+                                                              "neither": NO_CONDITION})
 
 
 def _smoothing(answer) -> Verdict:
@@ -73,7 +86,8 @@ def _kl(answer) -> Verdict:
     # The one numeric answer that may be infinite: q puts mass where p has none.
     what = "`kl_example_2`"
     return compare_numbers(number(answer, what, allow_infinite=True), key.KL_2, what,
-                           [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM)])
+                           [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM),
+                            (-key.KL_2, NEGATIVE_INFINITE_KL)])
 
 
 def build_cases() -> list:
@@ -88,9 +102,17 @@ def build_cases() -> list:
     ]
 
 
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "which support condition each fact needs, and that the identity needs both",
+    {SWAPPED_SUPPORT.key, ONE_CONDITION.key, NO_CONDITION.key},
+    ("support condition for finite_log_ratio", "support condition for weights_average_to_one",
+     "support the k3 identity needs"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("conditions", 1, "Which support condition each requirement needs"),
      Group("counterexamples", 1, "The two counterexamples, computed")],
     build_cases,
+    CENTRAL,
 )

@@ -9,9 +9,14 @@ The key is :mod:`autograder.exercises.07_behaviour_policy.key`.
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import choice, choice_set, number_case, same, value_case
-from autograder.checks._core import PASS, ExerciseCheck, Group, Verdict
+import math
+
+from autograder.checks._concept_answers import (
+    choice, choice_set, compare_numbers, number, number_case, same, value_case,
+)
+from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
+from autograder.checks import _misconceptions as _shared
 from . import key
 
 STEM = "07_behaviour_policy"
@@ -60,6 +65,41 @@ RECOMPUTE_LATER = Misconception(
     "The engine's post-transform log-probability is the only record of what the sampler actually did: "
     "even a trainer that recomputes old log-probabilities with its own forward pass needs it, to measure "
     "and correct the sampler-trainer gap (truncated importance sampling).")
+NUCLEUS_TOO_LARGE = Misconception(
+    "nucleus-too-large",
+    "The nucleus holds one token too many: the engine applies temperature first, then the ban, and top-p "
+    "ranks that distribution and stops at the first token whose running sum reaches the threshold.")
+PROBABILITY_NOT_LOG = Misconception(
+    "probability-not-log",
+    "That is a probability; the answer asks for its log-probability (natural log).")
+LOG_RATIO_NOT_RATIO = Misconception(
+    "log-ratio-not-ratio",
+    "That is the log of the ratio; the PPO ratio itself is exp(log pi_new - log pi_old).")
+OFF_SETTINGS_LEFT_OUT = Misconception(
+    "off-settings-left-out",
+    "A setting that is switched off is still a setting: the record is the engine's log format for every "
+    "rollout, and \"off\" (no top-k, no min-p, neutral penalties, the default minimum) is a value someone "
+    "must be able to read back.")
+SAMPLING_SETTING_LEFT_OUT = Misconception(
+    "sampling-setting-left-out",
+    "Every transform between the logits and the sampled token (here temperature, the ban and top-p) changes "
+    "the behaviour probabilities, so each of its settings must be recorded.")
+CONTEXT_LEFT_OUT = Misconception(
+    "context-left-out",
+    "The policy conditioned on token ids: the tokenizer and the chat template decide which ids the prompt "
+    "and the response became, so without them the same text can mean another context and other "
+    "probabilities.")
+WEIGHTS_LEFT_OUT = Misconception(
+    "weights-left-out",
+    "The logits come from one version of the weights: without policy_version the behaviour policy cannot "
+    "be rebuilt.")
+DRAWS_LEFT_OUT = Misconception(
+    "draws-left-out",
+    "Reproducing the sampled tokens takes more than the distribution: the sampler's seed fixes the draws "
+    "and the stop rules fix where the response ends.")
+LOG_BASE = _shared.LOG_BASE
+NEGATED = _shared.NEGATED
+TOP_P_DROPS = _shared.TOP_P_DROPS
 DISTRACTOR_MISTAKES = {
     "ui_colour": Misconception(
         "irrelevant-metadata",
@@ -88,8 +128,8 @@ def _sampling_fields(answer) -> Verdict:
         return PASS
     if missing == {"order"}:
         return Verdict(False, ORDER_IRRELEVANT.sentence, ORDER_IRRELEVANT.key)
-    return Verdict(False, f"{METADATA} leaves out a setting of the sampling chain: the record holds every "
-                          "setting the engine has, including those switched off in this example")
+    mistake = OFF_SETTINGS_LEFT_OUT if missing <= key.OFF_IN_THIS_EXAMPLE else SAMPLING_SETTING_LEFT_OUT
+    return Verdict(False, mistake.sentence, mistake.key)
 
 
 def _provenance_fields(answer) -> Verdict:
@@ -97,10 +137,12 @@ def _provenance_fields(answer) -> Verdict:
     missing = key.PROVENANCE_FIELDS - chosen
     if not missing:
         return PASS
-    if "behaviour_logprob" in missing:
-        return Verdict(False, RECOMPUTE_LATER.sentence, RECOMPUTE_LATER.key)
-    return Verdict(False, f"{METADATA} leaves out something outside the sampling settings that decides which "
-                          "policy produced the tokens, or how the text became tokens")
+    for fields, mistake in ((("behaviour_logprob",), RECOMPUTE_LATER), (("policy_version",), WEIGHTS_LEFT_OUT),
+                            (("tokenizer_version", "chat_template"), CONTEXT_LEFT_OUT),
+                            (("sampling_seed", "stop_rules"), DRAWS_LEFT_OUT)):
+        if missing & set(fields):
+            return Verdict(False, mistake.sentence, mistake.key)
+    raise RuntimeError(f"no misconception for the missing provenance fields {sorted(missing)}")
 
 
 def _no_distractors(answer) -> Verdict:
@@ -114,21 +156,38 @@ def _no_distractors(answer) -> Verdict:
     return PASS
 
 
+def _unit_slips(logprob: float) -> list:
+    """The same log-probability in another base, with its sign flipped, or as a probability."""
+    return [(logprob / math.log(10), LOG_BASE), (logprob / math.log(2), LOG_BASE), (-logprob, NEGATED),
+            (math.exp(logprob), PROBABILITY_NOT_LOG)]
+
+
+def _behaviour(answer) -> Verdict:
+    # -inf is read (not refused) so that a nucleus without the threshold token is named: token 1 then has
+    # behaviour probability zero, although the engine sampled it.
+    what = "`behaviour_logprob_token_1`"
+    return compare_numbers(number(answer, what, allow_infinite=True), key.BEHAVIOUR_LOGPROB, what, [
+        (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
+        (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
+        (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
+        (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
+        (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
+        (key.THRESHOLD_DROPPED, TOP_P_DROPS),
+        (key.NUCLEUS_TOO_LARGE, NUCLEUS_TOO_LARGE),
+    ] + _unit_slips(key.BEHAVIOUR_LOGPROB))
+
+
 def build_cases() -> list:
     return [
         value_case("what goes wrong in the ratio", "ratio", "ratio_error", _ratio_error),
-        number_case("the log-probability the trainer stored", "ratio", "stored_logprob", key.STORED_LOGPROB),
-        number_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
-                    key.BEHAVIOUR_LOGPROB, [
-                        (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
-                        (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
-                        (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
-                        (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
-                        (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
-                    ]),
+        number_case("the log-probability the trainer stored", "ratio", "stored_logprob", key.STORED_LOGPROB,
+                    _unit_slips(key.STORED_LOGPROB)),
+        value_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
+                   _behaviour),
         number_case("the ratio at the first update", "ratio", "first_step_ratio", key.FIRST_STEP_RATIO, [
             (1.0, TRANSFORMS_CANCEL),
             (1.0 / key.FIRST_STEP_RATIO, RATIO_UPSIDE_DOWN),
+            (math.log(key.FIRST_STEP_RATIO), LOG_RATIO_NOT_RATIO),
         ]),
         value_case("every sampling setting is recorded", "metadata", METADATA, _sampling_fields),
         value_case("weights, tokenizer, template, stops, seed and old log-prob are recorded", "metadata",
@@ -137,9 +196,18 @@ def build_cases() -> list:
     ]
 
 
+#: The exercise's central idea: getting it wrong caps every part at a third of its points.
+CENTRAL = Central(
+    "the behaviour policy (the distribution after temperature, the ban and top-p) as the one whose "
+    "log-probability the ratio's denominator needs",
+    {BASE_AS_BEHAVIOUR.key, TRANSFORMS_CANCEL.key, ERROR_IS_NOISE.key, NUMERATOR_BLAMED.key},
+    ("what goes wrong in the ratio", "the behaviour log-probability of the sampled token",
+     "the ratio at the first update"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("ratio", 1, "The behaviour log-probability and the PPO ratio"),
      Group("metadata", 1, "What must be recorded to reconstruct the behaviour policy")],
     build_cases,
+    CENTRAL,
 )

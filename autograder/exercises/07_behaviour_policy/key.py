@@ -33,6 +33,14 @@ NO_TOP_P = behaviour_logprob(LOGITS, TOKEN, SamplingConfig(temperature=TEMPERATU
 NO_BANS = behaviour_logprob(LOGITS, TOKEN, SamplingConfig(temperature=TEMPERATURE, top_p=TOP_P))
 NO_TEMPERATURE = behaviour_logprob(LOGITS, TOKEN, SamplingConfig(banned_token_ids=BANNED, top_p=TOP_P))
 
+#: A nucleus that drops the threshold token leaves the sampled token outside the support (log 0).
+THRESHOLD_DROPPED = -math.inf
+#: The nucleus one token too large: ranking after the ban but keeping one token past the threshold, or
+#: applying temperature last (ban and top-p on the base softmax, then temperature on the survivors)
+#: both keep tokens 0, 1 and 2. Computed from the tempered logits of that set.
+_EXTRA = (0, 1, 2)
+NUCLEUS_TOO_LARGE = LOGITS[TOKEN] / TEMPERATURE - math.log(sum(math.exp(LOGITS[i] / TEMPERATURE) for i in _EXTRA))
+
 #: What goes wrong in the PPO ratio (options are public).
 RATIO_OPTIONS = ("wrong_denominator", "wrong_numerator", "averages_out", "cancels")
 RATIO_ERROR = "wrong_denominator"
@@ -49,6 +57,8 @@ METADATA_OPTIONS = ("policy_version", "tokenizer_version", "chat_template", "tem
                     "top_k", "top_p", "min_tokens_to_keep", "min_p", "penalties", "order", "stop_rules", "sampling_seed",
                     "behaviour_logprob", "ui_colour", "learning_rate", "reward_raw")
 REQUIRED_METADATA = SAMPLING_FIELDS | PROVENANCE_FIELDS
+#: Sampling settings that are switched off (or at their default) in this example, recorded all the same.
+OFF_IN_THIS_EXAMPLE = SAMPLING_FIELDS - {"temperature", "banned_token_ids", "top_p", "order"}
 
 if set(METADATA_OPTIONS) != REQUIRED_METADATA | DISTRACTORS or len(METADATA_OPTIONS) != len(set(METADATA_OPTIONS)):
     raise RuntimeError("the notebook's metadata options must be exactly SamplingConfig.as_record() keys, "

@@ -10,7 +10,7 @@ at least one needed field, so that an empty selection earns nothing.
 from __future__ import annotations
 
 from autograder.checks._concept_answers import choice_set, value_case
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from . import key
 
@@ -33,15 +33,37 @@ STOP_FIELDS_SPLIT = Misconception(
     "terminated, truncated and stop_reason answer different questions (did the task end, was it cut off, "
     "and why): the flags come from the raw reason through the task contract, so they travel together.")
 
-# Why a needed field matters, phrased as a hint for a student who left it out.
-HINTS = {
-    "response_ids": "think about what the policy's actions are, exactly, at each position",
-    "response_mask": "think about how the objective tells the policy's tokens from prompt and padding",
-    "old_logprobs": "think about what the denominator of the probability ratio is",
-    "policy_version": "think about which weights produced the behaviour probabilities",
-    "sampling_config": "think about what turned the base logits into the distribution that was sampled",
-    "reward_raw": "think about keeping the task's reward apart from regularisers added later",
+# Why a needed field matters, for a student who left it out (the three stop fields share one).
+LEFT_OUT = {
+    "response_ids": Misconception(
+        "ids-left-out",
+        "response_ids are the actions the policy took, token by token: without them the objective has "
+        "nothing to score."),
+    "response_mask": Misconception(
+        "mask-left-out",
+        "The objective counts only the policy's own tokens: response_mask tells them from prompt and padding "
+        "positions."),
+    "old_logprobs": Misconception(
+        "old-logprobs-left-out",
+        "old_logprobs are the ratio's denominator, each token's log-probability under the policy that "
+        "sampled it; a later forward pass does not reproduce them exactly."),
+    "policy_version": Misconception(
+        "policy-version-left-out",
+        "policy_version says which weights produced the rollout: the old log-probabilities belong to that "
+        "policy, and without it the behaviour policy cannot be identified."),
+    "sampling_config": Misconception(
+        "sampling-config-left-out",
+        "sampling_config holds what turned the logits into the distribution that was sampled (temperature, "
+        "bans, truncation): without it the behaviour policy cannot be identified."),
+    "reward_raw": Misconception(
+        "raw-reward-left-out",
+        "reward_raw keeps the task's own reward apart from penalties and regularisers added later, so that "
+        "those can be recomputed or changed."),
 }
+STOP_LEFT_OUT = Misconception(
+    "stop-fields-left-out",
+    "Where the episode ends, and whether that end is terminal or a cut-off, changes the objective (what a "
+    "critic bootstraps from, what is masked or penalised): the stop fields travel with every response.")
 STOP_FIELDS = ("terminated", "truncated", "stop_reason")
 
 
@@ -59,8 +81,8 @@ def _decision_case(field_name: str) -> Case:
                 return Verdict(False, TEXT_INSTEAD_OF_IDS.sentence, TEXT_INSTEAD_OF_IDS.key)
             if field_name in STOP_FIELDS and any(name in chosen for name in STOP_FIELDS):
                 return Verdict(False, STOP_FIELDS_SPLIT.sentence, STOP_FIELDS_SPLIT.key)
-            hint = HINTS.get(field_name, "think about what marks where an episode ends and why")
-            return Verdict(False, f"reconsider {field_name}: {hint}")
+            mistake = LEFT_OUT.get(field_name, STOP_LEFT_OUT)
+            return Verdict(False, mistake.sentence, mistake.key)
         if field_name in chosen:
             if field_name == "response_text":
                 mistake = TEXT_INSTEAD_OF_IDS if "response_ids" not in chosen else TEXT_IS_REQUIRED
@@ -79,8 +101,15 @@ def build_cases() -> list:
     return [_decision_case(field_name) for field_name in key.CANDIDATE_FIELDS]
 
 
+#: The exercise's central idea: getting it wrong caps the notebook at a third of its points.
+CENTRAL = Central(
+    "the token ids (not the decoded text) as the record of the actions",
+    {TEXT_INSTEAD_OF_IDS.key},
+    ("decision on response_ids", "decision on response_text"))
+
 CHECK = ExerciseCheck(
     STEM,
     [Group("fields", 2, "Fields a rollout batch needs to reproduce the training objective")],
     build_cases,
+    CENTRAL,
 )
