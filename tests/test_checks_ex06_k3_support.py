@@ -54,7 +54,7 @@ WRONG = [
     ("missed mass reported", CANONICAL + "weight_mean_example_1 = 0.2", "reported-missed-mass"),
     ("other KL direction", CANONICAL + "kl_example_2 = -math.log(0.8)", "kl-direction"),
     ("infinite term dropped", CANONICAL + "kl_example_2 = 0.8 * math.log(0.8)", "dropped-infinite-term"),
-    ("sign of the infinite KL flipped", CANONICAL + "kl_example_2 = -math.inf", "kl-minus-infinity"),
+    ("sign of the infinite KL flipped", CANONICAL + "kl_example_2 = -math.inf", "kl-negated"),
     # "the weakest condition that guarantees it": "both" guarantees each fact but is not the weakest
     ("both for finite log r", CANONICAL + 'support_needed["finite_log_ratio"] = "both"', "stronger-than-needed"),
     ("both for the weights", CANONICAL + 'support_needed["weights_average_to_one"] = "both"', "stronger-than-needed"),

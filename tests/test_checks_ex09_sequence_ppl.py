@@ -1,7 +1,11 @@
 """Exercise 09 (sequence log-probability and PPL): exact expressions and 6-digit roundings pass, each
 classic slip is named, and hostile values never score."""
 
-from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, result_of
+import re
+
+import pytest
+
+from check_support import ConceptCheckTests, failure_messages, hostile_rebinds, namespace_from, result_of, source_notebook
 
 STEM = "09_sequence_ppl"
 
@@ -68,6 +72,12 @@ WRONG = {
         "added-probability-not-log"),
     "PPL unchanged by a certain token": (EXACT + "perplexity_4 = perplexity\n", "ppl-unchanged-by-certain-token"),
     "rounded to 4 digits": (EXACT + "perplexity = 2.154\n", None),
+    # "at least 6 significant digits" holds for Part B too
+    "Part B rounded to 3 digits": (EXACT + "perplexity_4 = 1.78\n", None, "perplexity with the fourth token"),
+    # "the mean negative log-probability": its sign too
+    "mean log-probability instead of its negative": (EXACT + "mean_nll = sequence_logprob / 3\n", "sign-flipped"),
+    "Part B in base 10": (EXACT.replace("sequence_logprob_4 = sequence_logprob + math.log(1.0)",
+                                        "sequence_logprob_4 = math.log10(0.1)"), "log-base-10"),
 }
 
 
@@ -110,3 +120,18 @@ def test_feedback_never_reveals_the_expected_numbers():
     result = result_of(STEM, EXACT.replace("math.log(", "math.log10("))
     for message in failure_messages(result):
         assert "2.15" not in message and "0.767" not in message and "1.77" not in message
+
+
+def test_rounding_is_named_by_the_precision_rule():
+    result = result_of(STEM, EXACT + "perplexity = 2.154\n")
+    assert any("6 significant digits" in message for message in failure_messages(result)), result.feedback()
+
+
+@pytest.mark.parametrize("label", ["total instead of mean", "one over the arithmetic mean"])
+def test_open_check_catches_the_central_mistake_without_the_key(label):
+    """The open Part A check refuses a PPL that is not exp of the per-token mean, and prints no value."""
+    cell = next(cell for cell in source_notebook(STEM).cells if cell.id == "check-three")
+    with pytest.raises(AssertionError, match="mean") as raised:
+        exec(cell.source, namespace_from(WRONG[label][0]))
+    assert not re.search(r"\d\.\d{3,}", str(raised.value))
+    exec(cell.source, namespace_from(EXACT))

@@ -1,7 +1,11 @@
 """Exercise 10 (KL chain rule): any correct route to the numbers passes, the classic slips (equal
 weights, KL the wrong way round, a transposed joint table) are named, hostile values never score."""
 
-from check_support import ConceptCheckTests, hostile_rebinds, result_of
+import re
+
+import pytest
+
+from check_support import ConceptCheckTests, hostile_rebinds, namespace_from, result_of, source_notebook
 
 STEM = "10_kl_chain_rule"
 
@@ -68,6 +72,15 @@ WRONG = {
     "conditionals in the wrong order": (LOOPS + "conditional_kls = conditional_kls[::-1]\n", "conditional-order"),
     "joint table transposed": (LOOPS + "joint_p = np.array(joint_p).T\n", "joint-transposed"),
     "joint table without the first step": (LOOPS + "joint_q = q_next\n", "joint-missing-first-step"),
+    # "D_KL(p || q) = sum p log(p / q)": the log-ratio upside down gives minus the KL
+    "every KL negated": (LOOPS.replace("math.log(a / b)", "math.log(b / a)"), "kl-negated"),
+    # "a relative error of 1e-5": four significant digits are not enough
+    "rounded to 4 digits": (LOOPS + "total_kl = 0.2075\n", None, "root plus expected conditional KL"),
+    # "2 x 2 table": a flat list of the four paths is refused by its shape
+    "a flat joint table": (LOOPS + "joint_p = sum(joint_p, [])\n", None, "joint table of p"),
+    # "for a1 = 0, then a1 = 1": two numbers, not one
+    "one conditional KL": (LOOPS + "conditional_kls = conditional_kls[0]\n", None,
+                           "conditional KLs, one per first action"),
 }
 
 
@@ -100,3 +113,18 @@ def test_a_single_slip_keeps_the_other_group():
     result = result_of(STEM, LOOPS + "joint_p = np.array(joint_p).T\n")
     groups = {group.name: group.points_earned for group in result.groups}
     assert groups["chain_terms"] == 1.5 and 0 < groups["joint"] < 0.5
+
+
+def test_rounding_is_named_by_the_precision_rule():
+    result = result_of(STEM, LOOPS + "total_kl = 0.2075\n")
+    assert any("6 significant digits" in case.message for case in result.cases if not case.passed), result.feedback()
+
+
+@pytest.mark.parametrize("label", ["equal weights on the conditionals", "plain sum of the conditionals"])
+def test_open_check_catches_unweighted_conditionals_without_the_key(label):
+    """The open Part A check refuses conditional KLs that are not weighted by p_0, and prints no value."""
+    cell = next(cell for cell in source_notebook(STEM).cells if cell.id == "check-chain")
+    with pytest.raises(AssertionError, match="p_0") as raised:
+        exec(cell.source, namespace_from(WRONG[label][0]))
+    assert not re.search(r"\d\.\d{3,}", str(raised.value))
+    exec(cell.source, namespace_from(LOOPS))

@@ -66,6 +66,10 @@ RATIO_INVERTED = Misconception(
     "ratio-inverted",
     "The ratio is inverted: r = p(x) / q(x) for samples x from q, so log r = log p - log q (for a policy "
     "against its reference, log pi - log pi_ref: the policy comes first).")
+KL_NEGATED = Misconception(
+    "kl-negated",
+    "KL is never negative: D_KL(a || b) = sum of a * log(a / b), with the first distribution's probability "
+    "on top; this value is its negative (the log-ratio taken upside down).")
 K1_SIGN = Misconception(
     "k1-sign",
     "k1 has the wrong sign: with r = p/q and samples from q, k1 = -log r = log q - log p.")
@@ -146,6 +150,6 @@ def rounded_too_early(actual, expected) -> bool:
     return coarse
 
 
-__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
+__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "KL_NEGATED", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
            "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS",
            "TOP_P_EXTRA", "rounded_too_early"]

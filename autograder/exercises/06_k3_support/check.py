@@ -46,10 +46,7 @@ STRONGER_THAN_NEEDED = Misconception(
     "stronger-than-needed",
     "\"both\" does guarantee this fact, but the question asks for the weakest condition that does: one of the "
     "two support conditions is enough for each fact on its own.")
-NEGATIVE_INFINITE_KL = Misconception(
-    "kl-minus-infinity",
-    "KL is never negative: the point where q > 0 and p = 0 contributes q log(q / 0) = +infinity, so the sign "
-    "is flipped (this is the sum of q log(p / q), the negated KL).")
+NEGATIVE_INFINITE_KL = _shared.KL_NEGATED
 WRONG_DIRECTION = _shared.KL_DIRECTION
 DROPPED_TERM = Misconception(
     "dropped-infinite-term",

@@ -113,6 +113,13 @@ DISTRACTOR_MISTAKES = {
 }
 if set(DISTRACTOR_MISTAKES) != set(key.DISTRACTORS):
     raise RuntimeError("every distractor needs its misconception")
+#: A provenance field left out, and what it teaches (the engine's log-prob first: it matters most).
+PROVENANCE_MISTAKES = ((frozenset({"behaviour_logprob"}), RECOMPUTE_LATER),
+                       (frozenset({"policy_version"}), WEIGHTS_LEFT_OUT),
+                       (frozenset({"tokenizer_version", "chat_template"}), CONTEXT_LEFT_OUT),
+                       (frozenset({"sampling_seed", "stop_rules"}), DRAWS_LEFT_OUT))
+if frozenset().union(*(fields for fields, _ in PROVENANCE_MISTAKES)) != key.PROVENANCE_FIELDS:
+    raise RuntimeError("every provenance field needs its misconception")
 
 
 def _ratio_error(answer) -> Verdict:
@@ -137,12 +144,10 @@ def _provenance_fields(answer) -> Verdict:
     missing = key.PROVENANCE_FIELDS - chosen
     if not missing:
         return PASS
-    for fields, mistake in ((("behaviour_logprob",), RECOMPUTE_LATER), (("policy_version",), WEIGHTS_LEFT_OUT),
-                            (("tokenizer_version", "chat_template"), CONTEXT_LEFT_OUT),
-                            (("sampling_seed", "stop_rules"), DRAWS_LEFT_OUT)):
-        if missing & set(fields):
+    for fields, mistake in PROVENANCE_MISTAKES:
+        if missing & fields:
             return Verdict(False, mistake.sentence, mistake.key)
-    raise RuntimeError(f"no misconception for the missing provenance fields {sorted(missing)}")
+    raise AssertionError("unreachable: every provenance field has a misconception")
 
 
 def _no_distractors(answer) -> Verdict:

@@ -27,6 +27,7 @@ UNWEIGHTED_SUM = Misconception(
     "The conditional KLs are not simply added: each is weighted by the probability p_0(a1) of reaching "
     "its branch.")
 BITS = _shared.LOG_BASE
+NEGATED_KL = _shared.KL_NEGATED
 ORDER = Misconception(
     "conditional-order",
     "The two conditional KLs are in the wrong order: the first entry belongs to first action 0.")
@@ -70,9 +71,11 @@ def build_cases() -> list:
     reversed_conditionals = chain(reverse=True)[1]
     mixed_expected = float(np.dot(first_p, reversed_conditionals))
 
+    right_way = chain()
+
     def wrong(index):
         pairs = [(values[index], mistake) for mistake, values in wrong_ways.items()]
-        return pairs + [(values[index], BITS) for values in log_ways]
+        return pairs + [(values[index], BITS) for values in log_ways] + [(-right_way[index], NEGATED_KL)]
 
     joint_p, joint_q = answers["joint_p"], answers["joint_q"]
     return [
@@ -89,6 +92,7 @@ def build_cases() -> list:
                    [(joint_q.T, TRANSPOSED), (cond_q, CONDITIONAL_ONLY)]),
         number_case("KL between the joint distributions", "joint", "joint_kl", answers["joint_kl"],
                     [(_kl(joint_q.ravel(), joint_p.ravel()), DIRECTION), (wrong_ways[UNWEIGHTED][3], UNWEIGHTED),
+                     (-answers["joint_kl"], NEGATED_KL),
                      (_kl(joint_p.ravel(), joint_q.ravel(), np.log2), BITS),
                      (_kl(joint_p.ravel(), joint_q.ravel(), np.log10), BITS)]),
     ]
