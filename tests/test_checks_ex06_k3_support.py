@@ -39,6 +39,8 @@ k3_identity_needs = "both"
 smoothing_recovers_support = np.False_
 print("KL(q||p) =", kl_example_2)
 """,
+    # "for fact 1 and fact 2": both keys are needed; a key beyond them is ignored (the text never forbids one)
+    "an extra key beside the two facts": CANONICAL + 'support_needed["why"] = "see Part C"\n',
     "float('inf') and a one-element array": CANONICAL + """
 kl_example_2 = float("inf")
 weight_mean_example_1 = np.array([0.8000001])
