@@ -36,6 +36,17 @@ behaviour_metadata = ["policy_version", "tokenizer_version", "chat_template", "t
                       "top_k", "top_p", "min_tokens_to_keep", "min_p", "penalties", "order", "stop_rules",
                       "sampling_seed", "behaviour_logprob"]
 """,
+    # "token 3 gets probability zero, and the rest are renormalised": a -inf logit does exactly that
+    "the ban as a -inf logit, the ratio from probabilities": CANONICAL + """
+masked = np.array(z) / 0.7
+masked[3] = -np.inf
+probs = np.exp(masked - masked.max()); probs /= probs.sum()
+nucleus = np.isin(np.arange(5), [0, 1])  # ranked 0, 1, ...: the running sum reaches 0.85 at token 1
+behaviour = np.where(nucleus, probs, 0.0); behaviour /= behaviour.sum()
+behaviour_logprob_token_1 = float(np.log(behaviour[1]))
+base = np.exp(np.array(z)) / np.exp(np.array(z)).sum()
+first_step_ratio = behaviour[1] / base[1]
+""",
     "float32 numpy pipeline, metadata built from a config record": """
 z = np.array([2.0, 1.0, 0.5, 1.5, -0.5], dtype=np.float32)
 p = np.exp(z / np.float32(0.7)); p = p / p.sum()

@@ -56,6 +56,12 @@ sequence_logprob_4 = np.float64(math.log(0.1))
 perplexity_4 = np.float32(0.1 ** -0.25)
 """,
     "printing along the way": EXACT + "print('perplexity is', perplexity)\n",
+    # perplexity does not depend on the log base: 2 ** (mean bits) is e ** (mean nats)
+    "perplexity from bits, exponentiated in base 2": EXACT + """
+mean_bits = -(math.log2(0.5) + math.log2(0.25) + math.log2(0.8)) / 3
+perplexity = 2 ** mean_bits
+perplexity_4 = 2 ** (-(math.log2(0.1) + math.log2(1.0)) / 4)
+""",
 }
 
 WRONG = {
