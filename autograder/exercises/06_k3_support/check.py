@@ -4,7 +4,9 @@ Answers (documented in the notebook): ``support_needed`` (requirement -> "q<<p" 
 "neither"), ``k3_identity_needs`` (same options), ``smoothing_recovers_support`` (bool),
 ``weight_mean_example_1`` (a number) and ``kl_example_2`` (a number, possibly ``math.inf``). Numbers
 pass within a relative 1e-5 plus 1e-9 absolute; an infinite answer must be exactly ``inf``.
-The key is :mod:`autograder.exercises.06_k3_support.key`.
+The key is :mod:`autograder.exercises.06_k3_support.key`. Giving a fact the other fact's condition, no
+condition, or the identity less than both is the central mistake (:data:`CENTRAL`): the notebook earns at
+most a third.
 """
 
 from __future__ import annotations

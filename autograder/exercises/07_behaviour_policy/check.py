@@ -4,7 +4,8 @@ Answers (documented in the notebook): ``ratio_error`` (one option), the numbers 
 ``behaviour_logprob_token_1`` and ``first_step_ratio`` (relative 1e-5 plus 1e-9 absolute), and
 ``behaviour_metadata`` (a set of field names, whose sampling part is ``SamplingConfig.as_record()`` plus
 the engine's min-p and penalties).
-The key is :mod:`autograder.exercises.07_behaviour_policy.key`.
+The key is :mod:`autograder.exercises.07_behaviour_policy.key`. Taking the base softmax for the behaviour
+policy, or calling the stored value harmless, is the central mistake (:data:`CENTRAL`).
 """
 
 from __future__ import annotations

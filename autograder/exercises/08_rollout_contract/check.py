@@ -4,7 +4,8 @@ The answer is ``required_fields``, a set of names taken from the notebook's cand
 candidate is one case, so a nearly complete selection earns most of the points. The two fields that
 are not needed weigh more (together as much as the nine needed ones), so that selecting every
 candidate earns half the points, not nine elevenths; and they only count once the selection names
-at least one needed field, so that an empty selection earns nothing.
+at least one needed field, so that an empty selection earns nothing. The text in place of the ids is
+the central mistake (:data:`CENTRAL`).
 """
 
 from __future__ import annotations
