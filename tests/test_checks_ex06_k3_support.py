@@ -56,6 +56,8 @@ WRONG = [
     ("missed mass reported", CANONICAL + "weight_mean_example_1 = 0.2", "reported-missed-mass"),
     ("other KL direction", CANONICAL + "kl_example_2 = -math.log(0.8)", "kl-direction"),
     ("infinite term dropped", CANONICAL + "kl_example_2 = 0.8 * math.log(0.8)", "dropped-infinite-term"),
+    # "Give numbers ... or as a Python expression": a number in quotes is text
+    ("a number in quotes", CANONICAL + 'weight_mean_example_1 = "0.8"', "number-as-text"),
     ("sign of the infinite KL flipped", CANONICAL + "kl_example_2 = -math.inf", "kl-negated"),
     # "the weakest condition that guarantees it": "both" guarantees each fact but is not the weakest
     ("both for finite log r", CANONICAL + 'support_needed["finite_log_ratio"] = "both"', "stronger-than-needed"),
@@ -141,3 +143,10 @@ def test_open_checks_catch_the_central_mistakes_without_the_key():
     swapped = support.namespace_from(CANONICAL + 'support_needed = {"finite_log_ratio": "p<<q", '
                                      '"weights_average_to_one": "q<<p"}')
     exec(check_cell.source, swapped)  # consistent, so the open check says nothing about which is which
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in TestK3Support.wrong.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

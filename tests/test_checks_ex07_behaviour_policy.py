@@ -71,6 +71,9 @@ WRONG = [
      "for v in z))", "temperature-only"),
     ("no top-p", CANONICAL + "behaviour_logprob_token_1 = z[1] / 0.7 - math.log(sum(math.exp(v / 0.7) "
      "for i, v in enumerate(z) if i != 3))", "forgot-top-p"),
+    # Without the ban, top-p 0.85 keeps tokens 0, 3 and 1 of the tempered distribution.
+    ("no ban", CANONICAL + "t = [math.exp(v / 0.7) for v in z]\n"
+     "behaviour_logprob_token_1 = math.log(t[1] / (t[0] + t[3] + t[1]))", "forgot-bans"),
     ("no temperature", CANONICAL + "behaviour_logprob_token_1 = z[1] - math.log(sum(math.exp(v) for v in z[:3]))",
      "forgot-temperature"),
     ("noise that averages out", CANONICAL + 'ratio_error = "averages_out"', "error-is-noise"),
@@ -105,6 +108,9 @@ WRONG = [
      "nucleus-too-large"),
     # "What ratio": the ratio, not its log
     ("log of the ratio", CANONICAL + "first_step_ratio = math.log(first_step_ratio)", "log-ratio-not-ratio"),
+    # "at least 6 significant digits": a rounding to 4 is named, and a number in quotes is text
+    ("rounded to 4 digits", CANONICAL + "first_step_ratio = 1.198", "too-few-digits"),
+    ("a number in quotes", CANONICAL + 'stored_logprob = "-1.824011"', "number-as-text"),
     # Part B: every field, each with its own reason
     ("a switched-off setting left out", CANONICAL + 'behaviour_metadata = behaviour_metadata - {"min_tokens_to_keep"}',
      "off-settings-left-out"),
@@ -201,3 +207,10 @@ def test_open_checks_catch_the_central_mistake_without_the_key():
             exec(cell.source, namespace)
         assert not re.search(r"\d\.\d{3,}", str(raised.value)), str(raised.value)
     exec(cell.source, support.namespace_from(CANONICAL))
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in TestBehaviourPolicy.wrong.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

@@ -110,3 +110,10 @@ def test_open_check_catches_text_in_place_of_the_ids_without_the_key():
         exec(cell.source, namespace_from(setup + f"required_fields = {{{NEEDED.replace('response_ids', 'response_text')}}}"))
     for selection in (f"{{{NEEDED}}}", "{'response_ids'}", "{'ui_color'}", "set()"):
         exec(cell.source, namespace_from(setup + f"required_fields = {selection}"))  # no verdict on the content
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in TestRolloutContract.wrong.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

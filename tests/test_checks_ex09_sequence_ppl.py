@@ -77,9 +77,10 @@ WRONG = {
         EXACT + "sequence_logprob_4 = sequence_logprob + 1.0\nperplexity_4 = math.exp(-sequence_logprob_4 / 4)\n",
         "added-probability-not-log"),
     "PPL unchanged by a certain token": (EXACT + "perplexity_4 = perplexity\n", "ppl-unchanged-by-certain-token"),
-    "rounded to 4 digits": (EXACT + "perplexity = 2.154\n", None),
+    "rounded to 4 digits": (EXACT + "perplexity = 2.154\n", "too-few-digits"),
+    "a number in quotes": (EXACT + "mean_nll = '0.767528'\n", "number-as-text"),
     # "at least 6 significant digits" holds for Part B too
-    "Part B rounded to 3 digits": (EXACT + "perplexity_4 = 1.78\n", None, "perplexity with the fourth token"),
+    "Part B rounded to 3 digits": (EXACT + "perplexity_4 = 1.78\n", "too-few-digits", "perplexity with the fourth token"),
     # "the mean negative log-probability": its sign too
     "mean log-probability instead of its negative": (EXACT + "mean_nll = sequence_logprob / 3\n", "sign-flipped"),
     "Part B in base 10": (EXACT.replace("sequence_logprob_4 = sequence_logprob + math.log(1.0)",
@@ -141,3 +142,10 @@ def test_open_check_catches_the_central_mistake_without_the_key(label):
         exec(cell.source, namespace_from(WRONG[label][0]))
     assert not re.search(r"\d\.\d{3,}", str(raised.value))
     exec(cell.source, namespace_from(EXACT))
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

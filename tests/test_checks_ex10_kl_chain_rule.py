@@ -75,7 +75,9 @@ WRONG = {
     # "D_KL(p || q) = sum p log(p / q)": the log-ratio upside down gives minus the KL
     "every KL negated": (LOOPS.replace("math.log(a / b)", "math.log(b / a)"), "kl-negated"),
     # "a relative error of 1e-5": four significant digits are not enough
-    "rounded to 4 digits": (LOOPS + "total_kl = 0.2075\n", None, "root plus expected conditional KL"),
+    "rounded to 4 digits": (LOOPS + "total_kl = 0.2075\n", "too-few-digits", "root plus expected conditional KL"),
+    "a number in quotes": (LOOPS + "root_kl = '0.0201355'\n", "number-as-text"),
+    "a table of text": (LOOPS + "joint_p = [['0.42', '0.18'], ['0.08', '0.32']]\n", "number-as-text"),
     # "2 x 2 table": a flat list of the four paths is refused by its shape
     "a flat joint table": (LOOPS + "joint_p = sum(joint_p, [])\n", None, "joint table of p"),
     # "for a1 = 0, then a1 = 1": two numbers, not one
@@ -128,3 +130,10 @@ def test_open_check_catches_unweighted_conditionals_without_the_key(label):
         exec(cell.source, namespace_from(WRONG[label][0]))
     assert not re.search(r"\d\.\d{3,}", str(raised.value))
     exec(cell.source, namespace_from(LOOPS))
+
+
+def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
+    from autograder.insight.catalogue import of_notebook
+
+    named = {mistake[1] for mistake in WRONG.values()}
+    assert {entry.key for entry in of_notebook(STEM)} <= named

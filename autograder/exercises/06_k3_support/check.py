@@ -12,9 +12,9 @@ most a third.
 from __future__ import annotations
 
 from autograder.checks._concept_answers import (
-    boolean, choice, compare_numbers, entry, number, number_case, same, value_case,
+    boolean, choice, compare_numbers, entry, number, same, value_case,
 )
-from autograder.checks._core import Central, ExerciseCheck, Group, Verdict
+from autograder.checks._core import Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -61,6 +61,41 @@ SUPPORT_MISTAKES = {
 }
 
 
+
+# --------------------------------------------------------------------------- numbers written as text
+
+NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
+
+
+def _has_text(value) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_text(item) for item in value)
+
+
+def _numeric(read, expected, what: str, wrong=()):
+    """A judge for a number read by ``read``: within 1e-5 relative, else the misconception whose value it
+    matches; a number written as text is named with the shared sentence. (No rounding can be too early
+    here: the answers are 0.8 and infinity.)"""
+    wrong = tuple(wrong)
+
+    def judge(value) -> Verdict:
+        if _has_text(value):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+        got = read(value)
+        return compare_numbers(got, expected, what, wrong)
+
+    return judge
+
+
+def number_case(case_name: str, group: str, name: str, expected: float, wrong=(), *,
+                allow_infinite: bool = False) -> Case:
+    """A case comparing the number bound to ``name`` with ``expected`` (see :func:`_numeric`)."""
+    what = f"`{name}`"
+    return value_case(case_name, group, name, _numeric(
+        lambda value: number(value, what, allow_infinite=allow_infinite), expected, what, wrong))
+
+
 def _support_case(requirement: str):
     def judge(answer) -> Verdict:
         what = f"support_needed[{requirement!r}]"
@@ -81,14 +116,6 @@ def _smoothing(answer) -> Verdict:
     return same(boolean(answer, what), key.SMOOTHING_RECOVERS_SUPPORT, what, {True: SMOOTHING})
 
 
-def _kl(answer) -> Verdict:
-    # The one numeric answer that may be infinite: q puts mass where p has none.
-    what = "`kl_example_2`"
-    return compare_numbers(number(answer, what, allow_infinite=True), key.KL_2, what,
-                           [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM),
-                            (-key.KL_2, NEGATIVE_INFINITE_KL)])
-
-
 def build_cases() -> list:
     return [
         _support_case("finite_log_ratio"),
@@ -97,7 +124,10 @@ def build_cases() -> list:
         value_case("does smoothing recover support", "conditions", "smoothing_recovers_support", _smoothing),
         number_case("E_q[p/q] in the first counterexample", "counterexamples", "weight_mean_example_1",
                     key.WEIGHT_MEAN_1, [(1.0, ASSUMED_IDENTITY), (key.MISSED_MASS_1, MISSED_MASS)]),
-        value_case("D_KL(q || p) in the second counterexample", "counterexamples", "kl_example_2", _kl),
+        # The one numeric answer that may be infinite: q puts mass where p has none.
+        number_case("D_KL(q || p) in the second counterexample", "counterexamples", "kl_example_2", key.KL_2,
+                    [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM),
+                     (-key.KL_2, NEGATIVE_INFINITE_KL)], allow_infinite=True),
     ]
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 from autograder.checks._concept_answers import (
-    choice, choice_set, compare_numbers, number, number_case, same, value_case,
+    choice, choice_set, compare_numbers, number, same, value_case,
 )
-from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -123,6 +123,45 @@ if frozenset().union(*(fields for fields, _ in PROVENANCE_MISTAKES)) != key.PROV
     raise RuntimeError("every provenance field needs its misconception")
 
 
+
+# --------------------------------------------------------------------------- numbers: text and early rounding
+
+ROUNDED = _shared.TOO_FEW_DIGITS
+NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
+
+
+def _has_text(value) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_text(item) for item in value)
+
+
+def _numeric(read, expected, what: str, wrong=()):
+    """A judge for a number (or table of numbers) read by ``read``: within 1e-5 relative, else the
+    misconception whose value it matches; a number written as text and a value rounded too early are
+    named with the shared sentences (the task asks for 6 significant digits or an expression)."""
+    wrong = tuple(wrong)
+
+    def judge(value) -> Verdict:
+        if _has_text(value):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+        got = read(value)
+        verdict = compare_numbers(got, expected, what, wrong)
+        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(got, expected):
+            return Verdict(False, ROUNDED.sentence, ROUNDED.key)
+        return verdict
+
+    return judge
+
+
+def number_case(case_name: str, group: str, name: str, expected: float, wrong=(), *,
+                allow_infinite: bool = False) -> Case:
+    """A case comparing the number bound to ``name`` with ``expected`` (see :func:`_numeric`)."""
+    what = f"`{name}`"
+    return value_case(case_name, group, name, _numeric(
+        lambda value: number(value, what, allow_infinite=allow_infinite), expected, what, wrong))
+
+
 def _ratio_error(answer) -> Verdict:
     got = choice(answer, key.RATIO_OPTIONS, "ratio_error")
     return same(got, key.RATIO_ERROR, "ratio_error", {
@@ -168,19 +207,18 @@ def _unit_slips(logprob: float) -> list:
             (math.exp(logprob), PROBABILITY_NOT_LOG)]
 
 
-def _behaviour(answer) -> Verdict:
-    # -inf is read (not refused) so that a nucleus without the threshold token is named: token 1 then has
-    # behaviour probability zero, although the engine sampled it.
-    what = "`behaviour_logprob_token_1`"
-    return compare_numbers(number(answer, what, allow_infinite=True), key.BEHAVIOUR_LOGPROB, what, [
-        (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
-        (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
-        (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
-        (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
-        (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
-        (key.THRESHOLD_DROPPED, TOP_P_DROPS),
-        (key.NUCLEUS_TOO_LARGE, NUCLEUS_TOO_LARGE),
-    ] + _unit_slips(key.BEHAVIOUR_LOGPROB))
+#: What the behaviour log-probability is compared with. -inf is read (not refused) so that a nucleus without
+#: the threshold token is named: token 1 then has behaviour probability zero, although the engine sampled it.
+BEHAVIOUR_MISTAKES = (
+    (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
+    (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
+    (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
+    (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
+    (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
+    (key.THRESHOLD_DROPPED, TOP_P_DROPS),
+    (key.NUCLEUS_TOO_LARGE, NUCLEUS_TOO_LARGE),
+    *_unit_slips(key.BEHAVIOUR_LOGPROB),
+)
 
 
 def build_cases() -> list:
@@ -188,8 +226,8 @@ def build_cases() -> list:
         value_case("what goes wrong in the ratio", "ratio", "ratio_error", _ratio_error),
         number_case("the log-probability the trainer stored", "ratio", "stored_logprob", key.STORED_LOGPROB,
                     _unit_slips(key.STORED_LOGPROB)),
-        value_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
-                   _behaviour),
+        number_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
+                    key.BEHAVIOUR_LOGPROB, BEHAVIOUR_MISTAKES, allow_infinite=True),
         number_case("the ratio at the first update", "ratio", "first_step_ratio", key.FIRST_STEP_RATIO, [
             (1.0, TRANSFORMS_CANCEL),
             (1.0 / key.FIRST_STEP_RATIO, RATIO_UPSIDE_DOWN),
