@@ -150,3 +150,15 @@ def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
 
     named = {mistake[1] for mistake in TestK3Support.wrong.values()}
     assert {entry.key for entry in of_notebook(STEM)} <= named
+
+
+def test_open_checks_accept_the_right_answers_in_the_stated_forms():
+    """The open checks pass the canonical answer and a computed one (numpy bool, numpy float): the forms the
+    text asks for. (They ask for the option spellings the text gives; the hidden readers also accept case
+    and spacing variants, see docs/RULES.md.)"""
+    cells = [cell for cell in support.source_notebook(STEM).cells if cell.id.startswith("check")]
+    computed = CANONICAL + "smoothing_recovers_support = np.False_\nweight_mean_example_1 = np.float64(0.8)\n"
+    for source in (CANONICAL, computed):
+        namespace = support.namespace_from(source)
+        for cell in cells:
+            exec(cell.source, namespace)
