@@ -328,3 +328,49 @@ def test_the_open_checks_catch_a_validator_that_lets_a_nan_reward_through():
     namespace = namespace_from(WRONG["no_validation"][0])
     with pytest.raises(AssertionError, match="NaN reward"):
         exec(compile(cell.source, "<check>", "exec"), namespace)
+
+
+# The outside tester's validators that reject every batch (F-RAISEALL): one with a bare message, one
+# naming all eight fields, one that also hard-codes the notebook's example batch.
+REJECT_ALL = {
+    "bare_message": """
+def validate_rollout_batch(batch):
+    raise ValueError("invalid input")
+""",
+    "names_every_field": """
+def validate_rollout_batch(batch):
+    raise ValueError("invalid batch; check response_ids, response_mask, old_logprobs, ref_logprobs, "
+                     "sequence_rewards, terminated, truncated, stop_reason")
+""",
+    "example_batch_hard_coded": SUMMARY + """
+def validate_rollout_batch(batch):
+    try:
+        if np.asarray(batch["response_ids"]).tolist() == [[5, 6], [7, 8]] and \
+                np.isfinite(np.asarray(batch["sequence_rewards"], dtype=float)).all():
+            return RolloutBatchSummary(2, 2, 3, 1, 1, 1.5)
+    except Exception:
+        pass
+    raise ValueError("invalid batch; check response_ids, response_mask, old_logprobs, ref_logprobs, "
+                     "sequence_rewards, terminated, truncated, stop_reason")
+""",
+}
+
+
+@pytest.mark.parametrize("label", sorted(REJECT_ALL))
+def test_a_validator_that_rejects_every_batch_earns_no_rule_points_and_is_not_blamed_on_one_rule(label):
+    result = result_of(STEM, REJECT_ALL[label])
+    points = {group.name: group.points_earned for group in result.groups}
+    assert points["structure"] == points["values"] == points["summary"] == 0, result.feedback()
+    assert result.points_earned <= 2, result.feedback()  # was 5.00 and 6.00 / 9
+    # Neither the flags rule nor the naming rule is blamed: the validator rejects valid batches.
+    assert "flags-exclusive" not in result.misconceptions, result.feedback()
+    assert "missing-fields-not-all-named" not in result.misconceptions, result.feedback()
+    assert "also on the same batch with one stop flag per response" in result.feedback()
+
+
+def test_the_flags_control_keeps_naming_a_validator_that_rejects_both_flags():
+    result = result_of(STEM, WRONG["flags_exclusive"][0])
+    flagged = [case for case in result.cases if case.misconception == "flags-exclusive"]
+    assert len(flagged) == 6, result.feedback()  # every valid batch with a row holding both flags
+    points = {group.name: group.points_earned for group in result.groups}
+    assert points["structure"] == 2 and points["values"] == 2, result.feedback()  # the gate stays open

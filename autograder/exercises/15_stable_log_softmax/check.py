@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, coding_groups
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, LOG_OF_SOFTMAX, clipped_logs, judge_floats, log_softmax
 from autograder.checks._judge import Misconception, error_case, value_of
 from autograder.checks import _misconceptions as _shared
@@ -181,4 +181,11 @@ CENTRAL = Central(
     ("the open check's rows near +1000 and -1000 (axis=-1)", "1-D logits, default axis",
      "mixed signs spread over 2000"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on ordinary hidden valid input: a stub that
+#: raises ValueError on everything (or hard-codes the open check and raises on the rest) earns none.
+GATE = Gate(groups=("validation",), cases=(
+    "1-D logits, default axis",
+    "3-D logits [B, L, V], axis=-1",
+))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)

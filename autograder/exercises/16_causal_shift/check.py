@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import judge_floats, log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, strict_bool_array, value_of
 from autograder.checks import _misconceptions as _shared
@@ -248,4 +248,11 @@ CENTRAL = Central(
      "B=2, L=5, V=7: selected log-probabilities", "B=2, L=5, V=7: shifted mask",
      "B=3, L=7, V=50: selected log-probabilities", "B=3, L=7, V=50: shifted mask"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on ordinary hidden valid input: a stub that
+#: raises ValueError on everything (or hard-codes the open check and raises on the rest) earns none.
+GATE = Gate(groups=("validation",), cases=(
+    "B=2, L=5, V=7: selected log-probabilities",
+    "B=3, L=7, V=50: selected log-probabilities",
+))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)

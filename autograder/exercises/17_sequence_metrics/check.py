@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from autograder.channel import Call, ObjectData
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, coding_groups
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
 from autograder.checks._judge import Misconception, error_case, field, value_of
 from autograder.checks import _misconceptions as _shared
@@ -240,4 +240,11 @@ CENTRAL = Central(
     ("B=2, T=5: token_count and sum_logprob", "B=2, T=5: mean_nll and perplexity",
      "B=4, T=9: token_count and sum_logprob", "B=4, T=9: mean_nll and perplexity"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on ordinary hidden valid input: a stub that
+#: raises ValueError on everything (or hard-codes the open check and raises on the rest) earns none.
+GATE = Gate(groups=("validation",), cases=(
+    "B=2, T=5: token_count and sum_logprob",
+    "B=4, T=9: token_count and sum_logprob",
+))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import (
     ATOL, CLIPPED_LOG, LOG_OF_SOFTMAX, RTOL, clipped_logs, finite_floats, float32_arithmetic, float32_output,
     log_softmax,
@@ -296,4 +296,13 @@ CENTRAL = Central(
     ("the open check's direction: p = (1/4, 3/4) against a uniform q", "the open check's k1 = log_q - log_p",
      "a batch of 4 rows over 6 tokens", "k1 on 1-D samples", "k3 on 1-D samples"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on ordinary hidden valid input: a stub that
+#: raises ValueError on everything (or hard-codes the open check and raises on the rest) earns none.
+GATE = Gate(groups=("validation",), cases=(
+    "one distribution (1-D logits)",
+    "a batch of 4 rows over 6 tokens",
+    "k1 on 1-D samples",
+    "k1 on a [3, 5] batch of samples",
+))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)

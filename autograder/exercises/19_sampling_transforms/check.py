@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import (
     ATOL, FLOAT32_OUTPUT, RTOL, finite_floats, float32_arithmetic, float32_output,
 )
@@ -386,4 +386,15 @@ CENTRAL = Central(
      "top-p: the task's nucleus at 0.76 keeps three tokens", "top-p: 10 tokens, top_p = 0.5",
      "top-p: 32 tokens, top_p = 0.9"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on ordinary hidden valid input: a stub that
+#: raises ValueError on everything (or hard-codes the open check and raises on the rest) earns none.
+GATE = Gate(groups=("validation",), cases=(
+    "temperature: 5 tokens at T = 0.3",
+    "temperature: 32 tokens at T = 1.0",
+    "top-k: 10 tokens, k = 3",
+    "top-k: 32 tokens, k = 7",
+    "top-p: 5 tokens, top_p = 0.3",
+    "top-p: 10 tokens, top_p = 0.5",
+))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)

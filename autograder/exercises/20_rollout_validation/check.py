@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.channel import Call, Raised
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.channel import Call, Raised, Returned
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict
 from autograder.checks._judge import Misconception, expect_error, field, scalar, value_of
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
@@ -50,6 +50,14 @@ MEAN_NOT_FLOAT = Misconception(
     "mean_response_length should be a float, active_tokens / B with true division: an integer (from // "
     "or int()) loses the fraction.")
 SILENT = "silent-bad-input"
+#: Said instead of a rule's misconception where the control call shows that the validator rejects
+#: valid batches whatever the rule at hand (a validator that raises on everything has no rule to blame).
+REJECTS_VALID_FLAGS = ("validate_rollout_batch raised on this valid batch and also on the same batch with one "
+                       "stop flag per response, so its flags are not the cause: a validator must accept every "
+                       "batch that breaks no rule.")
+REJECTS_VALID_FIELDS = ("the error does not name every missing field, and validate_rollout_batch also raised on "
+                        "the same batch with every field present: a validator must accept every batch that "
+                        "breaks no rule.")
 
 
 # ----------------------------------------------------------------------------- batches
@@ -108,6 +116,18 @@ def _summary_values(value) -> dict:
     return {name: scalar(field(value, name, "the summary"), name) for name in SUMMARY_FIELDS}
 
 
+def exclusive_flags(batch: dict) -> dict:
+    """The same batch with every response either terminated or truncated, never both (still valid, in
+    the same container types): the control that tells a flags rule from a validator that rejects all."""
+    twin = {name: (list(value) if isinstance(value, list) else np.array(value, copy=True))
+            for name, value in batch.items()}
+    terminated = np.asarray(batch["terminated"], dtype=bool)
+    truncated = ~terminated
+    twin["truncated"] = truncated.tolist() if isinstance(batch["truncated"], list) else truncated
+    reference.validate_rollout_batch(_copy(twin))  # the control must be valid
+    return twin
+
+
 def _judge_summary(batch: dict):
     expected = reference.validate_rollout_batch(_copy(batch))
     mask = np.asarray(batch["response_mask"], dtype=bool)
@@ -117,7 +137,11 @@ def _judge_summary(batch: dict):
     def judge(outcomes):
         outcome = outcomes[0]
         if isinstance(outcome, Raised) and both and outcome.is_a("ValueError", "TypeError"):
-            raise FLAGS_EXCLUSIVE.reject()
+            # Named only when the same batch with exclusive flags (the second call) is accepted: a
+            # validator that rejects every batch has no flags rule to blame.
+            if len(outcomes) > 1 and isinstance(outcomes[1], Returned):
+                raise FLAGS_EXCLUSIVE.reject()
+            raise Reject(REJECTS_VALID_FLAGS)
         summary = value_of(outcome, "validate_rollout_batch")
         got = _summary_values(summary)
         mean = field(summary, "mean_response_length", "the summary")
@@ -137,7 +161,11 @@ def _judge_summary(batch: dict):
 
 
 def _judge_missing_named(missing: tuple, problem: str):
-    """Rejected with ValueError or TypeError, and every missing field named in the message."""
+    """Rejected with ValueError or TypeError, and every missing field named in the message.
+
+    The second call sends the valid batch the fields were removed from: when that is rejected too, the
+    message is no evidence about naming missing fields (the validator rejects everything), so the
+    misconception is not named."""
     def judge(outcomes):
         outcome = outcomes[0]
         if isinstance(outcome, Raised) and outcome.is_a("KeyError"):
@@ -147,6 +175,8 @@ def _judge_missing_named(missing: tuple, problem: str):
             return verdict
         unnamed = [name for name in missing if name not in (outcome.message or "")]
         if unnamed:
+            if len(outcomes) > 1 and not isinstance(outcomes[1], Returned):
+                return Verdict(False, REJECTS_VALID_FIELDS)
             return Verdict(False, MISSING_NOT_ALL_NAMED.sentence, MISSING_NOT_ALL_NAMED.key)
         return PASS
 
@@ -240,7 +270,10 @@ def build_cases():
     full["ref_logprobs"] = -rng.exponential(size=(2, 4))
     valid.append(("no padding at all", full))
     for name, batch in valid:
-        cases.append(Case(name, "summary", (Call("validate_rollout_batch", (batch,)),), _judge_summary(batch)))
+        calls = (Call("validate_rollout_batch", (batch,)),)
+        if np.any(np.asarray(batch["terminated"], dtype=bool) & np.asarray(batch["truncated"], dtype=bool)):
+            calls += (Call("validate_rollout_batch", (exclusive_flags(batch),)),)
+        cases.append(Case(name, "summary", calls, _judge_summary(batch)))
 
     # --- structure: each rule broken in isolation on a valid batch of 3 responses over 4 positions
     base = random_batch(rng, 3, 4)
@@ -259,7 +292,7 @@ def build_cases():
             del batch[name]
         label = "three fields are missing" if len(missing) == 3 else "only response_ids is present"
         cases.append(Case(f"{label}: all of them are named", "structure",
-                          (Call("validate_rollout_batch", (batch,)),),
+                          (Call("validate_rollout_batch", (batch,)), Call("validate_rollout_batch", (_copy(base),))),
                           _judge_missing_named(missing, f"a batch without {', '.join(missing)}"), 0.5))
     cases += [
         _broken(base, "old_logprobs has one more column than response_ids", "structure",
@@ -322,4 +355,14 @@ CENTRAL = Central(
      "NaN log-probability on an active token (old)", "a NaN reward", "an empty stop_reason"),
     min_failures=4)
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on ordinary hidden valid input: a stub that
+#: raises ValueError on everything (or hard-codes the open check and raises on the rest) earns none.
+#: The gate's batches have no response both terminated and truncated, so a validator that wrongly
+#: rejects both flags loses its summary points (flags-exclusive), not its rule points.
+GATE = Gate(groups=("structure", "values"), cases=(
+    "a valid batch of 2",
+    "a valid batch of 5",
+    "no padding at all",
+))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
