@@ -12,7 +12,7 @@ import numpy as np
 
 from autograder.checks._core import PASS, Reject, Verdict
 from autograder.checks._float_results import ATOL, RTOL, float32_output
-from autograder.checks._judge import close, field, float_array, value_of
+from autograder.checks._judge import close, field, float_array, not_correct, value_of
 
 
 def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: str, *, rtol: float,
@@ -28,7 +28,7 @@ def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: s
     for output, misconception in wrong:
         if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
             return Verdict(False, misconception.sentence, misconception.key)
-    return Verdict(False, f"{what} is not correct for this input")
+    return Verdict(False, not_correct(what))
 
 
 def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], *, wrong: Iterable = (),

@@ -77,6 +77,21 @@ def value_of(outcome: Any, what: str = "your function") -> Any:
     raise Reject(f"{what}: no result")
 
 
+def _plural(what: str) -> bool:
+    """Whether feedback's name for a value ("the log-probabilities", "the loss", "mean_nll") is plural:
+    its last word ends in a plural s. A code name (``mean_nll``, `top_k`) is one thing."""
+    words = what.split()
+    last = words[-1].strip(".,;:") if words else ""
+    if not last or "_" in last or "`" in last:
+        return False
+    return last.endswith("s") and not last.endswith(("ss", "us", "is"))
+
+
+def not_correct(what: str, where: str = "for this input") -> str:
+    """"<what> is/are not correct <where>", the verb agreeing with ``what`` ("the weights are ...")."""
+    return f"{what} {'are' if _plural(what) else 'is'} not correct {where}".rstrip()
+
+
 def _numeric_leaves_ok(value: Any, depth: int = 0) -> bool:
     if depth > 8:
         return False
@@ -201,7 +216,7 @@ def expect_close(actual: np.ndarray, expected: Any, what: str = "the result", *,
                 return Verdict(False, misconception.sentence, misconception.key)
         except (ValueError, TypeError):
             continue
-    return Verdict(False, f"{what} is not correct for this input")
+    return Verdict(False, not_correct(what))
 
 
 VALUE_ERROR_EXPECTED = Misconception(
@@ -245,5 +260,5 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-__all__ = ["Misconception", "Reject", "bool_array", "raised_messages_quoted", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
+__all__ = ["Misconception", "Reject", "bool_array", "not_correct", "raised_messages_quoted", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
            "float_array", "scalar", "value_of"]
