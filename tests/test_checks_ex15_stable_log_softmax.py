@@ -68,11 +68,6 @@ CORRECT = {
             out[index] = [v - m - math.log(total) for v in row]
         return np.moveaxis(out, -1, axis)
     """),
-    "returns_nested_lists": answer("""
-        z, axis = _checked(logits, axis)
-        shifted = z - z.max(axis=axis, keepdims=True)
-        return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).tolist()
-    """),
     "keeps_float32": answer("""
         dtype = np.float32 if getattr(logits, "dtype", None) == np.float32 else np.float64
         z, axis = _checked(logits, axis)
@@ -231,6 +226,13 @@ def stable_log_softmax(logits, axis=-1): return {"-0.4", "-1.4"}
 }
 
 
+# The task asks for "a float64 array": nested lists lose the case that grades the output type (F-15a).
+WRONG["returns_nested_lists"] = (answer("""
+        z, axis = _checked(logits, axis)
+        shifted = z - z.max(axis=axis, keepdims=True)
+        return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).tolist()
+    """), "list-not-array", "nested lists instead of an array, axis=1")
+
 # The task asks for ValueError for bad values; TypeError there is named.
 WRONG["type_error_for_non_finite_logits"] = (CORRECT["vectorised"].replace('raise ValueError("logits must be finite")', 'raise TypeError("logits must be finite")'), "value-error-expected", "NaN among the logits")
 
@@ -292,3 +294,37 @@ def test_an_unstable_log_softmax_earns_at_most_a_third(label):
 def test_float32_arithmetic_is_not_capped():
     result = result_of(STEM, WRONG["float32_arithmetic_inside"][0])
     assert not any(group.capped for group in result.groups), result.feedback()
+
+
+def test_a_list_instead_of_an_array_loses_the_case_that_grades_the_output_type():
+    """F-15a: "Output. A float64 array"; w15r_list returned .tolist() at 9/9."""
+    source = CORRECT["vectorised"].replace("return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))",
+                                           "return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).tolist()")
+    assert ".tolist()" in source
+    result = result_of(STEM, source)
+    failed = [case for case in result.cases if not case.passed]
+    assert [case.name for case in failed] == ["nested lists instead of an array, axis=1"], result.feedback()
+    assert failed[0].misconception == "list-not-array"
+    assert 8.5 < result.points_earned < 9, result.feedback()
+
+
+def test_an_answer_of_zeros_is_not_blamed_on_an_axis_or_a_missing_normaliser():
+    """The tester's g15_subclass returned zeros and one case called it 'normalised over the wrong axis'."""
+    source = CHECKED + "\ndef stable_log_softmax(logits, axis=-1):\n    z, axis = _checked(logits, axis)\n    return np.zeros_like(z)\n"
+    result = result_of(STEM, source)
+    assert not result.misconceptions, result.feedback()
+    assert "the log-probabilities are not correct for this input" in result.feedback()  # number agreement
+
+
+def test_a_float32_slip_is_named_in_every_case_it_fails():
+    """F-prec: no tolerance is loosened, but every failing case says float32 is the cause, including the
+    logits of order 1e3, whose float32 rounding (steps of 6e-5) is larger than 7 digits of the result."""
+    source = answer("""
+        z, axis = _checked(logits, axis)
+        z = z.astype(np.float32)
+        shifted = z - z.max(axis=axis, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    """)
+    result = result_of(STEM, source)
+    failed = [case for case in result.cases if not case.passed]
+    assert failed and all(case.misconception == "float32-output" for case in failed), result.feedback()

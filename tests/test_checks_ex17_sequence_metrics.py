@@ -72,19 +72,14 @@ CORRECT = {
             counts.append(sum(keep))
             sums.append(total)
         mean = [-t / c for t, c in zip(sums, counts)]
-        return SequenceMetrics(counts, sums, mean, [math.exp(v) for v in mean])
+        # the task asks for arrays of shape [B]: the lists are converted on the way out
+        return SequenceMetrics(np.array(counts), np.array(sums), np.array(mean), np.array([math.exp(v) for v in mean]))
     """),
     "float_counts_and_nanmean": answer("""
         x, m = _checked(selected_logprobs, mask)
         n = m.sum(axis=1).astype(np.float64)
         mean = -np.nanmean(np.where(m, x, np.nan), axis=1)
         return SequenceMetrics(n, -mean * n, mean, np.exp(mean))
-    """),
-    "returns_dict": answer("""
-        x, m = _checked(selected_logprobs, mask)
-        n = m.sum(axis=1)
-        s = np.where(m, x, 0.0).sum(axis=1)
-        return {"token_count": n, "sum_logprob": s, "mean_nll": -s / n, "perplexity": np.exp(-s / n)}
     """),
     "returns_namedtuple": answer("""
         from collections import namedtuple
@@ -304,3 +299,39 @@ def test_ignoring_the_mask_earns_at_most_a_third(label):
 def test_side_mistakes_are_not_capped(label):
     result = result_of(STEM, WRONG[label][0])
     assert not any(group.capped for group in result.groups), result.feedback()
+
+
+# The outside tester's F-17a: the text says "Return a SequenceMetrics ... whose four fields are arrays of
+# shape [B]"; a dict (w17g) and list fields (w17n) had full marks. Each now fails the one case that
+# grades the result's form, with its own message, and keeps every other point.
+FORM_MISTAKES = {
+    # (was a CORRECT answer of this corpus; the text asks for a SequenceMetrics)
+    "returns_a_dict": (metrics().replace(
+        "return SequenceMetrics(token_count=n, sum_logprob=s, mean_nll=-s / n, perplexity=np.exp(-s / n))",
+        "return dict(token_count=n, sum_logprob=s, mean_nll=-s / n, perplexity=np.exp(-s / n))"),
+        "not-sequence-metrics"),
+    "returns_a_plain_tuple": (metrics().replace(
+        "return SequenceMetrics(token_count=n, sum_logprob=s, mean_nll=-s / n, perplexity=np.exp(-s / n))",
+        "return (n, s, -s / n, np.exp(-s / n))"), "not-sequence-metrics"),
+    "fields_as_lists": (metrics(count="n.tolist()", total="s.tolist()", mean="(-s / n).tolist()",
+                                ppl="np.exp(-s / n).tolist()"), "list-not-array"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(FORM_MISTAKES))
+def test_the_result_form_is_graded_in_one_case(label):
+    source, key = FORM_MISTAKES[label]
+    assert source != metrics()
+    result = result_of(STEM, source)
+    failed = [case for case in result.cases if not case.passed]
+    assert [case.name for case in failed] == ["a SequenceMetrics of four arrays of shape [B]"], result.feedback()
+    assert failed[0].misconception == key, result.feedback()
+    assert 8.5 < result.points_earned < 9, result.feedback()
+
+
+def test_a_namedtuple_with_the_four_fields_is_accepted():
+    source = metrics().replace("@dataclass(frozen=True)\nclass SequenceMetrics:",
+                               "from typing import NamedTuple\nclass SequenceMetrics(NamedTuple):")
+    assert "NamedTuple" in source
+    result = result_of(STEM, source)
+    assert result.points_earned == 9, result.feedback()

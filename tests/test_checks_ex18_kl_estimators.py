@@ -229,6 +229,20 @@ def kl_sample_values(log_q, log_p):
 """, "float32-arithmetic"),
 })
 
+# The outside tester's r5_18_noshape: without their own shape checks both functions still raised on
+# the shapes the cases used (NumPy cannot broadcast [3] with [4]); broadcastable shapes now find them.
+WRONG.update({
+    "exact_kl_without_shape_check": (SEED_STYLE.replace(
+        """    if p_logits.shape != q_logits.shape:
+        raise ValueError("p_logits and q_logits must have the same shape")
+""", ""), "silent-bad-input", "exact KL: shapes that broadcast ([2, 3] against [3])"),
+    "samples_without_shape_check": (SEED_STYLE.replace(
+        """    if log_q.shape != log_p.shape:
+        raise ValueError("log_q and log_p must have the same shape")
+""", ""), "silent-bad-input", "samples: shapes that broadcast ([3] against [1, 3])"),
+})
+assert all(WRONG[label][0] != SEED_STYLE for label in ("exact_kl_without_shape_check", "samples_without_shape_check"))
+
 CENTRAL_MISTAKES = ("kl_direction", "k1_sign", "ratio_inverted", "kl_raw_logits_as_log_probs")
 
 # Hostile return values: none may earn the points of the groups they attack.

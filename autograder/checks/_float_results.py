@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from autograder.checks._core import PASS, Reject, Verdict
-from autograder.checks._judge import Misconception, close, float_array
+from autograder.checks._judge import Misconception, close, float_array, not_correct
 
 #: The seed's accuracy (1e-12), with room for another valid summation order.
 RTOL, ATOL = 1e-10, 1e-12
@@ -89,11 +89,18 @@ def clipped_logs(log_p: np.ndarray) -> list:
     return outputs
 
 
-def float32_arithmetic(value: Any, actual: np.ndarray, expected: Any) -> Verdict | None:
+def float32_atol(input_scale: float = 1.0) -> float:
+    """How far a float32 computation may land from the truth when its inputs are of size ``input_scale``
+    (logits of order 1e3 are rounded to float32 steps of 6e-5): for NAMING a float32 slip only, never
+    for passing an answer."""
+    return max(F32_ATOL, 8 * float(np.finfo(np.float32).eps) * float(input_scale))
+
+
+def float32_arithmetic(value: Any, actual: np.ndarray, expected: Any, *, atol: float = F32_ATOL) -> Verdict | None:
     """Name a float64 answer that is right only to single precision (float32 inside the function)."""
     expected = np.asarray(expected, dtype=np.float64)
     if (isinstance(value, np.ndarray) and value.dtype == np.float64 and actual.shape == expected.shape
-            and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL)):
+            and close(actual, expected, rtol=F32_RTOL, atol=atol)):
         return Verdict(False, FLOAT32_ARITHMETIC.sentence, FLOAT32_ARITHMETIC.key)
     return None
 
@@ -133,7 +140,7 @@ def finite_floats(value: Any, what: str, *, shape: Sequence[int],
 def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple] = (),
                  overflow: Misconception | None = None, float32_input: bool = False,
                  float64: bool = False, float32_work: bool = False, rtol: float = RTOL,
-                 atol: float = ATOL) -> Verdict:
+                 atol: float = ATOL, input_scale: float = 1.0) -> Verdict:
     """PASS when ``value`` matches ``expected``; otherwise name the mistake it matches, if any.
 
     Parameters
@@ -157,6 +164,9 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
     float64 : bool
         The task asks for float64 results: a float32 answer is named as such (see :func:`float32_output`).
         Ignored where ``float32_input`` accepts a float32 answer.
+    input_scale : float
+        The size of the case's inputs: a float32 slip is recognised (named, never passed) within the
+        error float32 makes on inputs that large (:func:`float32_atol`).
     """
     expected = np.asarray(expected, dtype=np.float64)
     actual = float_array(value, what, finite=False, allow_nan=True)
@@ -172,9 +182,10 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
             continue  # this input cannot tell the mistake from the right answer: never name it here
         if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
             return Verdict(False, misconception.sentence, misconception.key)
-    if _below_float64(value) and close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
+    slip = float32_atol(input_scale)
+    if _below_float64(value) and close(actual, expected, rtol=F32_RTOL, atol=slip):
         return Verdict(False, FLOAT32_OUTPUT.sentence, FLOAT32_OUTPUT.key)
-    arithmetic = float32_arithmetic(value, actual, expected)
+    arithmetic = float32_arithmetic(value, actual, expected, atol=slip)
     if arithmetic is not None:
         return arithmetic
     if actual.shape != expected.shape:
@@ -185,9 +196,9 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
             return Verdict(False, overflow.sentence, overflow.key)
         kind = "NaN" if _any(_isnan(actual[surprising])) else "an infinite value"
         return Verdict(False, f"{what} contains {kind}")
-    return Verdict(False, f"{what} is not correct for this input")
+    return Verdict(False, not_correct(what))
 
 
 __all__ = ["ATOL", "CLIPPED_LOG", "CLIP_EPSILONS", "F32_ATOL", "F32_RTOL", "FLOAT32_ARITHMETIC", "FLOAT32_OUTPUT",
-           "LOG_OF_SOFTMAX", "clipped_logs", "float32_arithmetic", "ROUNDED_ATOL", "ROUNDED_RTOL", "RTOL",
+           "LOG_OF_SOFTMAX", "clipped_logs", "float32_arithmetic", "float32_atol", "ROUNDED_ATOL", "ROUNDED_RTOL", "RTOL",
            "finite_floats", "float32_output", "is_float32", "judge_floats", "log_softmax"]

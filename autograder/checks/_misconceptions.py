@@ -28,6 +28,14 @@ SHIFT_BACKWARDS = Misconception(
     "The shift goes the wrong way: each token was scored by logits computed after reading it. The "
     "logits at a position predict the token that has not been read yet, the one that comes next.")
 
+# --------------------------------------------------------------------------- return types (15, 17)
+
+LIST_NOT_ARRAY = Misconception(
+    "list-not-array",
+    "A Python list (or tuple) came back where the task asks for a NumPy array: return the array you "
+    "computed (np.asarray(..., dtype=np.float64) where float64 is asked for), not its .tolist() or a list "
+    "built from it.")
+
 # --------------------------------------------------------------------------- log-softmax (15, 16, 18, 19)
 
 NO_MAX_SHIFT = Misconception(

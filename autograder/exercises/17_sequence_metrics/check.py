@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from autograder.channel import Call, ObjectData
+from autograder.channel import Call, ObjectData, RecordTuple
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
 from autograder.checks._judge import Misconception, error_case, field, value_of
@@ -124,8 +124,32 @@ def wrong_outputs(logprobs: np.ndarray, mask: np.ndarray) -> dict:
             for name, candidates in wrong.items()}
 
 
-def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, overflow=None) -> list:
-    """One case per entry of ``parts`` (each a tuple of field names judged in order)."""
+NOT_SEQUENCE_METRICS = Misconception(
+    "not-sequence-metrics",
+    "masked_sequence_metrics should return a SequenceMetrics (the class defined in the notebook), whose "
+    "fields are read as attributes (metrics.token_count, as the open check does); a dict or a plain tuple "
+    "has no such attributes.")
+LIST_NOT_ARRAY = _shared.LIST_NOT_ARRAY
+
+
+def judge_form(value, batch_size: int) -> None:
+    """The task's form of the result: a SequenceMetrics (an object with the four fields as attributes;
+    a namedtuple also reads that way) whose fields are arrays of shape [B]; :class:`Reject` otherwise."""
+    if not isinstance(value, (ObjectData, RecordTuple)):
+        raise NOT_SEQUENCE_METRICS.reject()
+    for name in FIELDS:
+        item = field(value, name, "the returned metrics")
+        if isinstance(item, (list, tuple)):
+            raise LIST_NOT_ARRAY.reject()
+        if not isinstance(item, np.ndarray) or item.shape != (batch_size,):
+            raise Reject(f"{name} should be an array of shape [B] (one entry per response), not {type(item).__name__}"
+                         + (f" of shape {item.shape}" if isinstance(item, np.ndarray) else ""))
+
+
+def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, overflow=None,
+           form: bool = False) -> list:
+    """One case per entry of ``parts`` (each a tuple of field names judged in order); with ``form``, the
+    result's type and its fields' types are judged first (:func:`judge_form`)."""
     x = np.asarray(logprobs, dtype=np.float64)
     mask_array = np.asarray(mask)
     metrics = reference.masked_sequence_metrics(logprobs, mask)
@@ -137,7 +161,10 @@ def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, ov
 
     def make_judge(fields: tuple):
         def judge(outcomes):
-            values = read_fields(value_of(outcomes[0], TARGET))
+            returned = value_of(outcomes[0], TARGET)
+            if form:
+                judge_form(returned, x.shape[0])
+            values = read_fields(returned)
             for field_name in fields:
                 verdict = judge_floats(values[field_name], expected[field_name], field_name,
                                        wrong=wrong[field_name], overflow=overflow.get(field_name),
@@ -192,6 +219,10 @@ def build_cases():
     cases += _cases("float32 log-probabilities", "batches", logprobs.astype(np.float32), mask, parts=(FIELDS,))
     logprobs = np.log(rng.uniform(0.02, 1.0, size=(3, 1)))
     cases += _cases("one token per response", "batches", logprobs, np.ones((3, 1), dtype=np.int64), parts=(FIELDS,))
+    # From a generator of its own, so that the other cases keep their inputs.
+    logprobs, mask = _batch(np.random.default_rng(1718), 3, 4)
+    cases += _cases("a SequenceMetrics of four arrays of shape [B]", "batches", logprobs, mask, parts=(COUNTS,),
+                    form=True)
 
     logprobs, mask = _batch(rng, 3, 7)
     nan_padding = np.where(mask.astype(bool), logprobs, np.nan)

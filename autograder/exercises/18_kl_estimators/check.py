@@ -285,6 +285,24 @@ def build_cases():
         error_case("samples: -inf in log_q", "kl_sample_values",
                     (np.array([-np.inf, -0.2]), np.array([-0.1, -0.3])), "a log_q with -inf", "log_q", names=("ValueError",)),
     ]
+    # Shapes that differ but broadcast: NumPy computes something without complaint, so only the
+    # answer's own shape check rejects them (the cases above would fail inside NumPy anyway).
+    row = np.array([0.5, -0.25, 1.0])
+    two_rows = np.array([[0.5, -0.25, 1.0], [-1.0, 0.0, 0.75]])
+    cases += [
+        error_case("exact KL: shapes that broadcast ([2, 3] against [3])", "exact_kl_from_logits",
+                   (two_rows, row), "p_logits of shape [2, 3] with q_logits of shape [3]", "q_logits",
+                   names=("ValueError",)),
+        error_case("exact KL: shapes that broadcast ([1, 3] against [2, 3])", "exact_kl_from_logits",
+                   (row[None, :], two_rows), "p_logits of shape [1, 3] with q_logits of shape [2, 3]", "p_logits",
+                   names=("ValueError",)),
+        error_case("samples: shapes that broadcast ([3] against [1, 3])", "kl_sample_values",
+                   (-np.abs(row), -np.abs(row)[None, :]), "a log_q of shape [3] with a log_p of shape [1, 3]",
+                   "log_p", names=("ValueError",)),
+        error_case("samples: shapes that broadcast ([1] against [3])", "kl_sample_values",
+                   (np.array([-0.5]), -np.abs(row)), "a log_q of shape [1] with a log_p of shape [3]", "log_q",
+                   names=("ValueError",)),
+    ]
     return cases
 
 
