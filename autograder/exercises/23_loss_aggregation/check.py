@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
+from autograder.checks._core import Case, Central, ExerciseCheck, Group, coding_groups
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_array
 from autograder.reference import further
@@ -74,6 +74,24 @@ def _weights_case(name, mask, mode, max_len=None, *, as_list=False):
                 judge_array("token_weights", expected, "the weights", wrong=_wrong_weights(mask, mode, max_len)))
 
 
+def _paired_weights_case(name, first, second, mode, max_len=None):
+    """One case, two masks: both weight arrays must be right (the first is an edge case that a trivial
+    answer would get right on its own)."""
+    kwargs = {} if max_len is None else {"max_len": max_len}
+    judges = [judge_array("token_weights", further.token_weights(m, mode, max_len), "the weights",
+                          wrong=_wrong_weights(m, mode, max_len)) for m in (first, second)]
+
+    def judge(outcomes):
+        for one, outcome in zip(judges, outcomes):
+            verdict = one((outcome,))
+            if not verdict.passed:
+                return verdict
+        return verdict
+
+    return Case(f"{mode} weights, {name}", "weights",
+                tuple(Call("token_weights", (m, mode), kwargs) for m in (first, second)), judge)
+
+
 def _aggregate_case(name, loss, mask, mode, max_len=None, *, as_list=False):
     expected = further.aggregate_loss(loss, mask, mode, max_len)
     finite_loss = np.where(np.asarray(mask, dtype=bool), loss, 0.0)
@@ -106,7 +124,8 @@ def build_cases():
     loss = np.array([[1.0, 3.0, 9.0], [4.0, 0.0, 0.0]])
     cases.append(Case("the open check: sequence_mean weights of two sequences of lengths 2 and 1", "public",
                       (Call("token_weights", (mask, "sequence_mean")),),
-                      judge_array("token_weights", further.token_weights(mask, "sequence_mean"), "the weights")))
+                      judge_array("token_weights", further.token_weights(mask, "sequence_mean"), "the weights",
+                                  wrong=_wrong_weights(mask, "sequence_mean", None))))
     cases.append(Case("the open check: token_mean loss of the same batch", "public",
                       (Call("aggregate_loss", (loss, mask, "token_mean")),),
                       judge_array("aggregate_loss", further.aggregate_loss(loss, mask, "token_mean"), "the loss")))
@@ -123,6 +142,11 @@ def build_cases():
         cases.append(_weights_case("a row without response tokens", with_empty, mode, 5 if max_len else None))
         cases.append(_weights_case("left padding, mask as 0/1 lists", left.astype(int), mode, 6 if max_len else None,
                                    as_list=True))
+        # the stated edge case: no response token at all gives weight 0 everywhere (not 0/0 = NaN), paired
+        # with a batch of the same shape that has tokens, so that zeros everywhere does not pass by itself
+        cases.append(_paired_weights_case("a batch with no response token at all (and one with tokens)",
+                                          np.zeros((3, 4), dtype=bool), _ragged_mask([1, 4, 2], 4), mode,
+                                          4 if max_len else None))
 
     # --- aggregate
     for mode in further.AGGREGATION_MODES:
@@ -150,8 +174,14 @@ def build_cases():
                    "max_len = 2 for rows of width 3", "max_len", kwargs={"max_len": 2}),
         error_case("weights: a 1-D mask", "token_weights", (np.array([True, False]), "token_mean"),
                    "a 1-D mask", "mask"),
+        error_case("weights: a mask with no rows", "token_weights", (np.zeros((0, 3), dtype=bool), "token_mean"),
+                   "a mask of shape [0, 3] (no sequences)", "mask"),
         error_case("loss: per_token_loss of another shape", "aggregate_loss", (loss[:, :2], mask, "token_mean"),
                    "a per_token_loss whose shape differs from the mask's", "per_token_loss"),
+        error_case("loss: one row of per_token_loss for two rows of mask", "aggregate_loss",
+                   (loss[:1], mask, "sequence_mean"),
+                   "a per_token_loss of shape [1, L] for a mask of shape [2, L] (NumPy would broadcast it)",
+                   "per_token_loss"),
         error_case("loss: NaN on a response token", "aggregate_loss",
                    (np.where(mask, np.nan, 0.0), mask, "sequence_mean"), "a NaN loss on a response token",
                    "per_token_loss"),
@@ -159,4 +189,14 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: Which normaliser is which is the exercise: a sequence mean without the 1/B, or one mode's weights given
+#: for another (a token mean taken per row is a sequence mean), caps the notebook at a third of its points.
+CENTRAL = Central(
+    "the normaliser of each mode (token_mean over the batch's tokens, sequence_mean 1 / (B * n_i))",
+    {"sequence-mean-without-batch", "normalisers-mixed-up"},
+    ("the open check: sequence_mean weights of two sequences of lengths 2 and 1",
+     "the open check: token_mean loss of the same batch",
+     "sequence_mean weights, a GRPO group of lengths 3, 5, 12, 20",
+     "token_mean weights, a GRPO group of lengths 3, 5, 12, 20"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
