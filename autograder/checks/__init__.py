@@ -15,7 +15,7 @@ import importlib
 from typing import Iterable, Mapping, Sequence
 
 from autograder.checks._core import (
-    IN_PROCESS_TIMEOUT, Case, Central, CheckResult, ExerciseCheck, Group, Outcome, Verdict, judge_cases, perform_cases,
+    IN_PROCESS_TIMEOUT, Case, Central, CheckResult, ExerciseCheck, Gate, Group, Outcome, Verdict, judge_cases, perform_cases,
 )
 
 
@@ -84,7 +84,8 @@ CHECKS: Mapping[str, ExerciseCheck] = _Registry()
 
 def plan(stem: str, groups: Iterable[str] | None = None) -> tuple:
     """The cases (and so the calls) that grading ``stem`` needs, optionally only some groups: their own
-    cases and the exercise's central cases, which decide a cap on every group (see ``Central``)."""
+    cases, the exercise's central cases, which decide a cap on every group (see ``Central``), and for
+    a gated group the valid-input cases that open it (see ``Gate``)."""
     return CHECKS[stem].planned_cases(groups)
 
 
@@ -111,4 +112,4 @@ def grade(stem: str, group: str, namespace: dict) -> float:
     return float(result.points_earned)
 
 
-__all__ = ["CHECKS", "Case", "Central", "CheckResult", "ExerciseCheck", "Group", "Verdict", "grade", "judge", "plan", "run_check"]
+__all__ = ["CHECKS", "Case", "Central", "CheckResult", "ExerciseCheck", "Gate", "Group", "Verdict", "grade", "judge", "plan", "run_check"]

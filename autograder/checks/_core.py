@@ -121,6 +121,40 @@ class Central:
 
 
 @dataclasses.dataclass(frozen=True)
+class Gate:
+    """Bad-input points count only for a function that accepts valid input.
+
+    A stub that raises ValueError on everything would otherwise collect every case that expects an
+    error. The cases of the gated ``groups`` earn their points only when every one of the ``cases``
+    (names of hidden cases that call the function with valid input) RETURNED: no exception, no
+    timeout; the value need not be right, since other groups grade it. Name hidden cases only, never
+    the open check's (an answer can hard-code those), and ordinary inputs rather than edge cases.
+
+    With ``per_function`` (the default) a gated case is withheld only when a gate case of one of the
+    functions it calls did not return, so a notebook with two functions gates each on its own; every
+    function a gated case calls must then have a gate case. Without it, any gate case that did not
+    return withholds every gated case.
+
+    Like :class:`Central`, the gate's cases run with every gated group, so that each hidden test cell
+    (graded on its own by nbgrader or the batch grader) applies the same gate.
+    """
+
+    groups: tuple = (VALIDATION,)
+    cases: tuple = ()
+    per_function: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "groups", tuple(self.groups))
+        object.__setattr__(self, "cases", tuple(self.cases))
+        if not self.groups or not self.cases:
+            raise ValueError("Gate needs the gated groups and the names of valid-input cases")
+
+
+#: Why a gated case earns nothing; completed with who did not return and where.
+GATE_REASON = "rejecting bad input counts only when valid input is accepted"
+
+
+@dataclasses.dataclass(frozen=True)
 class Case:
     """One thing to verify: the calls to make and a judge for their outcomes (same order)."""
 
@@ -139,6 +173,8 @@ class CaseResult:
     message: str
     misconception: str | None
     weight: float
+    #: The case's own verdict passed, but its points are withheld by the exercise's :class:`Gate`.
+    withheld: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,6 +188,10 @@ class GroupResult:
     capped: str = ""
     #: The central misconception behind the cap (None when not capped).
     capped_by: str | None = None
+    #: Why the group's bad-input points were withheld (see :class:`Gate`), or "" when they were not.
+    gated: str = ""
+    #: The functions that did not return on valid input (empty when not gated).
+    gated_by: tuple = ()
 
     @property
     def grade_id(self) -> str:
@@ -161,6 +201,8 @@ class GroupResult:
         lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
         if self.capped:
             lines.append(f"  [CAPPED] {self.capped}")
+        if self.gated:
+            lines.append(f"  [WITHHELD] {self.gated}")
         # Failures that say the same thing (a missing import fails every case alike) are told once,
         # where the first of them would have been, with the number of cases they cover.
         rows: list = []  # per line: (mark, case names, message)
@@ -168,6 +210,11 @@ class GroupResult:
         for case in self.cases:
             if case.passed:
                 rows.append(("PASS", [case.name], ""))
+            elif case.withheld:  # the group's [WITHHELD] line says why
+                if None not in failing:
+                    failing[None] = ("WITHHELD", [], "")
+                    rows.append(failing[None])
+                failing[None][1].append(case.name)
             elif case.message in failing:
                 failing[case.message][1].append(case.name)
             else:
@@ -232,13 +279,19 @@ class ExerciseCheck:
         Returns the cases (deterministic: seeded randomness only). Called lazily, once.
     central : Central, optional
         The exercise's central idea: missing it caps every group (see :class:`Central`).
+    gate : Gate, optional
+        Bad-input groups that earn points only when valid input is accepted (see :class:`Gate`).
     """
 
     def __init__(self, stem: str, groups: Sequence[Group], build_cases: Callable[[], Iterable[Case]],
-                 central: Central | None = None):
+                 central: Central | None = None, gate: Gate | None = None):
         self.stem = stem
         self.groups = tuple(groups)
         self.central = central
+        self.gate = gate
+        if gate is not None:
+            for name in gate.groups:
+                self.group(name)
         self._build_cases = build_cases
         self._cases: tuple | None = None
 
@@ -266,6 +319,8 @@ class ExerciseCheck:
                 unknown = sorted(set(self.central.cases) - set(names))
                 if unknown:
                     raise RuntimeError(f"{self.stem}: central cases {unknown} do not exist")
+            if self.gate is not None:
+                _check_gate(self.stem, self.gate, cases)
             self._cases = cases
         if groups is None:
             return self._cases
@@ -280,15 +335,45 @@ class ExerciseCheck:
             return ()
         return tuple(case for case in self.cases() if case.name in self.central.cases)
 
+    def gate_cases(self) -> tuple:
+        """The valid-input cases that open the gated groups (empty when the exercise declares no gate)."""
+        if self.gate is None:
+            return ()
+        return tuple(case for case in self.cases() if case.name in self.gate.cases)
+
     def planned_cases(self, groups: Iterable[str] | None = None) -> tuple:
-        """What grading ``groups`` needs: their cases, then the central cases they do not hold."""
+        """What grading ``groups`` needs: their cases, then the central cases they do not hold, then
+        (for a gated group) the gate's cases they do not hold."""
         cases = self.cases(groups)
+        wanted = {g.name for g in self.groups} if groups is None else set(groups)
+        extra = self.central_cases()
+        if self.gate is not None and wanted & set(self.gate.groups):
+            extra += self.gate_cases()
         names = {case.name for case in cases}
-        return cases + tuple(case for case in self.central_cases() if case.name not in names)
+        for case in extra:
+            if case.name not in names:
+                cases += (case,)
+                names.add(case.name)
+        return cases
 
     @property
     def points(self) -> float:
         return _round(sum(group.points for group in self.groups))
+
+
+def _check_gate(stem: str, gate: Gate, cases: tuple) -> None:
+    by_name = {case.name: case for case in cases}
+    unknown = sorted(set(gate.cases) - set(by_name))
+    if unknown:
+        raise RuntimeError(f"{stem}: gate cases {unknown} do not exist")
+    inside = sorted(name for name in gate.cases if by_name[name].group in gate.groups)
+    if inside:
+        raise RuntimeError(f"{stem}: gate cases {inside} lie in a gated group; name valid-input cases of other groups")
+    if gate.per_function:
+        opened = {call.target for name in gate.cases for call in by_name[name].calls}
+        called = {call.target for case in cases if case.group in gate.groups for call in case.calls}
+        if called - opened:
+            raise RuntimeError(f"{stem}: gated functions {sorted(called - opened)} have no gate case")
 
 
 def _safe_judge(case: Case, outcomes: tuple) -> Verdict:
@@ -313,13 +398,22 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
     """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail."""
     wanted = [g.name for g in check.groups] if groups is None else list(groups)
     capped, capped_by = _central_verdict(check, outcomes)
+    closed = _closed_functions(check, outcomes)
     results = []
     for name in wanted:
         group = check.group(name)
+        gated = check.gate is not None and name in check.gate.groups
         case_results = []
+        blocked_here: list = []
         for case in check.cases([name]):
             got = tuple(outcomes.get(case.name, ()))
             verdict = _safe_judge(case, got) if got else Verdict(False, "the answer could not be run for this case")
+            blocked = _blocking(check, case, closed) if gated else ()
+            if verdict.passed and blocked:
+                blocked_here += [item for item in blocked if item not in blocked_here]
+                case_results.append(CaseResult(case.name, case.group, False, _gate_sentence(blocked),
+                                               None, float(case.weight), withheld=True))
+                continue
             case_results.append(CaseResult(case.name, case.group, bool(verdict.passed), verdict.message,
                                            verdict.misconception, float(case.weight)))
         total = sum(case.weight for case in case_results)
@@ -330,8 +424,41 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
         if capped:
             earned = min(earned, math.floor(group.points * check.central.cap * 100 + 1e-9) / 100)
         results.append(GroupResult(group.name, group.title, _round(earned), float(group.points), tuple(case_results),
-                                   capped, capped_by if capped else None))
+                                   capped, capped_by if capped else None,
+                                   _gate_sentence(blocked_here) if blocked_here else "",
+                                   tuple(function for function, _, _ in blocked_here)))
     return CheckResult(check.stem, tuple(results))
+
+
+def _closed_functions(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]]) -> dict:
+    """``function -> (gate case name, how it failed)`` for each function with a gate case that did not
+    return on every call ("raised" or "did not return"), first failing case in case order."""
+    closed: dict = {}
+    for case in check.gate_cases():
+        got = tuple(outcomes.get(case.name, ()))
+        if len(got) == len(case.calls) and all(isinstance(outcome, Returned) for outcome in got):
+            continue
+        how = "raised" if any(isinstance(outcome, Raised) for outcome in got) else "did not return"
+        for call in case.calls:
+            closed.setdefault(call.target, (case.name, how))
+    return closed
+
+
+def _blocking(check: ExerciseCheck, case: Case, closed: dict) -> tuple:
+    """``(function, gate case, how)`` of the closed functions that withhold ``case``'s points."""
+    if not closed:
+        return ()
+    if check.gate.per_function:
+        targets = [call.target for call in case.calls if call.target in closed]
+    else:
+        targets = list(closed)
+    return tuple((target,) + closed[target] for target in dict.fromkeys(targets))
+
+
+def _gate_sentence(blocked: Sequence[tuple]) -> str:
+    """One sentence: who did not return on which valid input, and why that withholds the points."""
+    parts = [f"`{function}` {how} on valid input too (case '{case}')" for function, case, how in blocked]
+    return f"points withheld: {' and '.join(parts)}: {GATE_REASON}."
 
 
 def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]]) -> tuple:
@@ -365,7 +492,8 @@ def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | No
 
 
 __all__ = [
-    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "Group", "GroupResult", "OPEN_CHECKS",
+    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "GATE_REASON", "Gate", "Group",
+    "GroupResult", "OPEN_CHECKS",
     "Outcome", "PASS", "PUBLIC", "Raised", "Reject", "Returned", "Unreadable", "VALIDATION", "Verdict", "coding_groups",
     "judge_cases", "perform_cases",
 ]
