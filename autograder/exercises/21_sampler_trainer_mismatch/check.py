@@ -14,7 +14,7 @@ import numpy as np
 
 from autograder.channel import Call, Raised
 from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, Verdict, coding_groups
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_key, overflow_named
@@ -290,4 +290,9 @@ CENTRAL = Central(
      "engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
      "engine log-probabilities, a [3, 5] batch, T = 1.3, top-4 of 8"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
+          "token weights, a [4, 7] batch with right padding, cap 2"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

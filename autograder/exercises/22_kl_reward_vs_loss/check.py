@@ -13,7 +13,7 @@ import numpy as np
 
 from autograder.channel import Call, Returned
 from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, Verdict, coding_groups
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_key
@@ -83,8 +83,14 @@ def _uncentred(theta, ref) -> dict:
     log_q, log_p = log_softmax(theta), log_softmax(ref)
     q = np.exp(log_q)
     lr = log_p - log_q
-    return {"reverse": q * (log_q - log_p), "loss": {"k1": q, "k2": -q * lr, "k3": -q * np.expm1(lr)},
-            "reward": {"k1": -q * lr, "k2": 0.5 * q * lr ** 2, "k3": q * (np.expm1(lr) - lr)}}
+    with np.errstate(over="ignore", invalid="ignore"):  # r overflows where q underflows: dropped by _finite
+        return {"reverse": q * (log_q - log_p), "loss": {"k1": q, "k2": -q * lr, "k3": -q * np.expm1(lr)},
+                "reward": {"k1": -q * lr, "k2": 0.5 * q * lr ** 2, "k3": q * (np.expm1(lr) - lr)}}
+
+
+def _finite(wrong: list) -> list:
+    """The mistakes whose output on this input is finite (a non-finite one is named by its overflow)."""
+    return [(output, m) for output, m in wrong if np.all(np.isfinite(output))]
 
 
 def _cases(name, theta, ref, *, as_lists=False, ratio_overflows=False):
@@ -100,13 +106,13 @@ def _cases(name, theta, ref, *, as_lists=False, ratio_overflows=False):
         if key == "reverse":
             wrong.append((plain["reverse"], NOT_CENTRED))
         cases.append(Case(f"{key} KL gradient, {name}", "true_kl", (Call("true_kl_gradients", args),),
-                          judge_key("true_kl_gradients", key, true, DIRECTIONS, wrong=wrong)))
+                          judge_key("true_kl_gradients", key, true, DIRECTIONS, wrong=_finite(wrong))))
     for key in ESTIMATORS:
         # "It is the reverse-KL gradient" first: for k1 that is also the reward's gradient, and the belief
         # that every estimator's gradient is the KL's is the likelier thought behind it.
         wrong = [(true["reverse"], ALL_REVERSE)] if key != "k2" else []
         wrong += [(reward[key], LOSS_REWARD_SWAPPED), (-loss[key], SIGN_FLIPPED), (plain["loss"][key], NOT_CENTRED)]
-        judge = judge_key("loss_gradients", key, loss, ESTIMATORS, wrong=wrong)
+        judge = judge_key("loss_gradients", key, loss, ESTIMATORS, wrong=_finite(wrong))
         if ratio_overflows and key == "k3":
             judge = _overflow_named(judge, "loss_gradients", key)
         cases.append(Case(f"{key} as a loss, {name}", "loss", (Call("loss_gradients", args),), judge))
@@ -115,7 +121,7 @@ def _cases(name, theta, ref, *, as_lists=False, ratio_overflows=False):
                  (plain["reward"][key], NOT_CENTRED)]
         if key != "k1":
             wrong.append((true["reverse"], ALL_REVERSE))
-        judge = judge_key("reward_gradients", key, reward, ESTIMATORS, wrong=wrong)
+        judge = judge_key("reward_gradients", key, reward, ESTIMATORS, wrong=_finite(wrong))
         if ratio_overflows and key == "k3":
             judge = _overflow_named(judge, "reward_gradients", key)
         cases.append(Case(f"{key} as a reward, {name}", "reward", (Call("reward_gradients", args),), judge))
@@ -183,4 +189,9 @@ CENTRAL = Central(
     ("the open check: forward-KL gradient of the three-token policy", "reverse KL gradient, a policy over 5 tokens",
      "forward KL gradient, a policy over 5 tokens"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("reverse KL gradient, a policy over 5 tokens", "k1 as a loss, a policy over 5 tokens",
+          "k1 as a reward, a policy over 5 tokens"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, coding_groups
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_array
 from autograder.reference import further
@@ -199,4 +199,9 @@ CENTRAL = Central(
      "sequence_mean weights, a GRPO group of lengths 3, 5, 12, 20",
      "token_mean weights, a GRPO group of lengths 3, 5, 12, 20"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("token_mean weights, a GRPO group of lengths 3, 5, 12, 20",
+          "token_mean loss, a GRPO group of lengths 3, 5, 12, 20 (garbage in the padding)"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

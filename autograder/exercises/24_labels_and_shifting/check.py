@@ -12,7 +12,7 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict, coding_groups
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, value_of
 from autograder.checks._dict_results import judge_array, overflow_named
@@ -256,4 +256,9 @@ CENTRAL = Central(
      "loss, rows with different numbers of targets (padding ignored)",
      "positions, the open check: a prompt of two tokens", "positions, prompt masked and one padded row"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL)
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("loss, a [3, 7] batch with a 3-token prompt", "positions, prompt masked and one padded row",
+          "diagnosis, labels as given"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
