@@ -119,7 +119,7 @@ WRONG = {
         "    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(input_ids)), np.atleast_2d(np.asarray(labels)))"),
         "silent-bad-input", "diagnosis: one row of input_ids for two rows of labels"),
     "shift_backwards": (answer(pair="p, t = lp[:, 1:], y[:, :-1]"), "shift-backwards"),
-    "sum_not_mean": (answer(reduce="return float(-picked[keep].sum())"), "sum-not-mean"),
+    "sum_not_mean": (answer(reduce="return float(-picked[keep].sum())"), "loss-sum-not-mean"),
     "mean_of_row_means": (answer(reduce="return float(np.mean([-r[k].mean() for r, k in zip(picked, keep) if k.any()]))"),
                           "mean-of-row-means"),
     "ignored_counted": (answer(reduce="return float(-picked[keep].sum() / keep.size)"), "ignored-counted"),

@@ -65,10 +65,8 @@ SEQUENCE_FROM_TOKENS = Misconception(
     "sequence-from-truncated-tokens",
     "The sequence weight was built from the already truncated token weights: it is exp(sum of the response's "
     "log-ratios), truncated once at the end.")
-PADDING_COUNTED = Misconception(
-    "padding-counted",
-    "Positions where mask is False were used: they are padding (or prompt) and must get weight 0 and stay "
-    "out of the sequence's sum.")
+#: The key exercises 01, 17 and 20 use too: one key, one sentence.
+PADDING_COUNTED = _shared.PADDING_COUNTED
 
 KEYS_LP = ("engine", "trainer")
 KEYS_W = ("sequence", "token")

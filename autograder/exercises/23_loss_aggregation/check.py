@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
+from autograder.checks import _misconceptions as _shared
 from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_array
@@ -42,9 +43,8 @@ CONSTANT_WITHOUT_BATCH = Misconception(
 SEQUENCE_WITHOUT_BATCH = Misconception(
     "sequence-mean-without-batch",
     "sequence_mean must also average over the B sequences: each token's weight is 1 / (B * n_i).")
-PADDING_COUNTED = Misconception(
-    "padding-counted",
-    "Padding positions (mask False) were counted: they get weight 0 and stay out of every count.")
+#: The key exercises 01, 17 and 20 use too: one key, one sentence.
+PADDING_COUNTED = _shared.PADDING_COUNTED
 
 
 def _wrong_weights(mask, mode, max_len) -> list:

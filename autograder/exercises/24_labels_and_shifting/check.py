@@ -35,7 +35,7 @@ WRONG_WAY = _shared.SHIFT_BACKWARDS
 DOUBLE_SHIFT = _shared.DOUBLE_SHIFT
 NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
 SUM_NOT_MEAN = Misconception(
-    "sum-not-mean",
+    "loss-sum-not-mean",
     "This is the sum of the negative log-likelihoods: the loss is their mean over the targets that are not "
     "ignore_index.")
 ROW_MEAN = Misconception(
