@@ -93,7 +93,12 @@ def causal_lm_loss(logits, labels, ignore_index=-100):
 
 WRONG = {
     "missing_shift": (answer(pair="p, t = lp, y"), "same-position"),
+    # the outside tester's w24a_noshift: same-position pairs, trimmed to L - 1 like the right ones
+    "missing_shift_trimmed": (answer(pair="p, t = lp[:, :-1], y[:, :-1]"), "same-position"),
     "double_shift": (answer(pair="p, t = lp[:, :-2], y[:, 2:]"), "double-shift"),
+    # r24d_noshift_pos: the label positions, the last one dropped
+    "positions_unshifted_trimmed": (answer(positions="out[:] = y != ignore_index\n    out[:, -1] = False"),
+                                    "positions-unshifted"),
     # the outside tester's w24i_naive: no max shift, exp(1000) overflows to NaN (named, not "contains NaN")
     "no_max_shift": (answer().replace("s = z - z.max(axis=-1, keepdims=True)", "s = z"), "no-max-shift",
                      "loss, logits of order 1e3"),
@@ -194,4 +199,5 @@ class TestLabelsAndShifting(CodingCheckTests):
     reference_module = "autograder.reference.further"
     reference_functions = ("causal_lm_loss", "loss_positions", "diagnose_labels")
     quiet_mistakes = ("missing_shift", "sum_not_mean", "double_shift")
-    central_mistakes = ("missing_shift", "shift_backwards", "double_shift", "positions_unshifted", "positions_backwards")
+    central_mistakes = ("missing_shift", "missing_shift_trimmed", "shift_backwards", "double_shift", "positions_unshifted",
+                        "positions_unshifted_trimmed", "positions_backwards")

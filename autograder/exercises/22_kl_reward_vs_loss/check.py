@@ -5,6 +5,10 @@ Expected values come from :mod:`autograder.reference.further`; the reference its
 central finite differences in ``tests/test_reference_further.py``. Misconceptions are recognised by
 their outputs: directions swapped, a sign flipped, the softmax Jacobian's centring term left out, and
 the tempting "each estimator's loss gradient is the reverse-KL gradient".
+
+A policy and reference that disagree completely (theta = [1000, 0, -1000] against its reverse) make
+r = p/q overflow: k3's gradients must never form r. Swapped directions cap the notebook at a third;
+bad-input points need valid input accepted (the gate).
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@
 :mod:`autograder.reference.further`; the mistakes that mix the normalisers up (a sequence mean that is a
 token mean, Dr. GRPO's constant taken from the padded length or without the batch size, padding counted)
 are recognised from their outputs.
+
+The empty batch (weight 0, not NaN), B = 0 and broadcastable shapes have cases. A mode given another
+mode's weights, or a sequence mean without 1/B, caps the notebook at a third; bad-input points need
+valid input accepted (the gate).
 """
 
 from __future__ import annotations

@@ -3,7 +3,12 @@ trains, and a diagnosis of the labels a caller passes to it.
 
 Expected values come from :mod:`autograder.reference.further`; the classic mistakes (no shift, a shift
 the other way, a sum or a per-row mean instead of the batch mean over targets, the mask not shifted)
-are recognised from their outputs.
+are recognised from their outputs, with the shared keys of exercises 03 and 16.
+
+diagnose_labels has a case where both rules hold ("ok" first), one where only the last column
+separates double_shift from mismatch, and each validation rule. A loss that pairs at the same
+position, shifts the wrong way or twice (or unshifted positions) caps the notebook at a third;
+bad-input points need valid input accepted (the gate).
 """
 
 from __future__ import annotations
@@ -74,9 +79,10 @@ def _loss_wrong(z, labels) -> list:
         picked = np.take_along_axis(lp, np.where(counted, targets, 0)[..., None], axis=-1)[..., 0]
         return picked, counted
 
-    same = nll(log_p, labels)
-    if same is not None:
-        wrong.append((float(-same[0][same[1]].mean()), NO_SHIFT))
+    # same-position pairing over every position, or trimmed at either end to L - 1 pairs
+    for same in (nll(log_p, labels), nll(log_p[:, :-1], labels[:, :-1]), nll(log_p[:, 1:], labels[:, 1:])):
+        if same is not None:
+            wrong.append((float(-same[0][same[1]].mean()), NO_SHIFT))
     back = nll(log_p[:, 1:], labels[:, :-1])
     if back is not None:
         wrong.append((float(-back[0][back[1]].mean()), WRONG_WAY))
@@ -108,6 +114,8 @@ def _loss_case(name, z, labels, *, as_lists=False, group="loss", large=False):
 def _judge_positions(labels, ignore_index):
     expected = further.loss_positions(labels, ignore_index)
     unshifted = labels != ignore_index
+    unshifted_trimmed = unshifted.copy()
+    unshifted_trimmed[:, -1] = False  # the label positions, with the last one dropped because it has no logits after it
     backwards = np.zeros(labels.shape, dtype=bool)
     backwards[:, 1:] = labels[:, :-1] != ignore_index
 
@@ -116,7 +124,7 @@ def _judge_positions(labels, ignore_index):
         actual = bool_array(value, "the positions", shape=expected.shape)
         if np.array_equal(actual, expected):
             return PASS
-        if np.array_equal(actual, unshifted):
+        if np.array_equal(actual, unshifted) or np.array_equal(actual, unshifted_trimmed):
             return Verdict(False, MASK_UNSHIFTED.sentence, MASK_UNSHIFTED.key)
         if np.array_equal(actual, backwards):
             return Verdict(False, MASK_WRONG_WAY.sentence, MASK_WRONG_WAY.key)
