@@ -24,16 +24,24 @@ class Wheels:
     instructor: Path
 
 
+# What a wheel build never needs: environments, VCS data, caches and earlier build output.
+_NOT_SOURCE = shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__",
+                                     ".pytest_cache", ".hypothesis", "node_modules")
+
+
 def build_wheels(dest: Path) -> Wheels:
-    """``pip wheel --no-deps`` of ``course/`` and of the repository root into ``dest``."""
+    """``pip wheel --no-deps`` of ``course/`` and of the repository root into ``dest``.
+
+    Each build runs on a private copy of the source tree: setuptools stages files in the project's own
+    ``build/lib``, so two builds of one checkout at once (two test workers, or ``make dist`` alongside)
+    removed each other's staged files, and a wheel came out missing modules (seen under load).
+    """
     dest.mkdir(parents=True, exist_ok=True)
-    for project in (ROOT / "course", ROOT):
+    source = dest.parent / f"{dest.name}-source"
+    shutil.copytree(ROOT, source, ignore=_NOT_SOURCE)
+    for project in (source / "course", source):
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dest), str(project)],
                        check=True, capture_output=True, timeout=600, cwd=dest)
-        # setuptools leaves its in-tree build/lib and build/bdist.* behind: a second copy of the code to
-        # trip over. Only those: build/lab holds a learner's working notebooks (make lab).
-        for leftover in [project / "build" / "lib", *(project / "build").glob("bdist.*")]:
-            shutil.rmtree(leftover, ignore_errors=True)
     student = sorted(dest.glob("module6_course-*.whl"))
     instructor = sorted(dest.glob("module6_instructor-*.whl"))
     assert len(student) == 1 and len(instructor) == 1, sorted(p.name for p in dest.iterdir())

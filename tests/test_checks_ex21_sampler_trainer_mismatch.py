@@ -117,6 +117,50 @@ def truncated_is_weights(trainer_logprobs, engine_logprobs, mask, cap=2.0):
 
 WRONG = {
     "engine_not_renormalised": (answer(engine="trainer"), "engine-not-renormalised"),
+    # the outside tester's w21i_logzsign
+    "engine_log_z_added": (answer(engine="trainer + log_z"), "engine-log-z-sign"),
+    # w21b_tieslarge, r8_21_default_sort, r8_21_argpartition: ties at the top-k cut kept another way
+    "ties_larger_id_first": (SEED_STYLE.replace('np.argsort(-lp, axis=-1, kind="stable")',
+                                                'np.argsort(lp, axis=-1, kind="stable")[..., ::-1]'), "tie-order",
+                             "log-probs: a tied token that the smaller-id rule drops"),
+    "ties_default_sort": (SEED_STYLE.replace('np.argsort(-lp, axis=-1, kind="stable")', "np.argsort(-lp, axis=-1)"),
+                          "tie-order"),
+    "ties_argpartition": (SEED_STYLE.replace(
+        '    ranks = np.argsort(np.argsort(-lp, axis=-1, kind="stable"), axis=-1, kind="stable")\n'
+        "    keep = ranks < top_k\n",
+        "    keep = np.zeros(lp.shape, dtype=bool)\n"
+        "    np.put_along_axis(keep, np.argpartition(-lp, top_k - 1, axis=-1)[..., :top_k], True, axis=-1)\n"),
+        "tie-order"),
+    # w21l_notemp_check / r21a_negT: only T = 0 rejected
+    "negative_temperature_accepted": (SEED_STYLE.replace("not temperature > 0", "temperature == 0"), "silent-bad-input",
+                                      "log-probs: a negative temperature"),
+    # r5_21_topk_high: top_k > V clamped silently
+    "top_k_clamped": (SEED_STYLE.replace("    if not 1 <= top_k <= z.shape[-1]:",
+                                         "    top_k = min(top_k, z.shape[-1])\n    if not 1 <= top_k <= z.shape[-1]:"),
+                      "silent-bad-input", "log-probs: top_k larger than the vocabulary"),
+    # w21m_naive_lsm: no max shift; NaN log-probs make every token look unsampleable
+    "no_max_shift": (SEED_STYLE.replace(
+        "    lp = s - s.max(axis=-1, keepdims=True)\n    lp = lp - np.log(np.exp(lp).sum(axis=-1, keepdims=True))",
+        "    lp = np.log(np.exp(s) / np.exp(s).sum(axis=-1, keepdims=True))"), "no-max-shift",
+        "engine log-probabilities, logits of order 1e3, T = 0.5, top-2"),
+    # r21e_cap0: cap = 0 accepted
+    "cap_zero_accepted": (SEED_STYLE.replace("if not cap > 0:", "if cap < 0:"), "silent-bad-input", "weights: cap = 0"),
+    # r7_21_capinf_reject: cap = inf rejected although the text says it means no truncation
+    "cap_inf_rejected": (SEED_STYLE.replace("if not cap > 0:", "if not 0 < cap < np.inf:"), None,
+                         "token weights, cap = inf: no truncation"),
+    # r7_21_emptyrow_zero / _one: an empty row's sequence weight is min(1, C)
+    "empty_row_zero": (answer(token_and_sequence=GOOD_TS.replace(
+        "sequence = np.exp(np.minimum(lr.sum(axis=1), np.log(cap)))",
+        "sequence = np.where(m.any(axis=1), np.exp(np.minimum(lr.sum(axis=1), np.log(cap))), 0.0)")), None,
+        "sequence weights, a row without response tokens, cap 2.0"),
+    "empty_row_one": (answer(token_and_sequence=GOOD_TS.replace(
+        "sequence = np.exp(np.minimum(lr.sum(axis=1), np.log(cap)))",
+        "sequence = np.where(m.any(axis=1), np.exp(np.minimum(lr.sum(axis=1), np.log(cap))), 1.0)")), None,
+        "sequence weights, a row without response tokens, cap 0.5"),
+    # r5_21_w_noshape: the three arrays broadcast instead of compared
+    "weights_broadcast": (SEED_STYLE.replace("    if m.ndim != 2 or t.shape != m.shape",
+                                             "    t, e, m = np.broadcast_arrays(t, e, m)\n    if m.ndim != 2 or t.shape != m.shape"),
+                          "silent-bad-input", "weights: one row of trainer log-probs for two rows of mask"),
     "trainer_truncated": (answer(trainer="trainer - log_z"), "trainer-truncated"),
     "temperature_left_out": (SEED_STYLE.replace("s = z / temperature", "s = z"), "temperature-left-out"),
     "ratio_inverted": (answer(token_and_sequence=GOOD_TS.replace("lr", "(-lr)")), "is-ratio-inverted"),
@@ -199,4 +243,19 @@ class TestSamplerTrainerMismatch(CodingCheckTests):
     hostile = ADVERSARIAL
     reference_module = "autograder.reference.further"
     reference_functions = ("engine_and_trainer_logprobs", "truncated_is_weights")
-    quiet_mistakes = ("engine_not_renormalised", "not_truncated")
+    quiet_mistakes = ("engine_not_renormalised", "not_truncated", "ties_larger_id_first")
+    central_mistakes = ("engine_not_renormalised", "engine_log_z_added")
+
+
+def test_an_extra_key_costs_only_the_open_checks_share():
+    """"Exactly the keys" is graded once, in the open checks (as in exercise 18): one key too many (the
+    outside tester's r21b_extrakey) costs half of the open checks' point, not every log-prob case."""
+    from check_support import result_of
+
+    source = SEED_STYLE.replace('return {"engine": ENGINE', 'return {"engine": ENGINE').replace(
+        'return {"engine": trainer - log_z, "trainer": trainer}',
+        'return {"engine": trainer - log_z, "trainer": trainer, "log_zs": log_z}')
+    result = result_of(STEM, source)
+    assert result.points_earned == 7.5, result.feedback()
+    failed = [case.name for case in result.cases if not case.passed]
+    assert failed == ["the open check: top-2 of four logits, T = 1"], failed

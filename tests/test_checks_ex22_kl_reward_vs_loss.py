@@ -22,12 +22,16 @@ def _logs(theta, ref_logits):
 
 def _score(q, w):
     return q * (w - (q * w).sum(axis=-1, keepdims=True))
+
+def _centre(q, qw):
+    # q * (w - E_q w) from q * w: q * r = p needs no r, which overflows where q underflows
+    return qw - q * qw.sum(axis=-1, keepdims=True)
 """
 
 
 def answer(reverse="_score(q, lq - lp)", forward="q - p",
            loss=("np.zeros_like(q)", "_score(q, lq - lp)", "q - p"),
-           reward=("_score(q, lq - lp)", "_score(q, 0.5 * (lp - lq)**2)", "_score(q, np.expm1(lp - lq) - (lp - lq))")):
+           reward=("_score(q, lq - lp)", "_score(q, 0.5 * (lp - lq)**2)", "_centre(q, p - q - q * (lp - lq))")):
     return HEAD + f"""
 def true_kl_gradients(theta, ref_logits):
     lq, lp = _logs(theta, ref_logits)
@@ -47,11 +51,11 @@ def reward_gradients(theta, ref_logits):
 
 
 RIGHT_LOSS = ("np.zeros_like(q)", "_score(q, lq - lp)", "q - p")
-RIGHT_REWARD = ("_score(q, lq - lp)", "_score(q, 0.5 * (lp - lq)**2)", "_score(q, np.expm1(lp - lq) - (lp - lq))")
+RIGHT_REWARD = ("_score(q, lq - lp)", "_score(q, 0.5 * (lp - lq)**2)", "_centre(q, p - q - q * (lp - lq))")
 
 CORRECT = {
     "closed_forms": answer(),
-    "generic_score_formula": answer(loss=("_score(q, np.ones_like(q))", "_score(q, -(lp - lq))", "_score(q, -np.expm1(lp - lq))")),
+    "generic_score_formula": answer(loss=("_score(q, np.ones_like(q))", "_score(q, -(lp - lq))", "_centre(q, q - p)")),
     "jacobian_matrix": HEAD + """
 def _jac_apply(q, w):
     # sum_x q_x w_x (e_x - q), written with the softmax Jacobian diag(q) - q q^T
@@ -71,13 +75,15 @@ def loss_gradients(theta, ref_logits):
     lq, lp = _logs(theta, ref_logits)
     q = np.exp(lq)
     lr = lp - lq
-    return {"k1": _jac_apply(q, np.ones_like(q)), "k2": _jac_apply(q, -lr), "k3": _jac_apply(q, 1 - np.exp(lr))}
+    p = np.exp(lp)
+    return {"k1": _jac_apply(q, np.ones_like(q)), "k2": _jac_apply(q, -lr), "k3": q - p - q * (q - p).sum(-1, keepdims=True)}
 
 def reward_gradients(theta, ref_logits):
     lq, lp = _logs(theta, ref_logits)
     q = np.exp(lq)
     lr = lp - lq
-    return {"k1": _jac_apply(q, -lr), "k2": _jac_apply(q, lr**2 / 2), "k3": _jac_apply(q, np.exp(lr) - 1 - lr)}
+    k3 = np.exp(lp) - q - q * lr          # q * (r - 1 - log r), with q r = p
+    return {"k1": _jac_apply(q, -lr), "k2": _jac_apply(q, lr**2 / 2), "k3": k3 - q * k3.sum(-1, keepdims=True)}
 """,
 }
 
@@ -92,6 +98,20 @@ WRONG = {
     "loss_and_reward_swapped": (answer(loss=RIGHT_REWARD, reward=RIGHT_LOSS), "loss-reward-swapped"),
     "reward_not_centred": (answer(reward=("q * (lq - lp)", "q * 0.5 * (lp - lq)**2", RIGHT_REWARD[2])),
                            "softmax-jacobian"),
+    # the outside tester's w22d_naiver: r = exp(log p - log q) formed, inf where q underflows (0 * inf = NaN)
+    "naive_ratio": (answer(loss=(RIGHT_LOSS[0], RIGHT_LOSS[1], "_score(q, 1 - np.exp(lp - lq))"),
+                           reward=(RIGHT_REWARD[0], RIGHT_REWARD[1], "_score(q, np.expm1(lp - lq) - (lp - lq))")),
+                    "ratio-overflow", "k3 as a loss, logits of order 1e3 with large differences"),
+    # w22h_rewardk1_sign: k1 used as a reward with +log r, the k1 sign slip of exercises 11 and 18
+    "reward_k1_sign": (answer(reward=("_score(q, lp - lq)", RIGHT_REWARD[1], RIGHT_REWARD[2])), "k1-sign"),
+    # r5_22_nanonly: only NaN rejected, +inf accepted
+    "inf_accepted": (answer().replace("not (np.isfinite(a).all() and np.isfinite(b).all())",
+                                      "np.isnan(a).any() or np.isnan(b).any()"),
+                     "silent-bad-input", "true_kl_gradients: +inf in ref_logits"),
+    # r5_22_noshape_bcast: shapes broadcast instead of compared
+    "shapes_broadcast": (answer().replace("    if a.ndim == 0 or a.shape != b.shape",
+                                          "    a, b = np.broadcast_arrays(a, b)\n    if a.ndim == 0"),
+                         "silent-bad-input", "loss_gradients: a batch of theta against one row of ref_logits"),
     "no_input_checks": ("""
 import numpy as np
 
@@ -167,4 +187,17 @@ class TestKlRewardVsLoss(CodingCheckTests):
     hostile = ADVERSARIAL
     reference_module = "autograder.reference.further"
     reference_functions = ("true_kl_gradients", "loss_gradients", "reward_gradients")
-    quiet_mistakes = ("directions_swapped", "k3_loss_is_reverse")
+    quiet_mistakes = ("directions_swapped", "k3_loss_is_reverse", "naive_ratio")
+    central_mistakes = ("directions_swapped",)
+
+
+def test_an_extra_key_costs_only_the_open_checks_share():
+    """"Exactly the keys" is graded once, in the open checks (as in exercise 18): one key too many costs
+    half of the open checks' point, not every value case."""
+    from check_support import result_of
+
+    source = CORRECT["closed_forms"].replace('"forward": q - p}', '"forward": q - p, "kl": 0.0}')
+    result = result_of(STEM, source)
+    assert result.points_earned == 7.5, result.feedback()
+    failed = [case.name for case in result.cases if not case.passed]
+    assert failed == ["the open check: forward-KL gradient of the three-token policy"], failed

@@ -66,6 +66,22 @@ WRONG = {
     "constant_without_batch": (answer(constant="1.0 / max_len"), "constant-without-batch"),
     "sequence_mean_without_batch": (answer(sequence_mean="1.0 / np.maximum(n, 1)"), "sequence-mean-without-batch"),
     "token_mean_counts_padding": (answer(token_mean="1.0 / m.size"), "padding-counted"),
+    # the outside tester's w23b_tokrow: a token mean taken per row (then over the rows) is a sequence mean
+    "token_mean_per_row": (answer(token_mean="1.0 / (B * np.maximum(n, 1))"), "normalisers-mixed-up"),
+    # w23f_allempty: 0 / 0 = NaN weights when the batch has no response token at all
+    "all_empty_batch_nan": (answer().replace("    return np.where(m, w, 0.0)",
+                                             "    return m / m.sum() if mode == 'token_mean' else np.where(m, w, 0.0)"),
+                            None, "token_mean weights, a batch with no response token at all (and one with tokens)"),
+    # r5_23_norows: a mask with no rows accepted
+    "no_rows_accepted": (answer().replace(" or m.shape[0] == 0", ""), "silent-bad-input",
+                         "weights: a mask with no rows"),
+    # r5_23_agg_noshape: per_token_loss broadcast to the mask's shape instead of rejected
+    "aggregate_broadcasts": (answer().replace("    if x.shape != w.shape:",
+                                              "    x = np.broadcast_to(x, w.shape)\n    if x.shape != w.shape:"),
+                             "silent-bad-input", "loss: one row of per_token_loss for two rows of mask"),
+    # r7_23_f32: float32 weights; aggregate_loss names the float32 precision too (as token_weights does)
+    "float32_weights": (answer().replace("    return np.where(m, w, 0.0)", "    return np.where(m, w, 0.0).astype(np.float32)"),
+                        "float32-arithmetic", "token_mean loss, five sequences, lists"),
     "aggregate_counts_padding": (answer(aggregate="return float(np.nansum(np.where(np.isfinite(x), x, 0.0)) "
                                         "* w[m][0] if m.any() else 0.0)"), "padding-counted"),
     "no_input_checks": ("""
@@ -123,3 +139,4 @@ class TestLossAggregation(CodingCheckTests):
     reference_module = "autograder.reference.further"
     reference_functions = ("token_weights", "aggregate_loss")
     quiet_mistakes = ("constant_without_batch", "sequence_mean_is_token_mean")
+    central_mistakes = ("sequence_mean_is_token_mean", "sequence_mean_without_batch", "token_mean_per_row")

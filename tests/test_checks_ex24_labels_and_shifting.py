@@ -92,9 +92,39 @@ def causal_lm_loss(logits, labels, ignore_index=-100):
 }
 
 WRONG = {
-    "missing_shift": (answer(pair="p, t = lp, y"), "missing-shift"),
+    "missing_shift": (answer(pair="p, t = lp, y"), "same-position"),
+    # the outside tester's w24a_noshift: same-position pairs, trimmed to L - 1 like the right ones
+    "missing_shift_trimmed": (answer(pair="p, t = lp[:, :-1], y[:, :-1]"), "same-position"),
+    "double_shift": (answer(pair="p, t = lp[:, :-2], y[:, 2:]"), "double-shift"),
+    # r24d_noshift_pos: the label positions, the last one dropped
+    "positions_unshifted_trimmed": (answer(positions="out[:] = y != ignore_index\n    out[:, -1] = False"),
+                                    "positions-unshifted"),
+    # the outside tester's w24i_naive: no max shift, exp(1000) overflows to NaN (named, not "contains NaN")
+    "no_max_shift": (answer().replace("s = z - z.max(axis=-1, keepdims=True)", "s = z"), "no-max-shift",
+                     "loss, logits of order 1e3"),
+    # r5_24_neglabel: only labels >= V rejected, a label of -2 silently wraps to token V - 2
+    "negative_label_accepted": (answer().replace("t[keep].min() < 0 or ", ""), "silent-bad-input",
+                                "loss: a negative label that is not ignore_index"),
+    # w24d_doublefirst: the double-shift rule tested before "ok"
+    "diagnosis_double_shift_first": (answer().replace(
+        '    if np.all(y[k] == x[k]):\n        return "ok"\n', "").replace(
+        '    return "mismatch"', '    if np.all(y[k] == x[k]):\n        return "ok"\n    return "mismatch"'),
+        "diagnosis-ok-not-first", "diagnosis, repeated tokens: both rules hold, ok takes precedence"),
+    # w24e_nolastcol: the last-column condition of double_shift left out
+    "diagnosis_no_last_column": (answer().replace("if not k[:, -1].any() and np.all", "if np.all"),
+                                 "diagnosis-last-column", "diagnosis, shifted labels with a real last label"),
+    # w24l_diag_noerr: "ok" instead of an error when every label is ignore_index
+    "diagnosis_all_ignored_ok": (answer().replace('raise ValueError("labels: all ignored")', 'return "ok"'),
+                                 "silent-bad-input", "diagnosis: every label ignore_index"),
+    # r5_24_diag_noval: no validation at all (broadcasts, 1-D and L = 1 accepted)
+    "diagnosis_no_validation": (answer().replace(
+        "    x, y = np.asarray(input_ids), np.asarray(labels)\n"
+        "    if y.ndim != 2 or x.shape != y.shape or y.shape[1] < 2:\n"
+        '        raise ValueError("input_ids and labels must share one [B, L] shape")',
+        "    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(input_ids)), np.atleast_2d(np.asarray(labels)))"),
+        "silent-bad-input", "diagnosis: one row of input_ids for two rows of labels"),
     "shift_backwards": (answer(pair="p, t = lp[:, 1:], y[:, :-1]"), "shift-backwards"),
-    "sum_not_mean": (answer(reduce="return float(-picked[keep].sum())"), "sum-not-mean"),
+    "sum_not_mean": (answer(reduce="return float(-picked[keep].sum())"), "loss-sum-not-mean"),
     "mean_of_row_means": (answer(reduce="return float(np.mean([-r[k].mean() for r, k in zip(picked, keep) if k.any()]))"),
                           "mean-of-row-means"),
     "ignored_counted": (answer(reduce="return float(-picked[keep].sum() / keep.size)"), "ignored-counted"),
@@ -168,4 +198,6 @@ class TestLabelsAndShifting(CodingCheckTests):
     hostile = ADVERSARIAL
     reference_module = "autograder.reference.further"
     reference_functions = ("causal_lm_loss", "loss_positions", "diagnose_labels")
-    quiet_mistakes = ("missing_shift", "sum_not_mean")
+    quiet_mistakes = ("missing_shift", "sum_not_mean", "double_shift")
+    central_mistakes = ("missing_shift", "missing_shift_trimmed", "shift_backwards", "double_shift", "positions_unshifted",
+                        "positions_unshifted_trimmed", "positions_backwards")

@@ -260,3 +260,29 @@ def test_the_doctests_of_the_module_pass():
 
     result = doctest.testmod(further, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10 and result.failed == 0, result
+
+
+@pytest.mark.parametrize("theta, ref", [
+    ([1000.0, 0.0, -1000.0], [-1000.0, 0.0, 1000.0]),   # the outside tester's input: r = p/q overflows
+    ([800.0, -5.0, 0.0, -900.0], [-700.0, 3.0, 0.0, 650.0]),
+])
+def test_k3_gradients_where_q_underflows_match_mpmath(theta, ref):
+    """Where q(x) underflows and p(x) does not, r = exp(log p - log q) overflows in float64; the reference
+    never forms r (q r = p), so the k3 gradients stay finite and match mpmath at 3 000 digits."""
+    with mpmath.workdps(3000):
+        lq = mp_log_softmax(theta)
+        lp = mp_log_softmax(ref)
+        q = [mpmath.exp(v) for v in lq]
+
+        def centred(w):
+            mean = mpmath.fsum(qi * wi for qi, wi in zip(q, w))
+            return [qi * (wi - mean) for qi, wi in zip(q, w)]
+
+        lr = [a - b for a, b in zip(lp, lq)]
+        loss_k3 = centred([1 - mpmath.exp(v) for v in lr])
+        reward_k3 = centred([mpmath.exp(v) - 1 - v for v in lr])
+        loss = further.loss_gradients(theta, ref)["k3"]
+        reward = further.reward_gradients(theta, ref)["k3"]
+        for actual, expected in zip(list(loss) + list(reward), loss_k3 + reward_k3):
+            assert np.isfinite(actual)
+            assert abs(mpmath.mpf(float(actual)) - expected) <= 1e-15 + 1e-13 * abs(expected), (actual, expected)

@@ -11,8 +11,10 @@ from typing import Iterable
 import numpy as np
 
 from autograder.checks._core import PASS, Reject, Verdict
-from autograder.checks._float_results import ATOL, RTOL, float32_output
-from autograder.checks._judge import close, field, float_array, not_correct, value_of
+from autograder.checks._float_results import (
+    ATOL, F32_ATOL, F32_RTOL, FLOAT32_ARITHMETIC, RTOL, float32_output,
+)
+from autograder.checks._judge import Misconception, close, field, float_array, not_correct, value_of
 
 
 def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: str, *, rtol: float,
@@ -28,14 +30,21 @@ def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: s
     for output, misconception in wrong:
         if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
             return Verdict(False, misconception.sentence, misconception.key)
+    if close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
+        # float64 (or a Python float) right only to single precision: float32 inside the function
+        return Verdict(False, FLOAT32_ARITHMETIC.sentence, FLOAT32_ARITHMETIC.key)
     return Verdict(False, not_correct(what))
 
 
 def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], *, wrong: Iterable = (),
-              rtol: float = RTOL, atol: float = ATOL):
-    """A judge for ``function``'s returned dict at ``key``: exactly ``keys``, float64 values of the
-    expected shape, close to ``expected_all[key]``; ``wrong`` holds ``(output, Misconception)`` pairs
-    for this key, computed in the trusted process."""
+              rtol: float = RTOL, atol: float = ATOL, exact: bool = False):
+    """A judge for ``function``'s returned dict at ``key``: float64 values of the expected shape, close
+    to ``expected_all[key]``; ``wrong`` holds ``(output, Misconception)`` pairs for this key, computed in
+    the trusted process.
+
+    Every one of ``keys`` must be there. ``exact`` also fails a dict with keys of its own: the rule
+    "exactly the keys" is graded once, in the open checks' cases, so that an extra key costs what it
+    costs in exercise 18 and not every value case of the notebook."""
     expected = np.asarray(expected_all[key], dtype=np.float64)
     keys = sorted(keys)
     wrong = list(wrong)
@@ -44,9 +53,12 @@ def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], 
         value = value_of(outcomes[0], function)
         if not isinstance(value, dict):
             raise Reject(f"{function} should return a dict with the keys {keys}")
-        if sorted(map(str, value)) != keys:
-            raise Reject(f"{function} should return a dict with exactly the keys {keys}, "
-                         f"got {sorted(map(str, value))}")
+        got = sorted(map(str, value))
+        if exact and got != keys:
+            raise Reject(f"{function} should return a dict with exactly the keys {keys}, got {got}")
+        missing = [name for name in keys if name not in got]
+        if missing:
+            raise Reject(f"{function} should return a dict with the keys {keys}, got {got}")
         raw = field(value, key, "the returned dict")
         actual = float_array(raw, f"{key!r}", shape=expected.shape)
         return _verdict(raw, actual, expected, wrong, f"{key!r}", rtol=rtol, atol=atol)
@@ -68,3 +80,26 @@ def judge_array(function: str, expected, what: str, *, wrong: Iterable = (), rto
         return _verdict(value, actual.reshape(expected.shape), expected, wrong, what, rtol=rtol, atol=atol)
 
     return judge
+
+
+def overflow_named(judge, misconception: Misconception):
+    """Wrap ``judge`` for a case of two calls: a large-logit input, then the same input shifted by a
+    constant (which leaves the expected value unchanged). When the first fails but the shifted one
+    passes, the answer breaks on large logits only: name ``misconception`` (the missing max shift),
+    whether the overflow surfaced as inf/NaN or as the answer's own ValueError on its NaN values."""
+
+    def run(outcome) -> Verdict:
+        try:
+            return judge((outcome,))
+        except Reject as rejection:
+            return Verdict(False, rejection.message, rejection.misconception)
+
+    def wrapped(outcomes):
+        verdict = run(outcomes[0])
+        if verdict.passed or verdict.misconception is not None:
+            return verdict
+        if run(outcomes[1]).passed:
+            return Verdict(False, misconception.sentence, misconception.key)
+        return verdict
+
+    return wrapped

@@ -28,6 +28,12 @@ SHIFT_BACKWARDS = Misconception(
     "The shift goes the wrong way: each token was scored by logits computed after reading it. The "
     "logits at a position predict the token that has not been read yet, the one that comes next.")
 
+DOUBLE_SHIFT = Misconception(
+    "double-shift",
+    "The labels were shifted twice: a loss that shifts its labels itself (as transformers' causal-LM loss "
+    "does) must get them unshifted, a copy of input_ids; shifted once more, the logits at a position are "
+    "scored against the token two positions later.")
+
 # --------------------------------------------------------------------------- return types (15, 17)
 
 LIST_NOT_ARRAY = Misconception(
@@ -158,6 +164,6 @@ def rounded_too_early(actual, expected) -> bool:
     return coarse
 
 
-__all__ = ["FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "KL_NEGATED", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
+__all__ = ["DOUBLE_SHIFT", "FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "KL_NEGATED", "LIST_NOT_ARRAY", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
            "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS",
            "TOP_P_EXTRA", "rounded_too_early"]

@@ -160,6 +160,21 @@ def _expected_score_weighted(q: np.ndarray, weight: np.ndarray) -> np.ndarray:
     return q * (weight - np.sum(q * weight, axis=-1, keepdims=True))
 
 
+def _q_times_expm1(q: np.ndarray, p: np.ndarray, log_r: np.ndarray) -> np.ndarray:
+    r""":math:`q\,(r - 1) = p - q` without forming :math:`r`: where :math:`q` underflows and :math:`p` does
+    not, :math:`r = e^{\log r}` overflows and :math:`q\,r` is :math:`0 \cdot \infty`. ``q * expm1(log r)``
+    keeps full relative precision near :math:`r = 1`; from :math:`\log r \ge 1` on, :math:`p \ge e\,q`
+    and ``p - q`` loses nothing to cancellation."""
+    small = log_r < 1.0
+    return np.where(small, q * np.expm1(np.minimum(log_r, 1.0)), p - q)
+
+
+def _centred(q: np.ndarray, weighted: np.ndarray) -> np.ndarray:
+    r""":math:`q \odot (w - \mathbb E_q w)` from :math:`q \odot w` (``weighted``): the same as
+    :func:`_expected_score_weighted` where :math:`w` itself would overflow but :math:`q\,w` does not."""
+    return weighted - q * np.sum(weighted, axis=-1, keepdims=True)
+
+
 def true_kl_gradients(theta, ref_logits):
     r"""Exact gradients, with respect to the logits ``theta`` of :math:`q_\theta = \mathrm{softmax}(\theta)`,
     of both KL directions against the fixed reference :math:`p = \mathrm{softmax}(\text{ref\_logits})`.
@@ -205,7 +220,7 @@ def loss_gradients(theta, ref_logits):
     return {
         "k1": _expected_score_weighted(q, np.ones_like(q)),
         "k2": _expected_score_weighted(q, -log_r),
-        "k3": _expected_score_weighted(q, -np.expm1(log_r)),
+        "k3": _centred(q, -_q_times_expm1(q, np.exp(log_p), log_r)),
     }
 
 
@@ -228,7 +243,7 @@ def reward_gradients(theta, ref_logits):
     return {
         "k1": _expected_score_weighted(q, -log_r),
         "k2": _expected_score_weighted(q, 0.5 * log_r ** 2),
-        "k3": _expected_score_weighted(q, np.expm1(log_r) - log_r),
+        "k3": _centred(q, _q_times_expm1(q, np.exp(log_p), log_r) - q * log_r),
     }
 
 

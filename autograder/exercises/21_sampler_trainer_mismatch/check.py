@@ -4,18 +4,30 @@ Expected values come from :mod:`autograder.reference.further` in the trusted pro
 mistakes (an engine that does not renormalise, a trainer that truncates too, temperature left out,
 an inverted ratio, PPO-style two-sided clipping, a sequence weight built from truncated token weights,
 padding counted) are recognised by computing their outputs on the same input.
+
+Every stated rule has a case: ties at the top-k cut (exercise 19's tie block, so an unstable sort fails
+too), T <= 0, top_k > V, cap = 0 and cap = inf, an empty row's min(1, C), shapes that NumPy would
+broadcast. An engine that is not renormalised (or adds log Z_S) caps the notebook at a third; bad-input
+points need valid input accepted (the gate); "exactly the keys" is graded in the open checks only.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
-from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
+from autograder.channel import Call, Raised, Returned
+from autograder.checks import _misconceptions as _shared
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
-from autograder.checks._dict_results import judge_key
+from autograder.checks._dict_results import judge_key, overflow_named
 from autograder.reference import further
+
+# Ties are ranked as in exercise 19 (smaller id first), built the same way so that an unstable sort fails too.
+_EX19 = importlib.import_module("autograder.exercises.19_sampling_transforms.check")
+TIE_ORDER = _EX19.TIE_ORDER
 
 STEM = "21_sampler_trainer_mismatch"
 
@@ -30,6 +42,12 @@ ENGINE_NOT_RENORMALISED = Misconception(
     "engine-not-renormalised",
     "The engine's log-probability is the tempered log-softmax itself: after keeping the top-k tokens the "
     "engine renormalises over them, so its log-probability is larger by -log Z_S (Z_S = their tempered mass).")
+ENGINE_LOG_Z_SIGN = Misconception(
+    "engine-log-z-sign",
+    "log Z_S was added to the engine's log-probability: renormalising over the top-k set divides the "
+    "probability by Z_S <= 1, so the engine's log-probability is log softmax(z / T) - log Z_S, at least the "
+    "trainer's.")
+NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
 TRAINER_TRUNCATED = Misconception(
     "trainer-truncated",
     "The trainer's log-probability was renormalised over the top-k tokens too: the trainer recomputes "
@@ -52,10 +70,8 @@ SEQUENCE_FROM_TOKENS = Misconception(
     "sequence-from-truncated-tokens",
     "The sequence weight was built from the already truncated token weights: it is exp(sum of the response's "
     "log-ratios), truncated once at the end.")
-PADDING_COUNTED = Misconception(
-    "padding-counted",
-    "Positions where mask is False were used: they are padding (or prompt) and must get weight 0 and stay "
-    "out of the sequence's sum.")
+#: The key exercises 01, 17 and 20 use too: one key, one sentence.
+PADDING_COUNTED = _shared.PADDING_COUNTED
 
 KEYS_LP = ("engine", "trainer")
 KEYS_W = ("sequence", "token")
@@ -67,6 +83,7 @@ def _logprob_wrong(z, ids, temperature, top_k) -> dict:
     wrong = {"engine": [], "trainer": []}
     if top_k is not None:
         wrong["engine"].append((right["trainer"], ENGINE_NOT_RENORMALISED))
+        wrong["engine"].append((2 * right["trainer"] - right["engine"], ENGINE_LOG_Z_SIGN))
         wrong["trainer"].append((right["engine"], TRAINER_TRUNCATED))
     if no_t is not None:
         wrong["engine"].append((no_t["engine"], NO_TEMPERATURE))
@@ -74,15 +91,49 @@ def _logprob_wrong(z, ids, temperature, top_k) -> dict:
     return wrong
 
 
-def _logprob_cases(name, z, ids, temperature, top_k, *, as_lists=False):
+def _logprob_cases(name, z, ids, temperature, top_k, *, as_lists=False, large=False, ties=False):
+    """``large``: logits of order 1e3, called again moved down by their maximum (same expected values) to
+    name a missing max shift; ``ties``: every valid token is one of the tied tokens kept by the smaller-id
+    rule, so an answer that raises on it ranked the ties the other way."""
     expected = further.engine_and_trainer_logprobs(z, ids, temperature, top_k)
     wrong = _logprob_wrong(z, ids, temperature, top_k)
     args = (z.tolist(), ids.tolist()) if as_lists else (z, ids)
     kwargs = {"temperature": temperature, "top_k": top_k}
-    return [Case(f"{key} log-probabilities, {name}", "logprobs",
-                 (Call("engine_and_trainer_logprobs", args, kwargs),),
-                 judge_key("engine_and_trainer_logprobs", key, expected, KEYS_LP, wrong=wrong[key]))
-            for key in KEYS_LP]
+    cases = []
+    for key in KEYS_LP:
+        judge = judge_key("engine_and_trainer_logprobs", key, expected, KEYS_LP, wrong=wrong[key])
+        calls = (Call("engine_and_trainer_logprobs", args, kwargs),)
+        if large:
+            calls += (Call("engine_and_trainer_logprobs", (z - z.max(), ids), kwargs),)
+            judge = overflow_named(judge, NO_MAX_SHIFT)
+        if ties:
+            # a control call on the same logits, sampling each row's most probable token (no tie involved)
+            calls += (Call("engine_and_trainer_logprobs", (z, np.argmax(z, axis=-1)), kwargs),)
+            judge = _ties_named(judge)
+        cases.append(Case(f"{key} log-probabilities, {name}", "logprobs", calls, judge))
+    return cases
+
+
+def _ties_named(judge):
+    """A ValueError on tokens the smaller-id rule keeps, while the same logits with an untied token
+    return, means the ties were ranked another way (an answer that raises on everything is not told so)."""
+
+    def wrapped(outcomes):
+        if (isinstance(outcomes[0], Raised) and outcomes[0].is_a("ValueError")
+                and isinstance(outcomes[1], Returned)):
+            return Verdict(False, TIE_ORDER.sentence, TIE_ORDER.key)
+        return judge(outcomes[:1])
+
+    return wrapped
+
+
+def _tie_rows(vocabulary: int) -> tuple:
+    """Exercise 19's tie block (a large block of equal logits, the top-k cut in its middle) as one row per
+    tied token that the smaller-id rule keeps, each sampling that token; and the first tied token it drops."""
+    z, k, _ = _EX19.tie_block(vocabulary)
+    order = np.argsort(-z, kind="stable")
+    tied_kept = np.array([i for i in order[:k] if z[i] == 0.0])
+    return np.tile(z, (tied_kept.size, 1)), tied_kept, k, int(order[k])
 
 
 def _weights_wrong(trainer, engine, mask, cap) -> dict:
@@ -106,13 +157,13 @@ def _weights_wrong(trainer, engine, mask, cap) -> dict:
     return {"token": finite(token), "sequence": finite(sequence)}
 
 
-def _weights_cases(name, trainer, engine, mask, cap, *, as_lists=False):
+def _weights_cases(name, trainer, engine, mask, cap, *, as_lists=False, keys=KEYS_W):
     expected = further.truncated_is_weights(trainer, engine, mask, cap)
-    wrong = _weights_wrong(trainer, engine, mask, cap)
+    wrong = _weights_wrong(trainer, engine, mask, cap) if np.isfinite(cap) else {"token": [], "sequence": []}
     args = (trainer.tolist(), engine.tolist(), mask.tolist()) if as_lists else (trainer, engine, mask)
     return [Case(f"{key} weights, {name}", "weights", (Call("truncated_is_weights", args, {"cap": cap}),),
                  judge_key("truncated_is_weights", key, expected, KEYS_W, wrong=wrong[key]))
-            for key in KEYS_W]
+            for key in keys]
 
 
 def _sampled(rng, z, temperature, top_k):
@@ -141,13 +192,15 @@ def build_cases():
     out = further.engine_and_trainer_logprobs(z, np.array([0]), 1.0, 2)
     cases.append(Case("the open check: top-2 of four logits, T = 1", "public",
                       (Call("engine_and_trainer_logprobs", (z, np.array([0])), {"temperature": 1.0, "top_k": 2}),),
-                      judge_key("engine_and_trainer_logprobs", "engine", out, KEYS_LP)))
+                      judge_key("engine_and_trainer_logprobs", "engine", out, KEYS_LP, exact=True,
+                                wrong=_logprob_wrong(z, np.array([0]), 1.0, 2)["engine"])))
     t = np.array([[-1.0, -2.0, 0.0]])
     e = np.array([[-1.5, -1.0, 7.0]])
     m = np.array([[True, True, False]])
     cases.append(Case("the open check: two response tokens and one padding position", "public",
                       (Call("truncated_is_weights", (t, e, m), {"cap": 1.5}),),
-                      judge_key("truncated_is_weights", "token", further.truncated_is_weights(t, e, m, 1.5), KEYS_W)))
+                      judge_key("truncated_is_weights", "token", further.truncated_is_weights(t, e, m, 1.5), KEYS_W,
+                                exact=True)))
 
     # --- log-probs
     for name, shape, temperature, top_k in [
@@ -161,7 +214,11 @@ def build_cases():
         ids = _sampled(rng, z, temperature, top_k)
         cases += _logprob_cases(name, z, ids, temperature, top_k)
     z = rng.normal(scale=2.0, size=(4, 6)) + 1000.0
-    cases += _logprob_cases("logits of order 1e3, T = 0.5, top-2", z, _sampled(rng, z, 0.5, 2), 0.5, 2)
+    cases += _logprob_cases("logits of order 1e3, T = 0.5, top-2", z, _sampled(rng, z, 0.5, 2), 0.5, 2, large=True)
+    for vocabulary in (100, 200):
+        z, tied_kept, k, _ = _tie_rows(vocabulary)
+        cases += _logprob_cases(f"ties at the top-k cut (V = {vocabulary}): the smaller ids are kept", z, tied_kept,
+                                0.8, k, ties=True)
     z = rng.normal(size=(3, 5))
     cases += _logprob_cases("inputs given as lists, T = 0.8, top-3", z, _sampled(rng, z, 0.8, 3), 0.8, 3, as_lists=True)
 
@@ -186,6 +243,13 @@ def build_cases():
     nan_mask = np.array([[True, True, False, False], [True, True, True, False]])
     cases += _weights_cases("NaN at padding positions", np.where(nan_mask, trainer, np.nan),
                             np.where(nan_mask, engine, np.nan), nan_mask, 2.0)
+    trainer, engine, mask = _mismatch_batch(rng, 3, 4)
+    mask[1] = False  # a row without response tokens: its sequence weight is min(1, C)
+    for cap in (0.5, 2.0):
+        cases += _weights_cases(f"a row without response tokens, cap {cap}", trainer, engine, mask, cap,
+                                keys=("sequence",))
+    trainer, engine, mask = _mismatch_batch(rng, 2, 5, spread=1.5)
+    cases += _weights_cases("cap = inf: no truncation", trainer, engine, mask, np.inf)
 
     # --- validation
     z = rng.normal(size=(3, 5))
@@ -193,7 +257,20 @@ def build_cases():
     outside = ids.copy()
     outside[1] = np.argsort(-z[1], kind="stable")[4]  # the least likely token: outside the top-2
     good_t, good_e, good_m = _mismatch_batch(rng, 2, 3)
+    tie_z, _, tie_k, dropped = _tie_rows(100)
     cases += [
+        error_case("log-probs: a tied token that the smaller-id rule drops", "engine_and_trainer_logprobs",
+                   (tie_z[:1], np.array([dropped])), "a tied token just below the top-k cut (the smaller ids "
+                   "are kept)", "token_ids", kwargs={"temperature": 0.8, "top_k": tie_k}),
+        error_case("log-probs: a negative temperature", "engine_and_trainer_logprobs",
+                   (z, ids), "temperature -1", "temperature", kwargs={"temperature": -1.0, "top_k": None}),
+        error_case("log-probs: top_k larger than the vocabulary", "engine_and_trainer_logprobs",
+                   (z, ids), "top_k = V + 1", "top_k", kwargs={"temperature": 1.0, "top_k": z.shape[-1] + 1}),
+        error_case("weights: cap = 0", "truncated_is_weights",
+                   (good_t, good_e, good_m), "cap = 0", "cap", kwargs={"cap": 0.0}),
+        error_case("weights: one row of trainer log-probs for two rows of mask", "truncated_is_weights",
+                   (good_t[:1], good_e, good_m), "trainer_logprobs of shape [1, L] with a [2, L] mask (NumPy would "
+                   "broadcast it)", "trainer_logprobs", kwargs={"cap": 2.0}),
         error_case("log-probs: token_ids of the wrong shape", "engine_and_trainer_logprobs",
                    (z, ids[:2]), "token_ids whose shape is not logits.shape[:-1]", "token_ids",
                    kwargs={"temperature": 1.0, "top_k": 2}),
@@ -211,4 +288,18 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The engine's renormalisation over the top-k set is the exercise (trainer - engine = log Z_S): an engine that
+#: does not renormalise, or adds log Z_S, caps the notebook at a third of its autograded points.
+CENTRAL = Central(
+    "the engine's renormalisation over its top-k set (engine = trainer - log Z_S)",
+    {"engine-not-renormalised", "engine-log-z-sign"},
+    ("the open check: top-2 of four logits, T = 1",
+     "engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
+     "engine log-probabilities, a [3, 5] batch, T = 1.3, top-4 of 8"))
+
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
+          "token weights, a [4, 7] batch with right padding, cap 2"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

@@ -5,14 +5,19 @@ Expected values come from :mod:`autograder.reference.further`; the reference its
 central finite differences in ``tests/test_reference_further.py``. Misconceptions are recognised by
 their outputs: directions swapped, a sign flipped, the softmax Jacobian's centring term left out, and
 the tempting "each estimator's loss gradient is the reverse-KL gradient".
+
+A policy and reference that disagree completely (theta = [1000, 0, -1000] against its reverse) make
+r = p/q overflow: k3's gradients must never form r. Swapped directions cap the notebook at a third;
+bad-input points need valid input accepted (the gate).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
+from autograder.channel import Call, Returned
+from autograder.checks import _misconceptions as _shared
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_key
@@ -48,7 +53,32 @@ LOSS_REWARD_SWAPPED = Misconception(
     "These are the other use's gradients: as a loss, k is differentiated (x fixed, E_q[grad k]); as a reward "
     "k is a constant weight on grad log q (E_q[k grad log q]).")
 
+K1_SIGN = _shared.K1_SIGN
+RATIO_OVERFLOW = Misconception(
+    "ratio-overflow",
+    "A value came out inf or NaN: where q(x) underflows and p(x) does not, r = exp(log p - log q) overflows "
+    "and q * r becomes 0 * inf. Simplify before computing: q(x) r(x) = p(x), so q * (1 - r) is q - p and "
+    "no r is needed.")
+
 ESTIMATORS = ("k1", "k2", "k3")
+
+
+def _overflow_named(judge, function: str, key: str):
+    """``judge``, except that a non-finite value at ``key`` is named as the overflowing ratio (the case's
+    input makes r = p/q overflow while q * r = p stays finite)."""
+
+    def wrapped(outcomes):
+        outcome = outcomes[0]
+        if isinstance(outcome, Returned) and isinstance(outcome.value, dict) and key in outcome.value:
+            try:
+                values = np.asarray(outcome.value[key], dtype=np.float64)
+            except (TypeError, ValueError):
+                values = None
+            if values is not None and not np.all(np.isfinite(values)):
+                return Verdict(False, RATIO_OVERFLOW.sentence, RATIO_OVERFLOW.key)
+        return judge(outcomes)
+
+    return wrapped
 DIRECTIONS = ("forward", "reverse")
 
 
@@ -57,11 +87,17 @@ def _uncentred(theta, ref) -> dict:
     log_q, log_p = log_softmax(theta), log_softmax(ref)
     q = np.exp(log_q)
     lr = log_p - log_q
-    return {"reverse": q * (log_q - log_p), "loss": {"k1": q, "k2": -q * lr, "k3": -q * np.expm1(lr)},
-            "reward": {"k1": -q * lr, "k2": 0.5 * q * lr ** 2, "k3": q * (np.expm1(lr) - lr)}}
+    with np.errstate(over="ignore", invalid="ignore"):  # r overflows where q underflows: dropped by _finite
+        return {"reverse": q * (log_q - log_p), "loss": {"k1": q, "k2": -q * lr, "k3": -q * np.expm1(lr)},
+                "reward": {"k1": -q * lr, "k2": 0.5 * q * lr ** 2, "k3": q * (np.expm1(lr) - lr)}}
 
 
-def _cases(name, theta, ref, *, as_lists=False):
+def _finite(wrong: list) -> list:
+    """The mistakes whose output on this input is finite (a non-finite one is named by its overflow)."""
+    return [(output, m) for output, m in wrong if np.all(np.isfinite(output))]
+
+
+def _cases(name, theta, ref, *, as_lists=False, ratio_overflows=False):
     true = further.true_kl_gradients(theta, ref)
     loss = further.loss_gradients(theta, ref)
     reward = further.reward_gradients(theta, ref)
@@ -74,19 +110,25 @@ def _cases(name, theta, ref, *, as_lists=False):
         if key == "reverse":
             wrong.append((plain["reverse"], NOT_CENTRED))
         cases.append(Case(f"{key} KL gradient, {name}", "true_kl", (Call("true_kl_gradients", args),),
-                          judge_key("true_kl_gradients", key, true, DIRECTIONS, wrong=wrong)))
+                          judge_key("true_kl_gradients", key, true, DIRECTIONS, wrong=_finite(wrong))))
     for key in ESTIMATORS:
         # "It is the reverse-KL gradient" first: for k1 that is also the reward's gradient, and the belief
         # that every estimator's gradient is the KL's is the likelier thought behind it.
         wrong = [(true["reverse"], ALL_REVERSE)] if key != "k2" else []
         wrong += [(reward[key], LOSS_REWARD_SWAPPED), (-loss[key], SIGN_FLIPPED), (plain["loss"][key], NOT_CENTRED)]
-        cases.append(Case(f"{key} as a loss, {name}", "loss", (Call("loss_gradients", args),),
-                          judge_key("loss_gradients", key, loss, ESTIMATORS, wrong=wrong)))
-        wrong = [(loss[key], LOSS_REWARD_SWAPPED), (-reward[key], SIGN_FLIPPED), (plain["reward"][key], NOT_CENTRED)]
+        judge = judge_key("loss_gradients", key, loss, ESTIMATORS, wrong=_finite(wrong))
+        if ratio_overflows and key == "k3":
+            judge = _overflow_named(judge, "loss_gradients", key)
+        cases.append(Case(f"{key} as a loss, {name}", "loss", (Call("loss_gradients", args),), judge))
+        # k1 = -log r used as a reward with +log r is k1's sign slip, named as in exercises 11 and 18
+        wrong = [(loss[key], LOSS_REWARD_SWAPPED), (-reward[key], K1_SIGN if key == "k1" else SIGN_FLIPPED),
+                 (plain["reward"][key], NOT_CENTRED)]
         if key != "k1":
             wrong.append((true["reverse"], ALL_REVERSE))
-        cases.append(Case(f"{key} as a reward, {name}", "reward", (Call("reward_gradients", args),),
-                          judge_key("reward_gradients", key, reward, ESTIMATORS, wrong=wrong)))
+        judge = judge_key("reward_gradients", key, reward, ESTIMATORS, wrong=_finite(wrong))
+        if ratio_overflows and key == "k3":
+            judge = _overflow_named(judge, "reward_gradients", key)
+        cases.append(Case(f"{key} as a reward, {name}", "reward", (Call("reward_gradients", args),), judge))
     return cases
 
 
@@ -100,10 +142,12 @@ def build_cases():
     true = further.true_kl_gradients(theta, ref)
     cases.append(Case("the open check: forward-KL gradient of the three-token policy", "public",
                       (Call("true_kl_gradients", (theta, ref)),),
-                      judge_key("true_kl_gradients", "forward", true, DIRECTIONS)))
+                      judge_key("true_kl_gradients", "forward", true, DIRECTIONS, exact=True,
+                                wrong=[(true["reverse"], DIRECTIONS_SWAPPED)])))
     cases.append(Case("the open check: k1 used as a loss has zero expected gradient", "public",
                       (Call("loss_gradients", (theta, ref)),),
-                      judge_key("loss_gradients", "k1", further.loss_gradients(theta, ref), ESTIMATORS)))
+                      judge_key("loss_gradients", "k1", further.loss_gradients(theta, ref), ESTIMATORS, exact=True,
+                                wrong=[(true["reverse"], ALL_REVERSE)])))
 
     inputs = [
         ("a policy over 5 tokens", rng.normal(size=5), rng.normal(size=5)),
@@ -114,6 +158,9 @@ def build_cases():
     ]
     for name, theta, ref in inputs:
         cases += _cases(name, theta, ref)
+    # q puts almost all its mass where p puts almost none and the other way round: r = p/q overflows
+    cases += _cases("logits of order 1e3 with large differences", np.array([1000.0, 0.0, -1000.0]),
+                    np.array([-1000.0, 0.0, 1000.0]), ratio_overflows=True)
     theta, ref = rng.normal(size=4), rng.normal(size=4)
     cases += [case for case in _cases("logits given as lists", theta, ref, as_lists=True)
               if case.name.startswith(("reverse", "k3"))]
@@ -122,13 +169,33 @@ def build_cases():
     good = rng.normal(size=4)
     nan = good.copy()
     nan[2] = np.nan
+    inf = good.copy()
+    inf[1] = np.inf
+    batch = rng.normal(size=(3, 4))
     for function in ("true_kl_gradients", "loss_gradients", "reward_gradients"):
         cases += [
             error_case(f"{function}: different vocabulary sizes", function, (good, rng.normal(size=5)),
                        "theta and ref_logits over different vocabularies", "ref_logits"),
             error_case(f"{function}: NaN in theta", function, (nan, good), "a theta with a NaN", "theta"),
+            error_case(f"{function}: +inf in ref_logits", function, (good, inf), "a ref_logits with +inf",
+                       "ref_logits"),
+            error_case(f"{function}: a batch of theta against one row of ref_logits", function, (batch, good),
+                       "theta of shape [3, 4] with ref_logits of shape [4] (NumPy would broadcast them)",
+                       "ref_logits"),
         ]
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The two directions of the KL are the exercise: swapping them caps the notebook at a third of its points.
+CENTRAL = Central(
+    "the direction of each KL ('reverse' = KL(q||p) under the policy, 'forward' = KL(p||q))",
+    {"kl-directions-swapped"},
+    ("the open check: forward-KL gradient of the three-token policy", "reverse KL gradient, a policy over 5 tokens",
+     "forward KL gradient, a policy over 5 tokens"))
+
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("reverse KL gradient, a policy over 5 tokens", "k1 as a loss, a policy over 5 tokens",
+          "k1 as a reward, a policy over 5 tokens"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

@@ -5,6 +5,10 @@
 :mod:`autograder.reference.further`; the mistakes that mix the normalisers up (a sequence mean that is a
 token mean, Dr. GRPO's constant taken from the padded length or without the batch size, padding counted)
 are recognised from their outputs.
+
+The empty batch (weight 0, not NaN), B = 0 and broadcastable shapes have cases. A mode given another
+mode's weights, or a sequence mean without 1/B, caps the notebook at a third; bad-input points need
+valid input accepted (the gate).
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, ExerciseCheck, Group, coding_groups
+from autograder.checks import _misconceptions as _shared
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
 from autograder.checks._judge import Misconception, error_case
 from autograder.checks._dict_results import judge_array
 from autograder.reference import further
@@ -42,9 +47,8 @@ CONSTANT_WITHOUT_BATCH = Misconception(
 SEQUENCE_WITHOUT_BATCH = Misconception(
     "sequence-mean-without-batch",
     "sequence_mean must also average over the B sequences: each token's weight is 1 / (B * n_i).")
-PADDING_COUNTED = Misconception(
-    "padding-counted",
-    "Padding positions (mask False) were counted: they get weight 0 and stay out of every count.")
+#: The key exercises 01, 17 and 20 use too: one key, one sentence.
+PADDING_COUNTED = _shared.PADDING_COUNTED
 
 
 def _wrong_weights(mask, mode, max_len) -> list:
@@ -72,6 +76,24 @@ def _weights_case(name, mask, mode, max_len=None, *, as_list=False):
     arg = np.asarray(mask).tolist() if as_list else mask
     return Case(f"{mode} weights, {name}", "weights", (Call("token_weights", (arg, mode), kwargs),),
                 judge_array("token_weights", expected, "the weights", wrong=_wrong_weights(mask, mode, max_len)))
+
+
+def _paired_weights_case(name, first, second, mode, max_len=None):
+    """One case, two masks: both weight arrays must be right (the first is an edge case that a trivial
+    answer would get right on its own)."""
+    kwargs = {} if max_len is None else {"max_len": max_len}
+    judges = [judge_array("token_weights", further.token_weights(m, mode, max_len), "the weights",
+                          wrong=_wrong_weights(m, mode, max_len)) for m in (first, second)]
+
+    def judge(outcomes):
+        for one, outcome in zip(judges, outcomes):
+            verdict = one((outcome,))
+            if not verdict.passed:
+                return verdict
+        return verdict
+
+    return Case(f"{mode} weights, {name}", "weights",
+                tuple(Call("token_weights", (m, mode), kwargs) for m in (first, second)), judge)
 
 
 def _aggregate_case(name, loss, mask, mode, max_len=None, *, as_list=False):
@@ -106,7 +128,8 @@ def build_cases():
     loss = np.array([[1.0, 3.0, 9.0], [4.0, 0.0, 0.0]])
     cases.append(Case("the open check: sequence_mean weights of two sequences of lengths 2 and 1", "public",
                       (Call("token_weights", (mask, "sequence_mean")),),
-                      judge_array("token_weights", further.token_weights(mask, "sequence_mean"), "the weights")))
+                      judge_array("token_weights", further.token_weights(mask, "sequence_mean"), "the weights",
+                                  wrong=_wrong_weights(mask, "sequence_mean", None))))
     cases.append(Case("the open check: token_mean loss of the same batch", "public",
                       (Call("aggregate_loss", (loss, mask, "token_mean")),),
                       judge_array("aggregate_loss", further.aggregate_loss(loss, mask, "token_mean"), "the loss")))
@@ -123,6 +146,11 @@ def build_cases():
         cases.append(_weights_case("a row without response tokens", with_empty, mode, 5 if max_len else None))
         cases.append(_weights_case("left padding, mask as 0/1 lists", left.astype(int), mode, 6 if max_len else None,
                                    as_list=True))
+        # the stated edge case: no response token at all gives weight 0 everywhere (not 0/0 = NaN), paired
+        # with a batch of the same shape that has tokens, so that zeros everywhere does not pass by itself
+        cases.append(_paired_weights_case("a batch with no response token at all (and one with tokens)",
+                                          np.zeros((3, 4), dtype=bool), _ragged_mask([1, 4, 2], 4), mode,
+                                          4 if max_len else None))
 
     # --- aggregate
     for mode in further.AGGREGATION_MODES:
@@ -150,8 +178,14 @@ def build_cases():
                    "max_len = 2 for rows of width 3", "max_len", kwargs={"max_len": 2}),
         error_case("weights: a 1-D mask", "token_weights", (np.array([True, False]), "token_mean"),
                    "a 1-D mask", "mask"),
+        error_case("weights: a mask with no rows", "token_weights", (np.zeros((0, 3), dtype=bool), "token_mean"),
+                   "a mask of shape [0, 3] (no sequences)", "mask"),
         error_case("loss: per_token_loss of another shape", "aggregate_loss", (loss[:, :2], mask, "token_mean"),
                    "a per_token_loss whose shape differs from the mask's", "per_token_loss"),
+        error_case("loss: one row of per_token_loss for two rows of mask", "aggregate_loss",
+                   (loss[:1], mask, "sequence_mean"),
+                   "a per_token_loss of shape [1, L] for a mask of shape [2, L] (NumPy would broadcast it)",
+                   "per_token_loss"),
         error_case("loss: NaN on a response token", "aggregate_loss",
                    (np.where(mask, np.nan, 0.0), mask, "sequence_mean"), "a NaN loss on a response token",
                    "per_token_loss"),
@@ -159,4 +193,19 @@ def build_cases():
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: Which normaliser is which is the exercise: a sequence mean without the 1/B, or one mode's weights given
+#: for another (a token mean taken per row is a sequence mean), caps the notebook at a third of its points.
+CENTRAL = Central(
+    "the normaliser of each mode (token_mean over the batch's tokens, sequence_mean 1 / (B * n_i))",
+    {"sequence-mean-without-batch", "normalisers-mixed-up"},
+    ("the open check: sequence_mean weights of two sequences of lengths 2 and 1",
+     "the open check: token_mean loss of the same batch",
+     "sequence_mean weights, a GRPO group of lengths 3, 5, 12, 20",
+     "token_mean weights, a GRPO group of lengths 3, 5, 12, 20"))
+
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("token_mean weights, a GRPO group of lengths 3, 5, 12, 20",
+          "token_mean loss, a GRPO group of lengths 3, 5, 12, 20 (garbage in the padding)"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

@@ -3,7 +3,12 @@ trains, and a diagnosis of the labels a caller passes to it.
 
 Expected values come from :mod:`autograder.reference.further`; the classic mistakes (no shift, a shift
 the other way, a sum or a per-row mean instead of the batch mean over targets, the mask not shifted)
-are recognised from their outputs.
+are recognised from their outputs, with the shared keys of exercises 03 and 16.
+
+diagnose_labels has a case where both rules hold ("ok" first), one where only the last column
+separates double_shift from mismatch, and each validation rule. A loss that pairs at the same
+position, shifts the wrong way or twice (or unshifted positions) caps the notebook at a third;
+bad-input points need valid input accepted (the gate).
 """
 
 from __future__ import annotations
@@ -11,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, ExerciseCheck, Group, Reject, Verdict, coding_groups
+from autograder.checks import _misconceptions as _shared
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, value_of
-from autograder.checks._dict_results import judge_array
+from autograder.checks._dict_results import judge_array, overflow_named
 from autograder.reference import further
 
 STEM = "24_labels_and_shifting"
@@ -28,16 +34,13 @@ GROUPS = coding_groups(
     validation=(1, "The functions reject bad shapes, labels outside the vocabulary and batches with no target"),
 )
 
-NO_SHIFT = Misconception(
-    "missing-shift",
-    "Logits and labels were paired at the same position: the model's logits at t predict the token at t + 1, "
-    "so the loss pairs logits[:, :-1] with labels[:, 1:].")
-WRONG_WAY = Misconception(
-    "shift-backwards",
-    "The shift goes the wrong way: logits[:, 1:] were paired with labels[:, :-1]. Pair logits[:, :-1] with "
-    "labels[:, 1:].")
+# The shift's mistakes are the same as in exercises 03 and 16: one key, one sentence.
+NO_SHIFT = _shared.SAME_POSITION
+WRONG_WAY = _shared.SHIFT_BACKWARDS
+DOUBLE_SHIFT = _shared.DOUBLE_SHIFT
+NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
 SUM_NOT_MEAN = Misconception(
-    "sum-not-mean",
+    "loss-sum-not-mean",
     "This is the sum of the negative log-likelihoods: the loss is their mean over the targets that are not "
     "ignore_index.")
 ROW_MEAN = Misconception(
@@ -54,6 +57,15 @@ MASK_UNSHIFTED = Misconception(
 MASK_WRONG_WAY = Misconception(
     "positions-shifted-backwards",
     "The positions were shifted the wrong way: the logits at t are scored against labels[:, t + 1].")
+OK_NOT_FIRST = Misconception(
+    "diagnosis-ok-not-first",
+    "\"ok\" is tested first: labels that equal input_ids at the same position are fine, even when repeated "
+    "tokens make them look shifted too.")
+DOUBLE_SHIFT_LAST_COLUMN = Misconception(
+    "diagnosis-last-column",
+    "\"double_shift\" also needs the last column to hold only ignore_index: labels shifted by the caller have "
+    "nothing to put there, so labels that match input_ids one position later but have a real last label are "
+    "a \"mismatch\".")
 
 
 def _loss_wrong(z, labels) -> list:
@@ -67,12 +79,16 @@ def _loss_wrong(z, labels) -> list:
         picked = np.take_along_axis(lp, np.where(counted, targets, 0)[..., None], axis=-1)[..., 0]
         return picked, counted
 
-    same = nll(log_p, labels)
-    if same is not None:
-        wrong.append((float(-same[0][same[1]].mean()), NO_SHIFT))
+    # same-position pairing over every position, or trimmed at either end to L - 1 pairs
+    for same in (nll(log_p, labels), nll(log_p[:, :-1], labels[:, :-1]), nll(log_p[:, 1:], labels[:, 1:])):
+        if same is not None:
+            wrong.append((float(-same[0][same[1]].mean()), NO_SHIFT))
     back = nll(log_p[:, 1:], labels[:, :-1])
     if back is not None:
         wrong.append((float(-back[0][back[1]].mean()), WRONG_WAY))
+    twice = nll(log_p[:, :-2], labels[:, 2:]) if labels.shape[1] > 2 else None
+    if twice is not None:
+        wrong.append((float(-twice[0][twice[1]].mean()), DOUBLE_SHIFT))
     right = nll(log_p[:, :-1], labels[:, 1:])
     if right is not None:
         picked, counted = right
@@ -83,16 +99,23 @@ def _loss_wrong(z, labels) -> list:
     return wrong
 
 
-def _loss_case(name, z, labels, *, as_lists=False, group="loss"):
+def _loss_case(name, z, labels, *, as_lists=False, group="loss", large=False):
+    """``large``: the logits overflow a naive exp; the case also calls the loss on the same logits moved
+    down by their maximum (the loss is unchanged) to tell a missing max shift from other mistakes."""
     expected = further.causal_lm_loss(z, labels, IGNORE)
     args = (z.tolist(), labels.tolist()) if as_lists else (z, labels)
-    return Case(f"loss, {name}", group, (Call("causal_lm_loss", args),),
-                judge_array("causal_lm_loss", expected, "the loss", wrong=_loss_wrong(z, labels)))
+    judge = judge_array("causal_lm_loss", expected, "the loss", wrong=_loss_wrong(z, labels))
+    if not large:
+        return Case(f"loss, {name}", group, (Call("causal_lm_loss", args),), judge)
+    calls = (Call("causal_lm_loss", args), Call("causal_lm_loss", (z - z.max(), labels)))
+    return Case(f"loss, {name}", group, calls, overflow_named(judge, NO_MAX_SHIFT))
 
 
 def _judge_positions(labels, ignore_index):
     expected = further.loss_positions(labels, ignore_index)
     unshifted = labels != ignore_index
+    unshifted_trimmed = unshifted.copy()
+    unshifted_trimmed[:, -1] = False  # the label positions, with the last one dropped because it has no logits after it
     backwards = np.zeros(labels.shape, dtype=bool)
     backwards[:, 1:] = labels[:, :-1] != ignore_index
 
@@ -101,7 +124,7 @@ def _judge_positions(labels, ignore_index):
         actual = bool_array(value, "the positions", shape=expected.shape)
         if np.array_equal(actual, expected):
             return PASS
-        if np.array_equal(actual, unshifted):
+        if np.array_equal(actual, unshifted) or np.array_equal(actual, unshifted_trimmed):
             return Verdict(False, MASK_UNSHIFTED.sentence, MASK_UNSHIFTED.key)
         if np.array_equal(actual, backwards):
             return Verdict(False, MASK_WRONG_WAY.sentence, MASK_WRONG_WAY.key)
@@ -125,6 +148,10 @@ def _judge_diagnosis(expected):
             raise Reject(f"diagnose_labels should return one of {list(further.LABEL_DIAGNOSES)}, not another string")
         if value == expected:
             return PASS
+        if (expected, value) == ("ok", "double_shift"):
+            return Verdict(False, OK_NOT_FIRST.sentence, OK_NOT_FIRST.key)
+        if (expected, value) == ("mismatch", "double_shift"):
+            return Verdict(False, DOUBLE_SHIFT_LAST_COLUMN.sentence, DOUBLE_SHIFT_LAST_COLUMN.key)
         return Verdict(False, "the diagnosis is not right for these labels")
 
     return judge
@@ -166,7 +193,7 @@ def build_cases():
     ids, z, labels = _batch(rng, 2, 6, 150, 2)
     cases.append(_loss_case("a vocabulary of 150 tokens (ignore_index -100 is not a valid id to pick)", z, labels))
     ids, z, labels = _batch(rng, 2, 5, 7, 1)
-    cases.append(_loss_case("logits of order 1e3", z + 1000.0, labels))
+    cases.append(_loss_case("logits of order 1e3", z + 1000.0, labels, large=True))
     ids, z, labels = _batch(rng, 2, 4, 5, 1)
     cases.append(_loss_case("inputs given as lists", z, labels, as_lists=True))
 
@@ -190,25 +217,56 @@ def build_cases():
               _diagnose_case("labels already shifted by the caller", ids, double),
               _diagnose_case("one label differs from every input", ids, wrong)]
     repeats = np.array([[5, 5, 5, 5, 7]])
-    cases.append(_diagnose_case("repeated tokens: ok takes precedence", repeats,
-                                np.array([[IGNORE, 5, 5, 5, 7]])))
+    cases.append(_diagnose_case("repeated tokens", repeats, np.array([[IGNORE, 5, 5, 5, 7]])))
+    # Both rules hold here (a run of one token, last column ignored): "ok" is tested first.
+    cases.append(_diagnose_case("repeated tokens: both rules hold, ok takes precedence", np.array([[5, 5, 5, 5]]),
+                                np.array([[IGNORE, 5, 5, IGNORE]])))
+    # Shifted by the caller, but the last column holds a real token (a pad id): not a double shift.
+    cases.append(_diagnose_case("shifted labels with a real last label", np.array([[11, 12, 13, 14], [21, 22, 23, 24]]),
+                                np.array([[12, 13, 14, 0], [IGNORE, 23, 24, 0]])))
 
     # --- validation
     ids, z, labels = _batch(rng, 2, 5, 6, 2)
     out_of_vocab = labels.copy()
     out_of_vocab[0, 4] = 6
+    negative = labels.copy()
+    negative[1, 3] = -2
     cases += [
         error_case("loss: labels of another shape", "causal_lm_loss", (z, labels[:, :4]),
                    "labels whose shape is not logits.shape[:2]", "labels"),
         error_case("loss: a label outside the vocabulary", "causal_lm_loss", (z, out_of_vocab),
                    "a label equal to the vocabulary size", "labels"),
+        error_case("loss: a negative label that is not ignore_index", "causal_lm_loss", (z, negative),
+                   "a counted label of -2 (not ignore_index, not a token id)", "labels"),
         error_case("loss: every target ignored", "causal_lm_loss", (z, np.full(labels.shape, IGNORE)),
                    "labels that are all ignore_index", "labels"),
         error_case("positions: a 1-D labels array", "loss_positions", (labels[0],), "a 1-D labels array", "labels"),
         error_case("diagnosis: input_ids and labels of different shapes", "diagnose_labels", (ids[:, :4], labels),
                    "input_ids and labels of different shapes", "labels"),
+        error_case("diagnosis: one row of input_ids for two rows of labels", "diagnose_labels", (ids[:1], labels),
+                   "input_ids of shape [1, L] for labels of shape [2, L] (NumPy would broadcast them)", "input_ids"),
+        error_case("diagnosis: 1-D input_ids and labels", "diagnose_labels", (ids[0], labels[0]),
+                   "1-D input_ids and labels", "labels"),
+        error_case("diagnosis: rows of one position", "diagnose_labels", (ids[:, :1], np.array([[3], [4]])),
+                   "labels of shape [B, 1] (L < 2)", "labels"),
+        error_case("diagnosis: every label ignore_index", "diagnose_labels", (ids, np.full(ids.shape, IGNORE)),
+                   "labels that are all ignore_index", "labels"),
     ]
     return cases
 
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases)
+#: The shift is the exercise: a loss that pairs logits and labels at the same position, shifts the wrong way
+#: or shifts twice (or positions that are not shifted) caps the notebook at a third of its autograded points.
+CENTRAL = Central(
+    "the shift inside the loss (logits at t against labels[:, t + 1], labels passed unshifted)",
+    {"same-position", "shift-backwards", "double-shift", "positions-unshifted", "positions-shifted-backwards"},
+    ("loss, a [3, 7] batch with a 3-token prompt",
+     "loss, rows with different numbers of targets (padding ignored)",
+     "positions, the open check: a prompt of two tokens", "positions, prompt masked and one padded row"))
+
+#: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
+#: raises ValueError on everything would otherwise collect them).
+GATE = Gate(cases=("loss, a [3, 7] batch with a 3-token prompt", "positions, prompt masked and one padded row",
+          "diagnosis, labels as given"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)

@@ -1,0 +1,73 @@
+"""The validation gate on exercises 21-24: bad-input points count only for functions that accept valid input.
+
+The outside tester's stubs: every function raising ValueError on every input (1/8 in each notebook
+before the gate), and the open checks' answers hard-coded with ValueError for every other input. Both
+now earn nothing in the validation group, graded together or as its own hidden cell; the reference
+keeps every point.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from autograder.checks import CHECKS
+from check_support import result_of
+
+FUNCTIONS = {
+    "21_sampler_trainer_mismatch": ("engine_and_trainer_logprobs", "truncated_is_weights"),
+    "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
+    "23_loss_aggregation": ("token_weights", "aggregate_loss"),
+    "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+}
+
+
+def raise_all(stem: str) -> str:
+    return "\n".join(f"def {name}(*args, **kwargs):\n    raise ValueError('invalid input')\n"
+                     for name in FUNCTIONS[stem])
+
+
+def open_checks_plus_raise(stem: str) -> dict:
+    """Each function answers the inputs of the notebook's open checks as the reference does (a lookup
+    table) and raises ValueError on every other input."""
+    import numpy as np
+
+    reference = importlib.import_module("autograder.reference.further")
+    check = CHECKS[stem]
+    seen = [(call.target, call.args, call.kwargs) for case in check.cases(["public"]) for call in case.calls]
+
+    def make(name):
+        def answer(*args, **kwargs):
+            for target, known_args, known_kwargs in seen:
+                if target == name and len(args) == len(known_args) and all(
+                        np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(args, known_args)) \
+                        and kwargs == known_kwargs:
+                    return getattr(reference, name)(*args, **kwargs)
+            raise ValueError("unsupported input")
+        return answer
+
+    return {name: make(name) for name in FUNCTIONS[stem]}
+
+
+@pytest.mark.parametrize("stem", sorted(FUNCTIONS))
+@pytest.mark.parametrize("kind", ["raise-all", "open-checks-plus-raise"])
+def test_a_function_that_rejects_valid_input_earns_no_bad_input_points(stem, kind):
+    answer = raise_all(stem) if kind == "raise-all" else open_checks_plus_raise(stem)
+    result = result_of(stem, answer)
+    validation = next(group for group in result.groups if group.name == "validation")
+    assert validation.points_earned == 0, result.feedback()
+    assert validation.gated and set(validation.gated_by) == set(FUNCTIONS[stem]), result.feedback()
+    assert "rejecting bad input counts only when valid input is accepted" in validation.feedback()
+    alone = result_of(stem, answer, ["validation"])  # the hidden cell graded on its own gates alike
+    assert alone.points_earned == 0, alone.feedback()
+    if kind == "open-checks-plus-raise":
+        assert result.points_earned <= CHECKS[stem].points / 3 + 1e-9, result.feedback()
+
+
+@pytest.mark.parametrize("stem", sorted(FUNCTIONS))
+def test_the_reference_keeps_every_bad_input_point(stem):
+    reference = importlib.import_module("autograder.reference.further")
+    result = result_of(stem, {name: getattr(reference, name) for name in FUNCTIONS[stem]})
+    assert result.points_earned == CHECKS[stem].points, result.feedback()
+    assert not any(group.gated for group in result.groups)
