@@ -24,6 +24,7 @@ import numpy as np
 
 from autograder.channel import Call, ObjectData, SetData, Unreadable
 from autograder.checks._core import PASS, Case, Reject, Verdict
+from autograder.checks import _misconceptions as shared
 from autograder.checks._judge import Misconception, close, float_array, scalar, value_of
 
 #: Relative tolerance for numeric answers: accepts any rounding to 6 significant digits.
@@ -266,24 +267,53 @@ def compare_numbers(actual: Any, expected: Any, what: str, wrong: Iterable[tuple
     return Verdict(False, f"{what} does not match the expected answer (to 6 significant digits)")
 
 
+def has_text(value: Any) -> bool:
+    """Whether a number, or an entry of a list or tuple of numbers, was written as text in quotes."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and any(has_text(item) for item in value)
+
+
+def numeric_judge(read: Callable[[Any], Any], expected: Any, what: str,
+                  wrong: Iterable[tuple] = ()) -> Callable[[Any], Verdict]:
+    """A judge for a number (or small table of numbers) read by ``read``.
+
+    PASS within the documented tolerance; else the misconception whose value it matches; a number
+    written as text and a right value rounded too early (1-5 significant digits, where the task asks for
+    6 or an expression) are named with the shared sentences, wherever they show.
+    """
+    wrong = tuple(wrong)
+
+    def judge(value: Any) -> Verdict:
+        if has_text(value):
+            raise Reject(shared.NUMBER_AS_TEXT.sentence, shared.NUMBER_AS_TEXT.key)
+        got = read(value)
+        verdict = compare_numbers(got, expected, what, wrong)
+        if not verdict.passed and verdict.misconception is None and shared.rounded_too_early(got, expected):
+            return Verdict(False, shared.TOO_FEW_DIGITS.sentence, shared.TOO_FEW_DIGITS.key)
+        return verdict
+
+    return judge
+
+
 def number_case(case_name: str, group: str, name: str, expected: float,
-                wrong: Iterable[tuple[float, Misconception]] = (), weight: float = 1.0) -> Case:
-    """A case that reads the number bound to ``name`` and compares it with ``expected``."""
-    what, wrong = f"`{name}`", tuple(wrong)
-    return value_case(case_name, group, name,
-                      lambda value: compare_numbers(number(value, what), expected, what, wrong), weight=weight)
+                wrong: Iterable[tuple[float, Misconception]] = (), *, allow_infinite: bool = False,
+                weight: float = 1.0) -> Case:
+    """A case that reads the number bound to ``name`` and judges it with :func:`numeric_judge`."""
+    what = f"`{name}`"
+    return value_case(case_name, group, name, numeric_judge(
+        lambda value: number(value, what, allow_infinite=allow_infinite), expected, what, wrong), weight=weight)
 
 
 def array_case(case_name: str, group: str, name: str, expected: np.ndarray,
                wrong: Iterable[tuple[np.ndarray, Misconception]] = (), weight: float = 1.0) -> Case:
     """A case that reads a small table of numbers bound to ``name`` (same shape as ``expected``)."""
-    what, wrong = f"`{name}`", tuple(wrong)
+    what = f"`{name}`"
     expected = np.asarray(expected, dtype=np.float64)
-    return value_case(case_name, group, name,
-                      lambda value: compare_numbers(numbers(value, what, expected.shape), expected, what, wrong),
-                      weight=weight)
+    return value_case(case_name, group, name, numeric_judge(
+        lambda value: numbers(value, what, expected.shape), expected, what, wrong), weight=weight)
 
 
 __all__ = ["NUMBER_ATOL", "NUMBER_RTOL", "array_case", "blank", "boolean", "choice", "choice_set",
-           "compare_numbers", "entry", "int_set", "int_tuple", "integer", "number", "number_case",
-           "number_matches", "numbers", "read", "same", "sequence", "value_case"]
+           "compare_numbers", "entry", "has_text", "int_set", "int_tuple", "integer", "number", "number_case",
+           "number_matches", "numbers", "numeric_judge", "read", "same", "sequence", "value_case"]

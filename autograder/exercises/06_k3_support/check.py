@@ -12,9 +12,9 @@ most a third.
 from __future__ import annotations
 
 from autograder.checks._concept_answers import (
-    boolean, choice, compare_numbers, entry, number, same, value_case,
+    boolean, choice, entry, number_case, same, value_case,
 )
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -65,35 +65,6 @@ SUPPORT_MISTAKES = {
 # --------------------------------------------------------------------------- numbers written as text
 
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
-
-
-def _has_text(value) -> bool:
-    if isinstance(value, str):
-        return True
-    return isinstance(value, (list, tuple)) and any(_has_text(item) for item in value)
-
-
-def _numeric(read, expected, what: str, wrong=()):
-    """A judge for a number read by ``read``: within 1e-5 relative, else the misconception whose value it
-    matches; a number written as text is named with the shared sentence. (No rounding can be too early
-    here: the answers are 0.8 and infinity.)"""
-    wrong = tuple(wrong)
-
-    def judge(value) -> Verdict:
-        if _has_text(value):
-            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
-        got = read(value)
-        return compare_numbers(got, expected, what, wrong)
-
-    return judge
-
-
-def number_case(case_name: str, group: str, name: str, expected: float, wrong=(), *,
-                allow_infinite: bool = False) -> Case:
-    """A case comparing the number bound to ``name`` with ``expected`` (see :func:`_numeric`)."""
-    what = f"`{name}`"
-    return value_case(case_name, group, name, _numeric(
-        lambda value: number(value, what, allow_infinite=allow_infinite), expected, what, wrong))
 
 
 def _support_case(requirement: str):

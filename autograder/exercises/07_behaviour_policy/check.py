@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 from autograder.checks._concept_answers import (
-    choice, choice_set, compare_numbers, number, same, value_case,
+    choice, choice_set, number_case, same, value_case,
 )
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -124,42 +124,9 @@ if frozenset().union(*(fields for fields, _ in PROVENANCE_MISTAKES)) != key.PROV
 
 
 
-# --------------------------------------------------------------------------- numbers: text and early rounding
-
+# The shared mistakes of numeric answers, named by the shared number judge (listed here for the catalogue).
 ROUNDED = _shared.TOO_FEW_DIGITS
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
-
-
-def _has_text(value) -> bool:
-    if isinstance(value, str):
-        return True
-    return isinstance(value, (list, tuple)) and any(_has_text(item) for item in value)
-
-
-def _numeric(read, expected, what: str, wrong=()):
-    """A judge for a number (or table of numbers) read by ``read``: within 1e-5 relative, else the
-    misconception whose value it matches; a number written as text and a value rounded too early are
-    named with the shared sentences (the task asks for 6 significant digits or an expression)."""
-    wrong = tuple(wrong)
-
-    def judge(value) -> Verdict:
-        if _has_text(value):
-            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
-        got = read(value)
-        verdict = compare_numbers(got, expected, what, wrong)
-        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(got, expected):
-            return Verdict(False, ROUNDED.sentence, ROUNDED.key)
-        return verdict
-
-    return judge
-
-
-def number_case(case_name: str, group: str, name: str, expected: float, wrong=(), *,
-                allow_infinite: bool = False) -> Case:
-    """A case comparing the number bound to ``name`` with ``expected`` (see :func:`_numeric`)."""
-    what = f"`{name}`"
-    return value_case(case_name, group, name, _numeric(
-        lambda value: number(value, what, allow_infinite=allow_infinite), expected, what, wrong))
 
 
 def _ratio_error(answer) -> Verdict:

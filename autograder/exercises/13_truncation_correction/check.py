@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from autograder.checks._concept_answers import compare_numbers, number, value_case
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, Reject, Verdict
+from autograder.checks._concept_answers import number_case
+from autograder.checks._core import Central, ExerciseCheck, Group
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
 from . import key
@@ -47,23 +47,6 @@ NOT_EXPONENTIATED = Misconception(
 ONE_POSITION = Misconception(
     "one-position",
     "The error repeats at every one of the positions: the factors multiply, 1 / Z_S for each.")
-
-
-def number_case(case_name: str, group: str, name: str, expected: float, wrong) -> Case:
-    """The number bound to ``name`` within 1e-5 relative, else the misconception it matches (a number
-    given as text and a coarse rounding included)."""
-    what, wrong = f"`{name}`", tuple(wrong)
-
-    def judge(value) -> Verdict:
-        if isinstance(value, str):
-            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
-        actual = number(value, what)
-        verdict = compare_numbers(actual, expected, what, wrong)
-        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(actual, expected):
-            return Verdict(False, ROUNDED.sentence, ROUNDED.key)
-        return verdict
-
-    return value_case(case_name, group, name, judge)
 
 
 def _other_bases(recipe) -> list:
