@@ -10,8 +10,8 @@ from check_support import CodingCheckTests, result_of
 
 STEM = "17_sequence_metrics"
 
-# The result type the notebook gives, and input checks shared by the answers below.
-HEAD = """
+# The result type the notebook gives (the gate tests reuse it), then input checks shared by the answers below.
+SEQUENCE_METRICS = """
 import math
 from dataclasses import dataclass
 import numpy as np
@@ -22,7 +22,9 @@ class SequenceMetrics:
     sum_logprob: np.ndarray
     mean_nll: np.ndarray
     perplexity: np.ndarray
+"""
 
+HEAD = SEQUENCE_METRICS + """
 def _checked(selected_logprobs, mask):
     x = np.asarray(selected_logprobs, dtype=np.float64)
     m = np.asarray(mask).astype(bool)

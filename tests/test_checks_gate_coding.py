@@ -13,26 +13,9 @@ import pytest
 from autograder.checks import CHECKS
 from check_support import result_of
 
-SEQUENCE_METRICS = """
-from dataclasses import dataclass
-@dataclass(frozen=True)
-class SequenceMetrics:
-    token_count: np.ndarray
-    sum_logprob: np.ndarray
-    mean_nll: np.ndarray
-    perplexity: np.ndarray
-"""
-SUMMARY = """
-from dataclasses import dataclass
-@dataclass(frozen=True)
-class RolloutBatchSummary:
-    batch_size: int
-    max_response_tokens: int
-    active_tokens: int
-    terminated_sequences: int
-    truncated_sequences: int
-    mean_response_length: float
-"""
+# The result types the notebooks give, as their corpora write them.
+from test_checks_ex17_sequence_metrics import SEQUENCE_METRICS  # noqa: E402
+from test_checks_ex20_rollout_validation import SUMMARY  # noqa: E402
 
 #: ``stem -> (function signatures, gated groups)``.
 NOTEBOOKS = {
