@@ -38,23 +38,24 @@ def test_unknown_notebooks_are_named_in_the_error():
 
 
 def test_one_misconception_one_message_in_every_notebook():
-    """A key names one mistake with one sentence wherever it shows in module6 (shared ones live in
-    autograder.checks._misconceptions), and two different keys never share a sentence. The second
-    assignment (exercises 21-24) is not covered yet: it reuses some keys with its own sentences."""
+    """A key names one mistake with one sentence wherever it shows, in both assignments (shared ones live
+    in autograder.checks._misconceptions), and two different keys never share a sentence."""
     import importlib
 
-    from autograder.assignment import notebook_stems
+    from autograder.assignment import ASSIGNMENTS, notebook_stems
     from autograder.checks import _float_results, _misconceptions
     from autograder.checks._judge import Misconception
 
     modules = [_float_results, _misconceptions]
-    modules += [importlib.import_module(f"autograder.exercises.{stem}.check") for stem in notebook_stems()]
+    modules += [importlib.import_module(f"autograder.exercises.{stem}.check")
+                for assignment in ASSIGNMENTS for stem in notebook_stems(assignment=assignment)]
     sentences: dict = {}
     for module in modules:
         for value in vars(module).values():
             if isinstance(value, Misconception):
                 sentences.setdefault(value.key, set()).add(value.sentence)
     assert len(sentences) > 100
+    assert "ratio-overflow" in sentences  # a key only exercise 22 names: the second assignment is read
     assert {key: found for key, found in sentences.items() if len(found) > 1} == {}
     keys_of: dict = {}
     for key, found in sentences.items():
