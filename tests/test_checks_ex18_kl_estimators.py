@@ -310,7 +310,7 @@ WRONG["type_error_for_non_finite_logits"] = (CORRECT["seed_style"].replace('rais
 
 class TestKlEstimators(CodingCheckTests):
     stem = STEM
-    central_mistakes = ('kl_direction', 'k1_sign', 'ratio_inverted', 'kl_raw_logits_as_log_probs')
+    central_mistakes = CENTRAL_MISTAKES
     groups = ("public", "exact_kl", "sample_values", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT
@@ -335,15 +335,6 @@ def test_a_wrong_key_is_never_blamed_on_another_keys_mistake():
 import pytest  # noqa: E402
 
 from check_support import group_points, namespace_from, source_notebook  # noqa: E402
-
-
-@pytest.mark.parametrize("label", CENTRAL_MISTAKES)
-def test_the_wrong_direction_earns_at_most_a_third(label):
-    result = result_of(STEM, WRONG[label][0])
-    assert result.points_earned <= 3.0, result.feedback()
-    for group in result.groups:
-        alone = result_of(STEM, WRONG[label][0], [group.name])
-        assert alone.points_earned <= group.points_available / 3 + 1e-9, alone.feedback()
 
 
 @pytest.mark.parametrize("label", ["k2_without_half", "no_input_checks", "log_of_softmax", "clipped_probabilities"])
