@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from autograder.checks._concept_answers import choice_set, compare_numbers, number, value_case
+from autograder.checks._concept_answers import choice_set, number, numeric_judge, value_case
 from autograder.checks._core import Case, Central, ExerciseCheck, Group, PASS, Reject, Verdict
 from autograder.checks._judge import Misconception, field
 from autograder.checks import _misconceptions as _shared
@@ -36,6 +36,7 @@ DICT_FORM = Misconception(
 ESTIMATOR_NAMES = Misconception(
     "estimator-names",
     'Name the estimators as the task does, "k1", "k2" and "k3", in a set such as {"k2"}.')
+# Named by the shared number judge (listed here for the catalogue).
 ROUNDED = _shared.TOO_FEW_DIGITS
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 K1_NEVER_NEGATIVE = Misconception(
@@ -49,14 +50,6 @@ def _form(error: Reject, mistake: Misconception) -> Reject:
     if error.message.startswith("not implemented"):
         return error
     return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
-
-
-def _compare(actual: float, expected: float, what: str, wrong) -> Verdict:
-    """The value within 1e-5 relative, else the misconception it matches, a coarse rounding included."""
-    verdict = compare_numbers(actual, expected, what, wrong)
-    if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(actual, expected):
-        return Verdict(False, ROUNDED.sentence, ROUNDED.key)
-    return verdict
 
 
 def _recipes(log=math.log):
@@ -82,9 +75,7 @@ def _value_case(name: str, ratio: float, estimator: str) -> Case:
             item = field(values, estimator, f"`{name}`")
         except Reject as error:
             raise _form(error, DICT_FORM) from None
-        if isinstance(item, str):
-            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
-        return _compare(number(item, what), expected, what, wrong)
+        return numeric_judge(lambda entry: number(entry, what), expected, what, wrong)(item)
 
     label = "r = 2" if ratio == 2 else "r = 1/2"
     return value_case(f"{estimator} at {label}", "values", name, judge)

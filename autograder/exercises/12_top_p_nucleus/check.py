@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._concept_answers import compare_numbers, int_set, number_matches, numbers, value_case
+from autograder.checks._concept_answers import int_set, number_matches, numbers, numeric_judge, value_case
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
@@ -34,6 +34,7 @@ ZEROS_LEFT_OUT = Misconception(
 IDS_FORM = Misconception(
     "kept-ids-form",
     "The kept tokens are a set of token ids, whole numbers (ints) from 0 to 3, such as {0}.")
+# Named by the shared number judge (listed here for the catalogue).
 ROUNDED = _shared.TOO_FEW_DIGITS
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
 
@@ -43,10 +44,6 @@ def _form(error: Reject, mistake: Misconception) -> Reject:
     if error.message.startswith("not implemented"):
         return error
     return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
-
-
-def _has_text(value) -> bool:
-    return isinstance(value, str) or (isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value))
 
 
 def _nucleus(size: int, normalise: bool = True) -> np.ndarray:
@@ -85,12 +82,11 @@ def _nucleus_case(suffix: str, label: str) -> Case:
     wrong = [(_nucleus(size - 1), DROPPED), (_nucleus(size + 1), TOO_MANY),
              (_nucleus(size, normalise=False), NOT_RENORMALISED)]
 
-    def judge(value) -> Verdict:
-        what = f"`{name}`"
-        if _has_text(value):
-            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+    what = f"`{name}`"
+
+    def read(value) -> np.ndarray:
         try:
-            got = numbers(value, what, expected.shape)
+            return numbers(value, what, expected.shape)
         except Reject as original:
             try:
                 any_shape = numbers(value, what, np.shape(np.asarray(value, dtype=object)))
@@ -100,12 +96,10 @@ def _nucleus_case(suffix: str, label: str) -> Case:
                 raise original from None
             # A distribution over the kept tokens only: say so rather than just "wrong shape".
             if any_shape.shape == (size,) and number_matches(any_shape, expected[:size]):
-                return Verdict(False, ZEROS_LEFT_OUT.sentence, ZEROS_LEFT_OUT.key)
+                raise ZEROS_LEFT_OUT.reject() from None
             raise _form(original, ZEROS_LEFT_OUT) from None
-        verdict = compare_numbers(got, expected, what, wrong)
-        if not verdict.passed and verdict.misconception is None and _shared.rounded_too_early(got, expected):
-            return Verdict(False, ROUNDED.sentence, ROUNDED.key)
-        return verdict
+
+    judge = numeric_judge(read, expected, what, wrong)
 
     return value_case(f"renormalised distribution at top_p = {label}", f"threshold_{suffix}", name, judge)
 
