@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from autograder.feedback_redaction import RedactHiddenTests  # noqa: E402
+from autograder.feedback.redaction import RedactHiddenTests  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 
@@ -95,7 +95,7 @@ c.GenerateAssignment.preprocessors = _release_steps
 # MathML and the grader's verdicts into readable blocks, and the module6_feedback template (nbgrader's
 # own with headings in order) loads nothing from the network. nbgrader sets its template folder only
 # when none is configured, so it is named here first.
-from autograder.feedback_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback  # noqa: E402
+from autograder.feedback.nbgrader_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback  # noqa: E402
 import nbgrader as _nbgrader  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]

@@ -96,7 +96,7 @@ def _add_insight_commands(commands) -> None:
 
 
 def _run_insight(args) -> int:
-    from autograder.grading.gradebook import GradingError
+    from autograder.grading.errors import GradingError
     from autograder.insight.results import ResultsError
 
     try:
@@ -144,7 +144,7 @@ def _check_grade_arguments(args) -> str | None:
 def grade(args) -> int:
     """``autograder grade``: preflight checks, then :func:`autograder.grading.batch.run`."""
     from autograder.grading import preflight
-    from autograder.grading.gradebook import GradingError
+    from autograder.grading.errors import GradingError
     from autograder.grading.sandbox import SandboxError
 
     problem = _check_grade_arguments(args)

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 from autograder.checks._core import CaseResult, GroupResult
-from autograder.grading import feedback
-from autograder.grading.math_markup import markdown_html, mathml
+from autograder.feedback import page as feedback
+from autograder.feedback.math_markup import markdown_html, mathml
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -136,7 +136,7 @@ def test_mathml_falls_back_to_source_and_markdown_keeps_code_dollars():
 
 
 def test_nbgrader_feedback_preprocessor_makes_mathml_and_verdict_blocks():
-    from autograder.feedback_pages import ReadableFeedback
+    from autograder.feedback.nbgrader_pages import ReadableFeedback
 
     nb = _notebook(_group([False, False], ran=["case 0"]))
     nb, resources = ReadableFeedback().preprocess(nb, {})
@@ -153,8 +153,8 @@ def test_nbgrader_config_renders_feedback_with_the_offline_template():
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.assignment import REPO_ROOT
-    from autograder.feedback_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback
-    from autograder.feedback_redaction import RedactHiddenTests
+    from autograder.feedback.nbgrader_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback
+    from autograder.feedback.redaction import RedactHiddenTests
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
     chain = list(config.GenerateFeedback.preprocessors)
@@ -182,7 +182,7 @@ def test_formula_spans_are_found_as_the_regular_expressions_would_find_them():
     """The linear scanner gives what the (quadratic) regular expressions it replaced gave."""
     import random
 
-    from autograder.grading import math_markup
+    from autograder.feedback import math_markup
 
     display = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]", re.S)
     inline = re.compile(r"(?<![\\$])\$(?![\s$])([^$\n]+?)(?<!\s)\$(?!\$)|\\\((.+?)\\\)")

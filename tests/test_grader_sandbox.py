@@ -225,7 +225,7 @@ def test_a_notebook_that_does_not_exit_after_its_work_gets_no_exit_status_of_our
     """Every unit ran; the notebook then hangs instead of exiting (its read of the next unit is
     patched to sleep). The grader ends it after its grace: that SIGKILL is the grader's, so the run
     has no exit status, and the student's page does not say that a cell ran out of memory."""
-    from autograder.grading.feedback import explain
+    from autograder.feedback.page import explain
 
     hang = "import os, time\nos.read = lambda fd, n: time.sleep(60) or b''\nprint('done')"
     box = Sandbox(tmp_mb=32)

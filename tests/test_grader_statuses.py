@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from autograder.grading import report
-from autograder.grading.feedback import STATUS_WORDS
+from autograder.feedback.page import STATUS_WORDS
 from autograder.grading.statuses import NOT_GRADED, Status
 
 

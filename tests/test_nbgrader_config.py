@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.feedback_redaction import HIDDEN_MESSAGE, PLACEHOLDER, RedactHiddenTests
+from autograder.feedback.redaction import HIDDEN_MESSAGE, PLACEHOLDER, RedactHiddenTests
 from autograder.authoring.scratch_course import COURSE_ID, REPO_ROOT
 
 # Runs in a child process (cwd = a course directory) so that nbgrader's singletons and sys.path
@@ -82,7 +82,7 @@ def test_values_are_in_effect(where, tmp_path):
     assert got["text_stub"] != "YOUR ANSWER HERE" and got["text_stub"].startswith("YOUR ANSWER HERE")
     assert got["timeout"] == 60 and got["startup_timeout"] >= 60 and got["interrupt_on_timeout"] is True
     assert got["validate_all"] is True
-    assert got["feedback_preprocessors"][0] == "autograder.feedback_redaction.RedactHiddenTests"
+    assert got["feedback_preprocessors"][0] == "autograder.feedback.redaction.RedactHiddenTests"
     assert "nbgrader.preprocessors.getgrades.GetGrades" in got["feedback_preprocessors"]
     # `nbgrader autograde` and formgrader's button grade in the sandbox: no kernel ever runs student code.
     bridge = "autograder.grading.nbgrader_bridge."

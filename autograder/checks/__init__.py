@@ -1,4 +1,4 @@
-"""Hidden checks for the 20 exercises of Module 6.
+"""Hidden checks for every exercise of Module 6 (both assignments: see ``autograder.assignment``).
 
 Each exercise's ``autograder/exercises/NN_slug/check.py`` defines ``CHECK``, an :class:`ExerciseCheck`;
 this package holds what they share (cases, judges, the concept-answer readers) and the registry.

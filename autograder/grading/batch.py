@@ -49,7 +49,7 @@ class Options:
 #: What a score can depend on, relative to the ``autograder`` package: the grader, the checks, the
 #: answer keys and every other file of the exercises, the reference, the codec. Authoring, demo and
 #: CLI code never run while grading and are left out.
-_FINGERPRINTED = ("grading", "checks", "exercises", "reference", "channel.py", "assignment.py")
+_FINGERPRINTED = ("grading", "feedback", "checks", "exercises", "reference", "channel.py", "assignment.py")
 #: Never read while grading (rubrics and worked solutions are for people; bytecode follows the source).
 _NOT_FINGERPRINTED = (".md", ".pyc", ".pyo")
 

@@ -18,11 +18,9 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.grading import preflight
+from autograder.grading.errors import GradingError
 from autograder.grading.timestamps import Timestamp, read_timestamp
-
-
-class GradingError(RuntimeError):
-    """Grading cannot run at all (no assignment in the gradebook, no source, unreadable config)."""
 
 
 def course_directory(root: str | Path) -> CourseDirectory:
@@ -31,8 +29,6 @@ def course_directory(root: str | Path) -> CourseDirectory:
     Raises :class:`GradingError` when ``root`` is not a course directory or its gradebook is missing
     or unreachable (see :mod:`autograder.grading.preflight`); never creates a gradebook.
     """
-    from autograder.grading import preflight
-
     root = preflight.check_course_root(root)
     # nbgrader runs its `alembic` helper when it creates a gradebook: it lives next to this Python.
     bindir = os.path.dirname(sys.executable)

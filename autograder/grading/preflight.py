@@ -1,6 +1,6 @@
 """Before a batch starts: is this a course directory, is there a gradebook, can we reach it, is Dask there?
 
-Every problem is a :class:`~autograder.grading.gradebook.GradingError` with one sentence that names
+Every problem is a :class:`~autograder.grading.errors.GradingError` with one sentence that names
 what is wrong and what to do; nothing here creates a file (nbgrader's ``Gradebook`` creates an empty
 ``gradebook.db`` wherever it is opened, so the file is looked for first).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.grading.gradebook import GradingError
+from autograder.grading.errors import GradingError
 
 DISTRIBUTION = "module6-instructor"
 

@@ -18,7 +18,7 @@ import nbformat
 from nbgrader import utils as nbutils
 
 from autograder.channel import Unreadable, decode_outcome
-from autograder.grading import feedback as feedback_html
+from autograder.feedback import page as feedback_html
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (

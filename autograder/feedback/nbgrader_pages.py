@@ -2,11 +2,11 @@
 
 nbgrader renders feedback with nbconvert, whose page loads MathJax from a CDN and shows each test
 cell's printed text. ``nbgrader_config.py`` runs :class:`ReadableFeedback` after the redaction of
-hidden tests and renders with the ``module6_feedback`` template (``autograder/feedback_templates``):
+hidden tests and renders with the ``module6_feedback`` template (``autograder/feedback/templates``):
 
 * every ``$...$`` / ``$$...$$`` formula of a Markdown cell becomes MathML (no MathJax, no network);
 * a test cell graded by ``autograder grade`` carries its group's verdicts as data (see
-  :mod:`autograder.grading.feedback`): they are shown as the same verdict block as the grader's own
+  :mod:`autograder.feedback.page`): they are shown as the same verdict block as the grader's own
   page (a word, a symbol and a colour per case; the teaching sentence of each failure);
 * when the notebook stopped early (crash, time-out, a resource limit), one sentence at the top says
   what happened and what to try.
@@ -21,11 +21,11 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.grading import feedback as grader_feedback
-from autograder.grading.math_markup import fit_markdown_headings, substitute_math
+from autograder.feedback import page as grader_feedback
+from autograder.feedback.math_markup import fit_markdown_headings, substitute_math
 
 #: The folder holding the ``module6_feedback`` nbconvert template.
-TEMPLATE_DIR = Path(__file__).resolve().parent / "feedback_templates"
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "module6_feedback"
 
 CSS = """

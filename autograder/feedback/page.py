@@ -7,7 +7,7 @@ notebook). Each test cell's points output carries the group's verdicts as data (
 there, never from the printed text.
 
 The page is one self-contained file that reads offline: formulas are MathML made at grading time
-(:mod:`autograder.grading.math_markup`), code is highlighted by Pygments with inline CSS, figures are
+(:mod:`autograder.feedback.math_markup`), code is highlighted by Pygments with inline CSS, figures are
 data URIs. Accessibility: headings never skip a level, figures carry alt text, and every verdict is
 a word ("Passed", "Failed", "Not run") as well as a colour and a symbol.
 """
@@ -19,7 +19,7 @@ import dataclasses
 import html
 import re
 
-from autograder.grading.math_markup import fit_heading_levels, markdown_html
+from autograder.feedback.math_markup import fit_heading_levels, markdown_html
 from autograder.grading.statuses import Status
 
 try:
