@@ -16,9 +16,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from autograder.feedback.redaction import RedactHiddenTests  # noqa: E402
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests  # noqa: E402
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 from autograder.grading import nbgrader_bridge  # noqa: E402
@@ -93,15 +91,8 @@ c.GenerateAssignment.preprocessors = _release_steps
 # Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
 # before the grades are attached and the page is rendered. ReadableFeedback then turns formulas into
 # MathML and the grader's verdicts into readable blocks, and the module6_feedback template (nbgrader's
-# own with headings in order) loads nothing from the network. nbgrader sets its template folder only
-# when none is configured, so it is named here first.
-from autograder.feedback.nbgrader_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback  # noqa: E402
-import nbgrader as _nbgrader  # noqa: E402
+# own with headings in order) loads nothing from the network. The template belongs to the feedback
+# exporter alone (``c.FeedbackExporter``): formgrader's grading view keeps nbgrader's own renderer.
+from autograder.feedback import nbgrader_pages  # noqa: E402
 
-c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
-c.HTMLExporter.template_name = TEMPLATE_NAME
-c.HTMLExporter.template_file = f"{TEMPLATE_NAME}.html.j2"  # extends nbgrader's index.html.j2
-c.HTMLExporter.extra_template_basedirs = [
-    str(TEMPLATE_DIR),
-    os.path.join(os.path.dirname(_nbgrader.__file__), "server_extensions", "formgrader", "templates"),
-]
+nbgrader_pages.configure(c)

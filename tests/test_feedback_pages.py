@@ -153,16 +153,19 @@ def test_nbgrader_config_renders_feedback_with_the_offline_template():
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.assignment import REPO_ROOT
-    from autograder.feedback.nbgrader_pages import TEMPLATE_DIR, TEMPLATE_NAME, ReadableFeedback
+    from autograder.feedback.nbgrader_pages import TEMPLATE_DIR, TEMPLATE_NAME, FeedbackExporter, ReadableFeedback
     from autograder.feedback.redaction import RedactHiddenTests
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
     chain = list(config.GenerateFeedback.preprocessors)
     assert chain.index(RedactHiddenTests) < chain.index(ReadableFeedback)  # redact first, then render
-    assert config.HTMLExporter.template_name == TEMPLATE_NAME
-    assert str(TEMPLATE_DIR) in config.HTMLExporter.extra_template_basedirs
+    # The template is the feedback exporter's own: formgrader's grading view renders with HTMLExporter.
+    assert config.GenerateFeedback.exporter_class is FeedbackExporter
+    assert "template_name" not in config.HTMLExporter and "template_file" not in config.HTMLExporter
+    assert config.FeedbackExporter.template_name == TEMPLATE_NAME
+    assert str(TEMPLATE_DIR) in config.FeedbackExporter.extra_template_basedirs
     folder = TEMPLATE_DIR / TEMPLATE_NAME
-    assert (folder / config.HTMLExporter.template_file).is_file()
+    assert (folder / config.FeedbackExporter.template_file).is_file()
     # nbconvert's MathJax macro is shadowed by one that loads nothing.
     assert "<script" not in (folder / "mathjax.html.j2").read_text()
 

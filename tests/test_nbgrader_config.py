@@ -145,3 +145,48 @@ def test_unterminated_hidden_region_hides_the_rest():
     cell = _test_cell("### BEGIN HIDDEN TESTS\nsecret()\nmore_secret()")
     cell, _ = RedactHiddenTests().preprocess_cell(cell, {}, 0)
     assert "secret" not in cell.source
+
+
+# formgrader builds its grading view's exporter as `HTMLExporter(config=...)` from the course config
+# plus `HTMLExporter.template_name = 'formgrade'` (nbgrader 0.9.6,
+# server_extensions/formgrader/formgrader.py, FormgradeExtension.build_extra_config and
+# init_tornado_settings); GenerateFeedback builds `exporter_class(parent=...)`.
+TEMPLATES_PROBE = textwrap.dedent("""
+    import json, os
+    import nbformat
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.server_extensions.formgrader import handlers
+
+    app = NbGraderApp(raise_config_file_errors=True)
+    app.initialize([])
+    config = app.config.copy()
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    grading_view = HTMLExporter(config=config)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("An answer")])
+    # the resources formgrader's SubmissionHandler passes (handlers.py, SubmissionHandler.get)
+    resources = {"assignment_id": "module6", "notebook_id": "01", "submission_id": "x", "index": 0, "total": 1,
+                 "base_url": "", "student": "ada", "last_name": None, "first_name": None, "notebook_path": "x"}
+    html, _ = grading_view.from_notebook_node(nb, resources=resources)
+    feedback = GenerateFeedback(coursedir=app.coursedir, parent=app)
+    exporter = feedback.exporter_class(parent=feedback, config=feedback.config)
+    print(json.dumps({"view_template": grading_view.template_name, "view_file": grading_view.template_file,
+                      "view_ok": "An answer" in html,
+                      "feedback_class": type(exporter).__name__, "feedback_template": exporter.template_name,
+                      "feedback_file": exporter.template_file}))
+""")
+
+
+def test_formgrader_view_and_feedback_page_each_keep_their_template():
+    """The feedback template configured for `generate_feedback` must not take over formgrader's grading
+    view (it did: HTTP 500, TemplateNotFound: bootstrap.min.css), nor nbgrader's 'feedback' default ours."""
+    proc = subprocess.run([sys.executable, "-c", TEMPLATES_PROBE], cwd=REPO_ROOT, text=True, capture_output=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["view_template"] == "formgrade" and got["view_file"] in (None, "index.html.j2"), got
+    assert got["view_ok"]
+    assert got["feedback_class"] == "FeedbackExporter"
+    assert got["feedback_template"] == "module6_feedback" and got["feedback_file"] == "module6_feedback.html.j2"

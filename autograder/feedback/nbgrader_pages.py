@@ -19,7 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+from nbconvert.exporters import HTMLExporter
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import default
 
 from autograder.feedback import page as grader_feedback
 from autograder.feedback.math_markup import fit_markdown_headings, substitute_math
@@ -37,6 +39,46 @@ CSS = """
 .what{background:#fff8e1;border:2px solid #9a6700;border-radius:6px;padding:.4rem 1rem;margin:.5rem 0}
 math[display=block]{margin:.6rem 0}
 """
+
+
+class FeedbackExporter(HTMLExporter):
+    """The exporter of ``nbgrader generate_feedback`` only: nbconvert's HTML with the ``module6_feedback`` template.
+
+    The template is this class's own default, not ``HTMLExporter``'s configuration: formgrader renders its
+    manual grading view with a plain ``HTMLExporter`` and its ``formgrade`` template, and a course config
+    that set ``HTMLExporter.template_file`` took that view over (an HTTP 500, ``TemplateNotFound:
+    bootstrap.min.css``). Configuration sections for this class (``c.FeedbackExporter``) outrank those
+    for ``HTMLExporter``, so nbgrader's own ``HTMLExporter.template_name = 'feedback'`` (set by
+    ``GenerateFeedback`` and by formgrader's Generate Feedback button) does not replace it either.
+    """
+
+    @default("template_name")
+    def _template_name_default(self):
+        return TEMPLATE_NAME
+
+    @default("template_file")
+    def _template_file_default(self):
+        return f"{TEMPLATE_NAME}.html.j2"  # extends nbgrader's feedback/index.html.j2
+
+
+def configure(c) -> None:
+    """Make ``nbgrader generate_feedback`` (command and formgrader's button) write the kit's readable page, in config ``c``."""
+    import nbgrader
+
+    from autograder.feedback.redaction import RedactHiddenTests
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import GetGrades
+
+    c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.exporter_class = FeedbackExporter
+    # Both settings name this class, never HTMLExporter (see FeedbackExporter); nbgrader's feedback
+    # template folder comes second, for the index.html.j2 the kit's template extends.
+    c.FeedbackExporter.template_name = TEMPLATE_NAME
+    c.FeedbackExporter.template_file = f"{TEMPLATE_NAME}.html.j2"
+    c.FeedbackExporter.extra_template_basedirs = [
+        str(TEMPLATE_DIR),
+        str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+    ]
 
 
 def math_to_mathml(source: str) -> str:
@@ -92,4 +134,4 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["CSS", "ReadableFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "math_to_mathml"]
+__all__ = ["CSS", "FeedbackExporter", "ReadableFeedback", "configure", "TEMPLATE_DIR", "TEMPLATE_NAME", "math_to_mathml"]
