@@ -302,4 +302,20 @@ CENTRAL = Central(
 GATE = Gate(cases=("engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
           "token weights, a [4, 7] batch with right padding, cap 2"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: top-2 of four logits, T = 1',),
+         cases=(
+             'engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10',
+             'engine log-probabilities, a [3, 5] batch, T = 1.3, top-4 of 8',)),
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: two response tokens and one padding position',),
+         cases=(
+             'token weights, a [4, 7] batch with right padding, cap 2',
+             'token weights, large mismatches, cap 1.5',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)

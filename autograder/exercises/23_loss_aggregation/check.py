@@ -208,4 +208,20 @@ CENTRAL = Central(
 GATE = Gate(cases=("token_mean weights, a GRPO group of lengths 3, 5, 12, 20",
           "token_mean loss, a GRPO group of lengths 3, 5, 12, 20 (garbage in the padding)"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: sequence_mean weights of two sequences of lengths 2 and 1',),
+         cases=(
+             'sequence_mean weights, a GRPO group of lengths 3, 5, 12, 20',
+             'sequence_mean weights, lengths 7, 1, 4 padded to 9',)),
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: token_mean loss of the same batch',),
+         cases=(
+             'token_mean loss, a GRPO group of lengths 3, 5, 12, 20 (garbage in the padding)',
+             'token_mean loss, five sequences, lists',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
