@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import decimal
+import fractions
 import io
 import json
 import math
@@ -132,6 +134,10 @@ def _encode(value: Any, depth: int = 0) -> dict:
         return {"t": "str", "v": text}
     if isinstance(value, np.ndarray):
         return _encode_array(value)
+    if isinstance(value, fractions.Fraction):
+        return _encode_fraction(value)
+    if isinstance(value, decimal.Decimal):
+        return _encode_decimal(value)
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         names = [str(name) for name in type(value)._fields]
         if len(names) == len(value):  # a namedtuple: still a tuple, and its field names travel too
@@ -157,6 +163,42 @@ def _encode(value: Any, depth: int = 0) -> dict:
     if isinstance(value, np.generic):
         return _encode(value.item(), depth)
     return _encode_object(value, depth)
+
+
+# Exact numbers are numbers: a ``Fraction`` or ``Decimal`` travels as the int or float it is worth, so
+# ``Fraction(4, 5)`` is read as 0.8 wherever a number is asked. Their data is read through the base
+# class (the slots of ``Fraction``, ``Decimal.as_tuple``), never through methods a subclass could
+# override, and nothing of the object itself survives.
+_FRACTION_NUMERATOR = fractions.Fraction.__dict__["_numerator"]
+_FRACTION_DENOMINATOR = fractions.Fraction.__dict__["_denominator"]
+#: Digits beyond which an exact number is not worth reading (far beyond float64's 17).
+MAX_EXACT_DIGITS = 100_000
+
+
+def _encode_fraction(value: fractions.Fraction) -> dict:
+    numerator, denominator = _FRACTION_NUMERATOR.__get__(value), _FRACTION_DENOMINATOR.__get__(value)
+    if type(numerator) is not int or type(denominator) is not int or denominator <= 0:
+        raise EncodingError("the Fraction does not hold a valid numerator and denominator")
+    if max(numerator.bit_length(), denominator.bit_length()) > MAX_EXACT_DIGITS * 4:
+        raise EncodingError("the Fraction has too many digits to read")
+    if denominator == 1:
+        return {"t": "int", "v": numerator}
+    try:
+        return _encode_float(numerator / denominator)  # int / int rounds correctly, however large both are
+    except OverflowError:  # a quotient beyond float64's range is infinite, as float arithmetic would say
+        return _encode_float(math.inf if numerator > 0 else -math.inf)
+
+
+def _encode_decimal(value: decimal.Decimal) -> dict:
+    sign, digits, exponent = decimal.Decimal.as_tuple(value)
+    if exponent in ("n", "N"):  # quiet and signalling NaN alike
+        return _encode_float(math.nan)
+    if exponent == "F":
+        return _encode_float(-math.inf if sign else math.inf)
+    if len(digits) > MAX_EXACT_DIGITS:
+        raise EncodingError("the Decimal has too many digits to read")
+    text = ("-" if sign else "") + ("".join(str(digit) for digit in digits) or "0") + f"e{exponent}"
+    return _encode_float(float(text))  # correctly rounded; beyond the range it is inf or 0.0
 
 
 def _public_fields(value: Any) -> dict:

@@ -34,6 +34,16 @@ perplexity = 0.1 ** (-1 / 3)
 sequence_logprob_4 = math.log(0.1)
 perplexity_4 = 0.1 ** (-1 / 4)
 """,
+    # "a number": a Decimal, a Fraction and NumPy scalars or 0-d arrays are read as their value
+    "Decimal, Fraction and NumPy scalars": """
+from decimal import Decimal
+from fractions import Fraction
+sequence_logprob = Decimal(math.log(0.1))
+mean_nll = Fraction(-math.log(0.1)) / 3
+perplexity = np.float64(0.1 ** (-1 / 3))
+sequence_logprob_4 = np.array(math.log(0.1))
+perplexity_4 = np.float32(0.1 ** (-1 / 4))
+""",
     "the worked numbers to 7 digits": """
 sequence_logprob = -2.302585
 mean_nll = 0.767528
