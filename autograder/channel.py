@@ -77,12 +77,15 @@ class Raised:
 
 @dataclasses.dataclass(frozen=True)
 class Unreadable:
-    """No usable outcome: the value could not be encoded, the name is missing, or time ran out."""
+    """No usable outcome: the value could not be encoded, the name is missing, or time ran out.
+
+    ``undefined`` is the name asked for when it is not defined at all (the fact, beside the sentence)."""
 
     reason: str
     stdout: str = ""
     stderr: str = ""
     warnings: tuple = ()
+    undefined: str = ""
 
 
 # --------------------------------------------------------------------------- encoding
@@ -263,7 +266,7 @@ def encode_outcome(outcome: Returned | Raised | Unreadable) -> bytes:
         payload = {"kind": "raised", "type": _clip(outcome.type_name),
                    "classes": [_clip(name) for name in outcome.classes][:20], "message": _clip(outcome.message)}
     else:
-        payload = {"kind": "unreadable", "reason": _clip(outcome.reason)}
+        payload = {"kind": "unreadable", "reason": _clip(outcome.reason), "undefined": _clip(outcome.undefined)}
     payload.update(common)
     return json.dumps(payload, allow_nan=False).encode("utf-8")
 
@@ -394,7 +397,7 @@ def decode_outcome(data: bytes, *, max_elements: int = MAX_DECODED_ELEMENTS) -> 
         if kind == "raised":
             return Raised(_clip(str(payload["type"])), tuple(_clip(str(name)) for name in list(payload["classes"])[:20]),
                           _clip(str(payload["message"])), **common)
-        return Unreadable(_clip(str(payload["reason"])), **common)
+        return Unreadable(_clip(str(payload["reason"])), undefined=_clip(str(payload.get("undefined", ""))), **common)
     except EncodingError as error:
         return Unreadable(f"the answer could not be read back: {error}")
     except Exception as error:  # the judge must survive any byte string (RecursionError included)
@@ -484,7 +487,8 @@ def perform_call(call: Call, namespace: dict, *, timeout: float | None = None) -
 
     if call.target not in namespace:
         what = "variable" if call.read_only else "function"
-        return encode_outcome(Unreadable(f"no {what} named {call.target!r} is defined: run the cell that defines it"))
+        return encode_outcome(Unreadable(f"no {what} named {call.target!r} is defined: run the cell that defines it",
+                                         undefined=call.target))
     target = namespace[call.target]
     if call.read_only:
         return encode_outcome(Returned(target))

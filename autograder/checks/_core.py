@@ -409,9 +409,25 @@ def _check_gate(stem: str, gate: Gate, cases: tuple) -> None:
             raise RuntimeError(f"{stem}: gated functions {sorted(called - opened)} have no gate case")
 
 
-def _safe_judge(case: Case, outcomes: tuple) -> Verdict:
+#: What graded work may import (the sandbox has nothing else); told in every notebook.
+GRADED_IMPORTS = "the standard library, NumPy and the course package `course`"
+
+
+def unavailable_sentence(modules: Sequence[str], undefined: str) -> str:
+    """Why ``undefined`` is not defined when a cell stopped at an import of ``modules`` in the grader."""
+    names = " and ".join(f"`{name}`" for name in modules)
+    verb, pronoun = ("is", "it") if len(modules) == 1 else ("are", "them")
+    return (f"{names} {verb} not available when your work is graded (answers may import only {GRADED_IMPORTS}): "
+            f"a cell stopped where it imports {pronoun}, so `{undefined}` is not defined; use the standard "
+            "library or NumPy instead")
+
+
+def _safe_judge(case: Case, outcomes: tuple, unavailable: Sequence[str] = ()) -> Verdict:
     if len(outcomes) != len(case.calls):
         return Verdict(False, "the answer could not be run for this case")
+    undefined = next((o.undefined for o in outcomes if isinstance(o, Unreadable) and o.undefined), "")
+    if undefined and unavailable:
+        return Verdict(False, unavailable_sentence(unavailable, undefined))
     not_implemented = next((o for o in outcomes if isinstance(o, Raised) and o.is_a("NotImplementedError")), None)
     if not_implemented is not None:
         return Verdict(False, "not implemented yet: replace the `raise NotImplementedError` stub with your code")
@@ -427,8 +443,13 @@ def _safe_judge(case: Case, outcomes: tuple) -> Verdict:
 
 
 def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
-                groups: Iterable[str] | None = None) -> CheckResult:
-    """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail."""
+                groups: Iterable[str] | None = None, *, unavailable: Sequence[str] = ()) -> CheckResult:
+    """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail.
+
+    ``unavailable``: modules the grading environment does not have that a cell of the answer tried to
+    import before any call ran (a fact the batch grader reports); a name that is then not defined is
+    explained by them."""
+    unavailable = tuple(unavailable)
     wanted = [g.name for g in check.groups] if groups is None else list(groups)
     capped, capped_by = _central_verdict(check, outcomes)
     closed = [(gate, _closed_functions(check, gate, outcomes)) for gate in check.gates]
@@ -439,7 +460,7 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
         blocked_here: list = []
         for case in check.cases([name]):
             got = tuple(outcomes.get(case.name, ()))
-            verdict = _safe_judge(case, got) if got else Verdict(False, "the answer could not be run for this case")
+            verdict = _safe_judge(case, got, unavailable) if got else Verdict(False, "the answer could not be run for this case")
             blocked = tuple(item for gate, shut in closed if gate.covers(case) for item in _blocking(gate, case, shut))
             if verdict.passed and blocked:
                 blocked_here += [item for item in blocked if item not in blocked_here]

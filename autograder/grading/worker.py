@@ -428,6 +428,22 @@ def verdict_text(group) -> str:
     return "\n".join(lines)
 
 
+def unavailable_modules(steps: list, cells: dict) -> tuple:
+    """The modules the sandbox lacks that a cell tried to import before any test cell's call ran.
+
+    Only those cells: they ran before any hidden input reached the notebook, so the name (the
+    student's own import) carries nothing of a hidden input. A cell after a test cell could
+    choose which import fails from what a call saw.
+    """
+    first_call = next((n for n, step in enumerate(steps) if step.get("kind") == "calls"), len(steps))
+    found: list = []
+    for number in range(first_call):
+        name = (cells.get(number) or {}).get("missing_module") or ""
+        if name and name not in found:
+            found.append(name)
+    return tuple(found[:5])
+
+
 def _test_outputs(stem, group, number, steps, run: Run, checks, limits) -> tuple:
     """What ``grade(stem, group, globals())`` would have shown (feedback and points), and the status."""
     if number is None or group is None:
@@ -440,7 +456,7 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits) -> tuple
         by_index = got.get(case["name"], {})
         if len(by_index) == len(case["calls"]):
             decoded[case["name"]] = tuple(_decode(by_index[i], budget) for i in range(len(case["calls"])))
-    result = checks.judge(stem, decoded, [group])
+    result = checks.judge(stem, decoded, [group], unavailable=unavailable_modules(steps, run.cells))
     text = verdict_text(result.groups[0]) + "\n"
     status = Status.GRADED
     if len(decoded) < len(steps[number]["cases"]):
