@@ -134,7 +134,9 @@ def _judge_public_samples(outcomes):
         raise Reject(f"the dict should have exactly the keys 'k1', 'k2', 'k3', got {sorted(map(str, value))}")
     k3 = float_array(value["k3"], "k3", shape=(2,))
     if not np.all(k3 >= -1e-14):
-        return Verdict(False, "k3 = (r - 1) - log r is never negative, but some values were")
+        return Verdict(False, "k3 = (r - 1) - log r is never negative (r - 1 >= log r for every r > 0), but some "
+                              "of the k3 values returned are negative: check the sign of each term, with "
+                              "log r = log_p - log_q")
     return PASS
 
 

@@ -88,7 +88,10 @@ def _logprob_wrong(z, ids, temperature, top_k) -> dict:
     if no_t is not None:
         wrong["engine"].append((no_t["engine"], NO_TEMPERATURE))
         wrong["trainer"].append((no_t["trainer"], NO_TEMPERATURE))
-    return wrong
+    # An output of zeros (the greedy engine's log-probability, top-1, zero up to rounding) is also what an
+    # answer returning zeros gives: naming a mistake there would blame one it need not have made.
+    return {key: [(output, mistake) for output, mistake in pairs if np.any(np.abs(np.asarray(output)) > 1e-12)]
+            for key, pairs in wrong.items()}
 
 
 def _logprob_cases(name, z, ids, temperature, top_k, *, as_lists=False, large=False, ties=False):
