@@ -100,7 +100,8 @@ class Central:
     (validation, dtypes, ...) it gets right. The cases run with every group, so that each hidden test
     cell (graded on its own by nbgrader) applies the same cap.
 
-    ``idea`` completes the feedback sentence "capped at ... because <idea> is wrong". ``min_failures``
+    ``idea`` completes the feedback sentence "the central idea (<idea>) is missing from these answers".
+    ``min_failures``
     is how many of the ``cases`` must fail that way (1: any; more where the central idea is a whole
     family of checks, such as a validator that lets most kinds of broken input through).
     """
@@ -211,7 +212,7 @@ class GroupResult:
     points_earned: float
     points_available: float
     cases: tuple
-    #: Why the group's points were capped (the central idea is wrong), or "" when they were not.
+    #: Why the group's points were capped (the central idea is missing), or "" when they were not.
     capped: str = ""
     #: The central misconception behind the cap (None when not capped).
     capped_by: str | None = None
@@ -224,10 +225,19 @@ class GroupResult:
     def grade_id(self) -> str:
         return f"test_{self.name}"
 
-    def feedback(self) -> str:
+    def cap_line(self, told: bool = False) -> str:
+        """The cap as one line: the whole sentence, or (``told``: said earlier in the same feedback) a
+        pointer to it; a group whose every case passed says that its points are capped all the same."""
+        if not self.capped:
+            return ""
+        every = bool(self.cases) and all(case.passed for case in self.cases)
+        lead = "every case passed, but the points are capped" if every else "points capped"
+        return f"{lead} (the central idea is missing: see above)" if told else f"{lead}: {self.capped}"
+
+    def feedback(self, *, cap_told: bool = False) -> str:
         lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
         if self.capped:
-            lines.append(f"  [CAPPED] {self.capped}")
+            lines.append(f"  [CAPPED] {self.cap_line(cap_told)}")
         if self.gated:
             lines.append(f"  [WITHHELD] {self.gated}")
         # Failures that say the same thing (a missing import fails every case alike) are told once,
@@ -282,7 +292,11 @@ class CheckResult:
 
     def feedback(self) -> str:
         head = f"{self.stem}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"
-        return "\n".join([head] + [group.feedback() for group in self.groups])
+        parts, told = [head], False
+        for group in self.groups:  # the cap is told in full once, where it first applies
+            parts.append(group.feedback(cap_told=told))
+            told = told or bool(group.capped)
+        return "\n".join(parts)
 
 
 def _round(value: float) -> float:
@@ -544,8 +558,8 @@ def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outco
     if len(found) < central.min_failures:
         return "", None
     share = "a third" if abs(central.cap - 1 / 3) < 1e-9 else f"{central.cap:.0%}"
-    return (f"points capped at {share} of this test's points because {central.idea} is wrong: "
-            f"{found[0].message}", found[0].misconception)
+    return (f"the central idea ({central.idea}) is missing from these answers, so every test of this notebook "
+            f"earns at most {share} of its points: {found[0].message}", found[0].misconception)
 
 
 def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = IN_PROCESS_TIMEOUT) -> dict:
