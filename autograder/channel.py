@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import decimal
+import fractions
 import io
 import json
 import math
@@ -75,12 +77,15 @@ class Raised:
 
 @dataclasses.dataclass(frozen=True)
 class Unreadable:
-    """No usable outcome: the value could not be encoded, the name is missing, or time ran out."""
+    """No usable outcome: the value could not be encoded, the name is missing, or time ran out.
+
+    ``undefined`` is the name asked for when it is not defined at all (the fact, beside the sentence)."""
 
     reason: str
     stdout: str = ""
     stderr: str = ""
     warnings: tuple = ()
+    undefined: str = ""
 
 
 # --------------------------------------------------------------------------- encoding
@@ -132,6 +137,10 @@ def _encode(value: Any, depth: int = 0) -> dict:
         return {"t": "str", "v": text}
     if isinstance(value, np.ndarray):
         return _encode_array(value)
+    if isinstance(value, fractions.Fraction):
+        return _encode_fraction(value)
+    if isinstance(value, decimal.Decimal):
+        return _encode_decimal(value)
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         names = [str(name) for name in type(value)._fields]
         if len(names) == len(value):  # a namedtuple: still a tuple, and its field names travel too
@@ -157,6 +166,42 @@ def _encode(value: Any, depth: int = 0) -> dict:
     if isinstance(value, np.generic):
         return _encode(value.item(), depth)
     return _encode_object(value, depth)
+
+
+# Exact numbers are numbers: a ``Fraction`` or ``Decimal`` travels as the int or float it is worth, so
+# ``Fraction(4, 5)`` is read as 0.8 wherever a number is asked. Their data is read through the base
+# class (the slots of ``Fraction``, ``Decimal.as_tuple``), never through methods a subclass could
+# override, and nothing of the object itself survives.
+_FRACTION_NUMERATOR = fractions.Fraction.__dict__["_numerator"]
+_FRACTION_DENOMINATOR = fractions.Fraction.__dict__["_denominator"]
+#: Digits beyond which an exact number is not worth reading (far beyond float64's 17).
+MAX_EXACT_DIGITS = 100_000
+
+
+def _encode_fraction(value: fractions.Fraction) -> dict:
+    numerator, denominator = _FRACTION_NUMERATOR.__get__(value), _FRACTION_DENOMINATOR.__get__(value)
+    if type(numerator) is not int or type(denominator) is not int or denominator <= 0:
+        raise EncodingError("the Fraction does not hold a valid numerator and denominator")
+    if max(numerator.bit_length(), denominator.bit_length()) > MAX_EXACT_DIGITS * 4:
+        raise EncodingError("the Fraction has too many digits to read")
+    if denominator == 1:
+        return {"t": "int", "v": numerator}
+    try:
+        return _encode_float(numerator / denominator)  # int / int rounds correctly, however large both are
+    except OverflowError:  # a quotient beyond float64's range is infinite, as float arithmetic would say
+        return _encode_float(math.inf if numerator > 0 else -math.inf)
+
+
+def _encode_decimal(value: decimal.Decimal) -> dict:
+    sign, digits, exponent = decimal.Decimal.as_tuple(value)
+    if exponent in ("n", "N"):  # quiet and signalling NaN alike
+        return _encode_float(math.nan)
+    if exponent == "F":
+        return _encode_float(-math.inf if sign else math.inf)
+    if len(digits) > MAX_EXACT_DIGITS:
+        raise EncodingError("the Decimal has too many digits to read")
+    text = ("-" if sign else "") + ("".join(str(digit) for digit in digits) or "0") + f"e{exponent}"
+    return _encode_float(float(text))  # correctly rounded; beyond the range it is inf or 0.0
 
 
 def _public_fields(value: Any) -> dict:
@@ -221,7 +266,7 @@ def encode_outcome(outcome: Returned | Raised | Unreadable) -> bytes:
         payload = {"kind": "raised", "type": _clip(outcome.type_name),
                    "classes": [_clip(name) for name in outcome.classes][:20], "message": _clip(outcome.message)}
     else:
-        payload = {"kind": "unreadable", "reason": _clip(outcome.reason)}
+        payload = {"kind": "unreadable", "reason": _clip(outcome.reason), "undefined": _clip(outcome.undefined)}
     payload.update(common)
     return json.dumps(payload, allow_nan=False).encode("utf-8")
 
@@ -352,7 +397,7 @@ def decode_outcome(data: bytes, *, max_elements: int = MAX_DECODED_ELEMENTS) -> 
         if kind == "raised":
             return Raised(_clip(str(payload["type"])), tuple(_clip(str(name)) for name in list(payload["classes"])[:20]),
                           _clip(str(payload["message"])), **common)
-        return Unreadable(_clip(str(payload["reason"])), **common)
+        return Unreadable(_clip(str(payload["reason"])), undefined=_clip(str(payload.get("undefined", ""))), **common)
     except EncodingError as error:
         return Unreadable(f"the answer could not be read back: {error}")
     except Exception as error:  # the judge must survive any byte string (RecursionError included)
@@ -442,7 +487,8 @@ def perform_call(call: Call, namespace: dict, *, timeout: float | None = None) -
 
     if call.target not in namespace:
         what = "variable" if call.read_only else "function"
-        return encode_outcome(Unreadable(f"no {what} named {call.target!r} is defined: run the cell that defines it"))
+        return encode_outcome(Unreadable(f"no {what} named {call.target!r} is defined: run the cell that defines it",
+                                         undefined=call.target))
     target = namespace[call.target]
     if call.read_only:
         return encode_outcome(Returned(target))

@@ -168,3 +168,55 @@ def test_text_of_a_forged_outcome_is_clipped_on_decoding():
     assert max(map(len, texts)) <= MAX_MESSAGE + 10 and len(outcome.classes) <= 20 and len(outcome.warnings) <= 20
     unreadable = decode_outcome(json.dumps({"kind": "unreadable", "reason": big}).encode())
     assert isinstance(unreadable, Unreadable) and len(unreadable.reason) <= MAX_MESSAGE + 10
+
+
+def test_exact_numbers_travel_as_the_number_they_are_worth():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    class EqualFraction(Fraction):  # a subclass lies about equality; only its value travels
+        def __eq__(self, other):
+            return True
+
+        __hash__ = Fraction.__hash__
+
+    class LyingDecimal(Decimal):
+        def as_tuple(self):
+            return (0, (9,), 0)
+
+        def __float__(self):
+            return 9.0
+
+    cases = [
+        (Fraction(4, 5), 0.8), (Fraction(-1, 3), -1 / 3), (Fraction(6, 2), 3), (EqualFraction(4, 5), 0.8),
+        (Fraction(-10 ** 400, 3), -math.inf), (Fraction(10 ** 400 + 1, 10 ** 400), 1.0), (Fraction(1, 10 ** 400), 0.0),
+        (Decimal("0.8"), 0.8), (Decimal("-0"), -0.0), (Decimal("1E+999999"), math.inf), (Decimal("-Infinity"), -math.inf),
+        (Decimal("1E-999999"), 0.0), (LyingDecimal("0.25"), 0.25),
+        (np.float32(0.5), 0.5), (np.int64(7), 7), (np.longdouble(0.25), 0.25),
+    ]
+    for value, expected in cases:
+        arrived = roundtrip(value).value
+        assert type(arrived) is type(expected) and arrived == expected, (value, arrived)
+        assert math.copysign(1, arrived) == math.copysign(1, expected)
+    for nan in (Decimal("NaN"), Decimal("sNaN"), Decimal("-NaN")):
+        arrived = roundtrip(nan).value
+        assert type(arrived) is float and math.isnan(arrived)
+    # Inside containers and object arrays too.
+    assert roundtrip([Fraction(1, 2), {"x": Decimal("2.5")}]).value == [0.5, {"x": 2.5}]
+    assert roundtrip(np.array([Fraction(1, 4)], dtype=object)).value.tolist() == [0.25]
+    # A 0-d array stays a 0-d float64 array (the readers take it as a number).
+    arrived = roundtrip(np.array(0.8)).value
+    assert type(arrived) is np.ndarray and arrived.shape == () and arrived.dtype == np.float64
+
+
+def test_exact_numbers_with_absurdly_many_digits_are_refused_not_computed():
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    outcome = roundtrip(Fraction(3 ** 300_000, 2 ** 500_000))
+    assert isinstance(outcome, Unreadable) and "too many digits" in outcome.reason
+    with localcontext() as context:
+        context.prec = 200_000
+        huge = Decimal(1) / Decimal(7)
+    outcome = roundtrip(huge)
+    assert isinstance(outcome, Unreadable) and "too many digits" in outcome.reason

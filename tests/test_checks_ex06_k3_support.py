@@ -41,6 +41,17 @@ print("KL(q||p) =", kl_example_2)
 """,
     # "for fact 1 and fact 2": both keys are needed; a key beyond them is ignored (the text never forbids one)
     "an extra key beside the two facts": CANONICAL + 'support_needed["why"] = "see Part C"\n',
+    # "a number": exact numbers and NumPy's are numbers too (the channel reads them as their value)
+    "a Fraction": CANONICAL + "from fractions import Fraction\nweight_mean_example_1 = Fraction(4, 5)\n",
+    "a Decimal and a Decimal infinity": CANONICAL + """
+from decimal import Decimal
+weight_mean_example_1 = Decimal("0.8")
+kl_example_2 = Decimal("Infinity")
+""",
+    "a 0-d array and a NumPy infinity scalar": CANONICAL + """
+weight_mean_example_1 = np.array(0.8)
+kl_example_2 = np.float64(np.inf)
+""",
     "float('inf') and a one-element array": CANONICAL + """
 kl_example_2 = float("inf")
 weight_mean_example_1 = np.array([0.8000001])

@@ -34,6 +34,16 @@ perplexity = 0.1 ** (-1 / 3)
 sequence_logprob_4 = math.log(0.1)
 perplexity_4 = 0.1 ** (-1 / 4)
 """,
+    # "a number": a Decimal, a Fraction and NumPy scalars or 0-d arrays are read as their value
+    "Decimal, Fraction and NumPy scalars": """
+from decimal import Decimal
+from fractions import Fraction
+sequence_logprob = Decimal(math.log(0.1))
+mean_nll = Fraction(-math.log(0.1)) / 3
+perplexity = np.float64(0.1 ** (-1 / 3))
+sequence_logprob_4 = np.array(math.log(0.1))
+perplexity_4 = np.float32(0.1 ** (-1 / 4))
+""",
     "the worked numbers to 7 digits": """
 sequence_logprob = -2.302585
 mean_nll = 0.767528
@@ -149,3 +159,29 @@ def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():
 
     named = {mistake[1] for mistake in WRONG.values()}
     assert {entry.key for entry in of_notebook(STEM)} <= named
+
+
+SUM_NOT_MEAN = EXACT.replace("mean_nll = -sequence_logprob / 3", "mean_nll = -sequence_logprob")
+
+
+def test_the_cap_is_told_once_per_notebook_and_a_passing_capped_group_says_so():
+    result = result_of(STEM, SUM_NOT_MEAN)
+    lines = result.feedback().splitlines()
+    capped = [line for line in lines if "[CAPPED]" in line]
+    assert capped == [
+        "  [CAPPED] points capped: the central idea (perplexity as the exponential of the mean negative "
+        "log-probability) is missing from these answers, so every test of this notebook earns at most a third of "
+        "its points: The mean NLL divides the summed negative log-probability by the number of active tokens, and "
+        "perplexity exponentiates that per-token mean, not the total.",
+        "  [CAPPED] every case passed, but the points are capped (the central idea is missing: see above)",
+    ], lines
+    assert "is wrong" not in result.feedback()
+    # The batch grader's test cells and the feedback pages tell it the same way, from the same result.
+    from autograder.feedback.page import group_record
+    from autograder.grading.worker import verdict_text
+
+    first, second = result.groups
+    assert verdict_text(first).splitlines()[1] == capped[0]
+    assert verdict_text(second, cap_told=True).splitlines()[1] == capped[1]
+    record = group_record(second, ran={case.name for case in second.cases}, cap_told=False)
+    assert record["capped"].startswith("every case passed, but the points are capped: the central idea (")

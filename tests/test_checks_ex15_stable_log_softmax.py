@@ -156,6 +156,12 @@ WRONG = {
         shifted = z - z.max()
         return shifted - np.log(np.exp(shifted).sum())
     """), "wrong-axis"),
+    # one maximum for the whole array, normalised along the axis: rows near -1000 underflow to a zero sum
+    "global_max_shift": (answer("""
+        z, axis = _checked(logits, axis)
+        shifted = z - z.max()
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    """), "global-max-shift", "the open check's rows near +1000 and -1000 (axis=-1)"),
     "only_subtracts_max": (answer("""
         z, axis = _checked(logits, axis)
         return z - z.max(axis=axis, keepdims=True)
@@ -239,7 +245,7 @@ WRONG["type_error_for_non_finite_logits"] = (CORRECT["vectorised"].replace('rais
 
 class TestStableLogSoftmax(CodingCheckTests):
     stem = STEM
-    central_mistakes = ('no_max_shift', 'no_max_shift_divide_first', 'clipped_before_the_log')
+    central_mistakes = ('no_max_shift', 'no_max_shift_divide_first', 'clipped_before_the_log', 'global_max_shift')
     groups = ("public", "shapes_axes", "numerics", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT
@@ -328,3 +334,16 @@ def test_a_float32_slip_is_named_in_every_case_it_fails():
     result = result_of(STEM, source)
     failed = [case for case in result.cases if not case.passed]
     assert failed and all(case.misconception == "float32-output" for case in failed), result.feedback()
+
+
+def test_a_global_maximum_is_blamed_for_the_underflow_it_causes():
+    from check_support import result_of
+
+    result = result_of(STEM, WRONG["global_max_shift"][0], ["public"])
+    (case,) = result.cases[:1]
+    assert case.message == (
+        "One maximum was taken over the whole array instead of one per slice along `axis`: in a row whose "
+        "logits lie far below the largest logit of the array (near -1000 when another row is near +1000), every "
+        "exp(z - max) underflows to 0, and the log of that zero sum gives inf or NaN. Take the maximum along "
+        "`axis` with keepdims=True, so that every slice keeps one exponent of exactly 0.")
+    assert "exp(1000)" not in case.message

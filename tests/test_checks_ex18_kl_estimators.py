@@ -363,3 +363,18 @@ def test_the_issue_example_is_finite():
     q1 = mpmath.e ** -1000 / (1 + mpmath.e ** -1000)
     exact = mpmath.mpf(0.5) * mpmath.log(mpmath.mpf(0.5) / q0) + mpmath.mpf(0.5) * mpmath.log(mpmath.mpf(0.5) / q1)
     assert abs(value - float(exact)) <= 1e-12 * float(exact)
+
+
+def test_a_negative_k3_is_told_why_it_cannot_be():
+    from check_support import result_of
+
+    source = """
+def kl_sample_values(log_q, log_p):
+    log_r = np.asarray(log_p, dtype=float) - np.asarray(log_q, dtype=float)
+    return {"k1": -log_r, "k2": 0.5 * log_r ** 2, "k3": log_r - np.expm1(log_r)}
+"""
+    result = result_of(STEM, source, ["public"])
+    case = next(case for case in result.cases if case.name == "the dict has keys k1, k2, k3 and k3 is non-negative")
+    assert case.message == (
+        "k3 = (r - 1) - log r is never negative (r - 1 >= log r for every r > 0), but some of the k3 values "
+        "returned are negative: check the sign of each term, with log r = log_p - log_q")

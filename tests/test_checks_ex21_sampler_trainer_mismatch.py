@@ -259,3 +259,15 @@ def test_an_extra_key_costs_only_the_open_checks_share():
     assert result.points_earned == 7.5, result.feedback()
     failed = [case.name for case in result.cases if not case.passed]
     assert failed == ["the open check: top-2 of four logits, T = 1"], failed
+
+
+def test_an_all_zero_trainer_output_is_not_blamed_on_truncation():
+    """The greedy engine's log-probability is 0 everywhere: an answer returning zeros for the trainer is
+    wrong there, but nothing says it truncated the trainer."""
+    from check_support import result_of
+
+    result = result_of(STEM, answer(trainer="np.zeros_like(trainer)"), ["logprobs"])
+    case = next(case for case in result.cases
+                if case.name == "trainer log-probabilities, T = 1, top-1 (greedy): the engine log-prob is 0")
+    assert not case.passed and case.misconception is None
+    assert case.message == "'trainer' is not correct for this input"

@@ -68,6 +68,8 @@ WRONG = {
     "token_mean_counts_padding": (answer(token_mean="1.0 / m.size"), "padding-counted"),
     # the outside tester's w23b_tokrow: a token mean taken per row (then over the rows) is a sequence mean
     "token_mean_per_row": (answer(token_mean="1.0 / (B * np.maximum(n, 1))"), "normalisers-mixed-up"),
+    # the outside tester's token mean per row without the 1/B: a sequence mean without its 1/B, named as such
+    "token_mean_per_row_without_batch": (answer(token_mean="1.0 / np.maximum(n, 1)"), "token-mean-per-row"),
     # w23f_allempty: 0 / 0 = NaN weights when the batch has no response token at all
     "all_empty_batch_nan": (answer().replace("    return np.where(m, w, 0.0)",
                                              "    return m / m.sum() if mode == 'token_mean' else np.where(m, w, 0.0)"),
@@ -139,4 +141,16 @@ class TestLossAggregation(CodingCheckTests):
     reference_module = "autograder.reference.further"
     reference_functions = ("token_weights", "aggregate_loss")
     quiet_mistakes = ("constant_without_batch", "sequence_mean_is_token_mean")
-    central_mistakes = ("sequence_mean_is_token_mean", "sequence_mean_without_batch", "token_mean_per_row")
+    central_mistakes = ("sequence_mean_is_token_mean", "sequence_mean_without_batch", "token_mean_per_row",
+                        "token_mean_per_row_without_batch")
+
+
+def test_a_token_mean_taken_per_row_is_told_what_it_is():
+    from check_support import result_of
+
+    result = result_of(STEM, WRONG["token_mean_per_row_without_batch"][0], ["weights"])
+    case = next(case for case in result.cases if case.name == "token_mean weights, a GRPO group of lengths 3, 5, 12, 20")
+    assert case.message == (
+        "This token_mean is a mean taken per row: each token is weighted 1 / n_i by its own response's length, "
+        "which is a sequence mean without its 1/B. token_mean weights every response token of the batch alike, "
+        "1 / (n_1 + ... + n_B), so a long response counts for more than a short one.")

@@ -89,9 +89,11 @@ def plan(stem: str, groups: Iterable[str] | None = None) -> tuple:
     return CHECKS[stem].planned_cases(groups)
 
 
-def judge(stem: str, outcomes: Mapping[str, Sequence[Outcome]], groups: Iterable[str] | None = None) -> CheckResult:
-    """Judge decoded outcomes in the trusted process (``case name -> outcomes of its calls``)."""
-    return judge_cases(CHECKS[stem], outcomes, groups)
+def judge(stem: str, outcomes: Mapping[str, Sequence[Outcome]], groups: Iterable[str] | None = None, *,
+          unavailable: Sequence[str] = ()) -> CheckResult:
+    """Judge decoded outcomes in the trusted process (``case name -> outcomes of its calls``);
+    ``unavailable`` names the modules a cell could not import in the sandbox (see ``judge_cases``)."""
+    return judge_cases(CHECKS[stem], outcomes, groups, unavailable=unavailable)
 
 
 def run_check(stem: str, namespace: dict, groups: Iterable[str] | None = None, *,

@@ -154,7 +154,8 @@ def _is_bool_like(value: Any) -> bool:
 
 
 def number(value: Any, what: str, *, allow_infinite: bool = False) -> float:
-    """A single real number (int, float, 0-d or one-element array or list); NaN, text and True/False are
+    """A single real number (int, float, 0-d or one-element array or list; a NumPy scalar, ``Fraction`` or
+    ``Decimal`` arrives from the channel as the int or float it is worth); NaN, text and True/False are
     refused, and infinities too unless ``allow_infinite``."""
     if value is None:
         raise blank(what)
@@ -185,13 +186,14 @@ def numbers(value: Any, what: str, shape: Sequence[int]) -> np.ndarray:
 
 
 def integer(value: Any, what: str) -> int:
-    """An integer (Python or NumPy, or a float with an integral value); ``True``/``False`` are refused."""
+    """An integer (Python or NumPy, a one-element array, or a float with an integral value, such as
+    ``Fraction(3)`` or ``Decimal("3")`` arrive); ``True``/``False`` are refused."""
     if value is None:
         raise blank(what)
     if isinstance(value, bool):
         raise Reject(f"{what} should be an integer, not True/False")
-    if isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size == 1:
-        value = int(value.reshape(()).item())
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf" and value.size == 1:
+        value = value.reshape(()).item()  # a NumPy scalar or 0-d array is the number it holds
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
     if not isinstance(value, int):

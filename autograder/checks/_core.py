@@ -100,7 +100,8 @@ class Central:
     (validation, dtypes, ...) it gets right. The cases run with every group, so that each hidden test
     cell (graded on its own by nbgrader) applies the same cap.
 
-    ``idea`` completes the feedback sentence "capped at ... because <idea> is wrong". ``min_failures``
+    ``idea`` completes the feedback sentence "the central idea (<idea>) is missing from these answers".
+    ``min_failures``
     is how many of the ``cases`` must fail that way (1: any; more where the central idea is a whole
     family of checks, such as a validator that lets most kinds of broken input through).
     """
@@ -122,36 +123,63 @@ class Central:
 
 @dataclasses.dataclass(frozen=True)
 class Gate:
-    """Bad-input points count only for a function that accepts valid input.
+    """Points that count only where other, hidden cases show the same function works.
 
-    A stub that raises ValueError on everything would otherwise collect every case that expects an
-    error. The cases of the gated ``groups`` earn their points only when every one of the ``cases``
-    (names of hidden cases that call the function with valid input) RETURNED: no exception, no
-    timeout; the value need not be right, since other groups grade it. Name hidden cases only, never
-    the open check's (an answer can hard-code those), and ordinary inputs rather than edge cases.
+    Two uses, one mechanism:
+
+    * **Bad input** (``needs="returned"``, the default): a stub that raises ValueError on everything
+      would otherwise collect every case that expects an error. The cases of the gated ``groups`` earn
+      their points only when every one of the ``cases`` (names of hidden cases that call the function
+      with valid input) RETURNED: no exception, no timeout; the value need not be right, since other
+      groups grade it. Use ordinary inputs rather than edge cases.
+    * **Open checks** (``needs="passed"``): an answer can recognise the open check's inputs and return
+      the published answer there and junk elsewhere. The open check is a hint; the hidden case is the
+      evidence: a gated case earns its points only when every one of the ``cases`` (hidden cases of the
+      same kind, which an answer that really passes the open check passes too) PASSED.
+
+    Name hidden cases only, never the open check's (an answer can hard-code those). ``only`` narrows the
+    gate to some cases of the gated groups (an open check with two halves of different kinds gets one
+    gate per half); empty means every case of those groups.
 
     With ``per_function`` (the default) a gated case is withheld only when a gate case of one of the
-    functions it calls did not return, so a notebook with two functions gates each on its own; every
-    function a gated case calls must then have a gate case. Without it, any gate case that did not
-    return withholds every gated case.
+    functions it calls did not return (or pass), so a notebook with two functions gates each on its
+    own; every function a gated case calls must then have a gate case. Without it, any gate case that
+    did not return withholds every gated case.
 
     Like :class:`Central`, the gate's cases run with every gated group, so that each hidden test cell
-    (graded on its own by nbgrader or the batch grader) applies the same gate.
+    (graded on its own by nbgrader or the batch grader) applies the same gate. An exercise may declare
+    several gates (``ExerciseCheck(gate=(...))``); a case is withheld when any gate that covers it is shut.
     """
 
     groups: tuple = (VALIDATION,)
     cases: tuple = ()
     per_function: bool = True
+    needs: str = "returned"
+    only: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "groups", tuple(self.groups))
         object.__setattr__(self, "cases", tuple(self.cases))
+        object.__setattr__(self, "only", tuple(self.only))
         if not self.groups or not self.cases:
             raise ValueError("Gate needs the gated groups and the names of valid-input cases")
+        if self.needs not in ("returned", "passed"):
+            raise ValueError(f"Gate.needs must be 'returned' or 'passed', not {self.needs!r}")
+
+    @property
+    def reason(self) -> str:
+        return GATE_REASON if self.needs == "returned" else OPEN_GATE_REASON
+
+    def covers(self, case: "Case") -> bool:
+        """Whether this gate decides ``case``'s points."""
+        return case.group in self.groups and (not self.only or case.name in self.only)
 
 
 #: Why a gated case earns nothing; completed with who did not return and where.
 GATE_REASON = "rejecting bad input counts only when valid input is accepted"
+#: Why an open-check case earns nothing when the hidden cases of its kind fail.
+OPEN_GATE_REASON = ("the open check is a hint, and its points count only when the same function also "
+                    "passes the hidden cases of the same kind")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,7 +212,7 @@ class GroupResult:
     points_earned: float
     points_available: float
     cases: tuple
-    #: Why the group's points were capped (the central idea is wrong), or "" when they were not.
+    #: Why the group's points were capped (the central idea is missing), or "" when they were not.
     capped: str = ""
     #: The central misconception behind the cap (None when not capped).
     capped_by: str | None = None
@@ -197,10 +225,19 @@ class GroupResult:
     def grade_id(self) -> str:
         return f"test_{self.name}"
 
-    def feedback(self) -> str:
+    def cap_line(self, told: bool = False) -> str:
+        """The cap as one line: the whole sentence, or (``told``: said earlier in the same feedback) a
+        pointer to it; a group whose every case passed says that its points are capped all the same."""
+        if not self.capped:
+            return ""
+        every = bool(self.cases) and all(case.passed for case in self.cases)
+        lead = "every case passed, but the points are capped" if every else "points capped"
+        return f"{lead} (the central idea is missing: see above)" if told else f"{lead}: {self.capped}"
+
+    def feedback(self, *, cap_told: bool = False) -> str:
         lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
         if self.capped:
-            lines.append(f"  [CAPPED] {self.capped}")
+            lines.append(f"  [CAPPED] {self.cap_line(cap_told)}")
         if self.gated:
             lines.append(f"  [WITHHELD] {self.gated}")
         # Failures that say the same thing (a missing import fails every case alike) are told once,
@@ -255,7 +292,11 @@ class CheckResult:
 
     def feedback(self) -> str:
         head = f"{self.stem}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"
-        return "\n".join([head] + [group.feedback() for group in self.groups])
+        parts, told = [head], False
+        for group in self.groups:  # the cap is told in full once, where it first applies
+            parts.append(group.feedback(cap_told=told))
+            told = told or bool(group.capped)
+        return "\n".join(parts)
 
 
 def _round(value: float) -> float:
@@ -279,18 +320,21 @@ class ExerciseCheck:
         Returns the cases (deterministic: seeded randomness only). Called lazily, once.
     central : Central, optional
         The exercise's central idea: missing it caps every group (see :class:`Central`).
-    gate : Gate, optional
-        Bad-input groups that earn points only when valid input is accepted (see :class:`Gate`).
+    gate : Gate or sequence of Gate, optional
+        Groups (or cases) that earn points only where hidden cases show the function works: bad input
+        only when valid input is accepted, an open check only when hidden cases of its kind pass (see
+        :class:`Gate`). ``gate`` is the first (the bad-input gate, by convention); ``gates`` all of them.
     """
 
     def __init__(self, stem: str, groups: Sequence[Group], build_cases: Callable[[], Iterable[Case]],
-                 central: Central | None = None, gate: Gate | None = None):
+                 central: Central | None = None, gate: Gate | Sequence[Gate] | None = None):
         self.stem = stem
         self.groups = tuple(groups)
         self.central = central
-        self.gate = gate
-        if gate is not None:
-            for name in gate.groups:
+        self.gates = () if gate is None else (gate,) if isinstance(gate, Gate) else tuple(gate)
+        self.gate = self.gates[0] if self.gates else None
+        for each in self.gates:
+            for name in each.groups:
                 self.group(name)
         self._build_cases = build_cases
         self._cases: tuple | None = None
@@ -319,8 +363,8 @@ class ExerciseCheck:
                 unknown = sorted(set(self.central.cases) - set(names))
                 if unknown:
                     raise RuntimeError(f"{self.stem}: central cases {unknown} do not exist")
-            if self.gate is not None:
-                _check_gate(self.stem, self.gate, cases)
+            for each in self.gates:
+                _check_gate(self.stem, each, cases)
             self._cases = cases
         if groups is None:
             return self._cases
@@ -335,11 +379,10 @@ class ExerciseCheck:
             return ()
         return tuple(case for case in self.cases() if case.name in self.central.cases)
 
-    def gate_cases(self) -> tuple:
-        """The valid-input cases that open the gated groups (empty when the exercise declares no gate)."""
-        if self.gate is None:
-            return ()
-        return tuple(case for case in self.cases() if case.name in self.gate.cases)
+    def gate_cases(self, gate: Gate | None = None) -> tuple:
+        """The hidden cases that open ``gate`` (every gate's when None; empty when there is no gate)."""
+        names = set(gate.cases) if gate is not None else {name for each in self.gates for name in each.cases}
+        return tuple(case for case in self.cases() if case.name in names)
 
     def planned_cases(self, groups: Iterable[str] | None = None) -> tuple:
         """What grading ``groups`` needs: their cases, then the central cases they do not hold, then
@@ -347,8 +390,9 @@ class ExerciseCheck:
         cases = self.cases(groups)
         wanted = {g.name for g in self.groups} if groups is None else set(groups)
         extra = self.central_cases()
-        if self.gate is not None and wanted & set(self.gate.groups):
-            extra += self.gate_cases()
+        for each in self.gates:
+            if wanted & set(each.groups):
+                extra += self.gate_cases(each)
         names = {case.name for case in cases}
         for case in extra:
             if case.name not in names:
@@ -366,19 +410,38 @@ def _check_gate(stem: str, gate: Gate, cases: tuple) -> None:
     unknown = sorted(set(gate.cases) - set(by_name))
     if unknown:
         raise RuntimeError(f"{stem}: gate cases {unknown} do not exist")
-    inside = sorted(name for name in gate.cases if by_name[name].group in gate.groups)
+    inside = sorted(name for name in gate.cases if gate.covers(by_name[name]))
     if inside:
         raise RuntimeError(f"{stem}: gate cases {inside} lie in a gated group; name valid-input cases of other groups")
+    stray = sorted(name for name in gate.only if name not in by_name or by_name[name].group not in gate.groups)
+    if stray:
+        raise RuntimeError(f"{stem}: gate.only names {stray}, which are not cases of the gated groups")
     if gate.per_function:
         opened = {call.target for name in gate.cases for call in by_name[name].calls}
-        called = {call.target for case in cases if case.group in gate.groups for call in case.calls}
+        called = {call.target for case in cases if gate.covers(case) for call in case.calls}
         if called - opened:
             raise RuntimeError(f"{stem}: gated functions {sorted(called - opened)} have no gate case")
 
 
-def _safe_judge(case: Case, outcomes: tuple) -> Verdict:
+#: What graded work may import (the sandbox has nothing else); told in every notebook.
+GRADED_IMPORTS = "the standard library, NumPy and the course package `course`"
+
+
+def unavailable_sentence(modules: Sequence[str], undefined: str) -> str:
+    """Why ``undefined`` is not defined when a cell stopped at an import of ``modules`` in the grader."""
+    names = " and ".join(f"`{name}`" for name in modules)
+    verb, pronoun = ("is", "it") if len(modules) == 1 else ("are", "them")
+    return (f"{names} {verb} not available when your work is graded (answers may import only {GRADED_IMPORTS}): "
+            f"a cell stopped where it imports {pronoun}, so `{undefined}` is not defined; use the standard "
+            "library or NumPy instead")
+
+
+def _safe_judge(case: Case, outcomes: tuple, unavailable: Sequence[str] = ()) -> Verdict:
     if len(outcomes) != len(case.calls):
         return Verdict(False, "the answer could not be run for this case")
+    undefined = next((o.undefined for o in outcomes if isinstance(o, Unreadable) and o.undefined), "")
+    if undefined and unavailable:
+        return Verdict(False, unavailable_sentence(unavailable, undefined))
     not_implemented = next((o for o in outcomes if isinstance(o, Raised) and o.is_a("NotImplementedError")), None)
     if not_implemented is not None:
         return Verdict(False, "not implemented yet: replace the `raise NotImplementedError` stub with your code")
@@ -394,21 +457,25 @@ def _safe_judge(case: Case, outcomes: tuple) -> Verdict:
 
 
 def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
-                groups: Iterable[str] | None = None) -> CheckResult:
-    """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail."""
+                groups: Iterable[str] | None = None, *, unavailable: Sequence[str] = ()) -> CheckResult:
+    """Judge decoded outcomes (``case name -> outcomes of its calls``); missing cases fail.
+
+    ``unavailable``: modules the grading environment does not have that a cell of the answer tried to
+    import before any call ran (a fact the batch grader reports); a name that is then not defined is
+    explained by them."""
+    unavailable = tuple(unavailable)
     wanted = [g.name for g in check.groups] if groups is None else list(groups)
     capped, capped_by = _central_verdict(check, outcomes)
-    closed = _closed_functions(check, outcomes)
+    closed = [(gate, _closed_functions(check, gate, outcomes)) for gate in check.gates]
     results = []
     for name in wanted:
         group = check.group(name)
-        gated = check.gate is not None and name in check.gate.groups
         case_results = []
         blocked_here: list = []
         for case in check.cases([name]):
             got = tuple(outcomes.get(case.name, ()))
-            verdict = _safe_judge(case, got) if got else Verdict(False, "the answer could not be run for this case")
-            blocked = _blocking(check, case, closed) if gated else ()
+            verdict = _safe_judge(case, got, unavailable) if got else Verdict(False, "the answer could not be run for this case")
+            blocked = tuple(item for gate, shut in closed if gate.covers(case) for item in _blocking(gate, case, shut))
             if verdict.passed and blocked:
                 blocked_here += [item for item in blocked if item not in blocked_here]
                 case_results.append(CaseResult(case.name, case.group, False, _gate_sentence(blocked),
@@ -426,39 +493,52 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
         results.append(GroupResult(group.name, group.title, _round(earned), float(group.points), tuple(case_results),
                                    capped, capped_by if capped else None,
                                    _gate_sentence(blocked_here) if blocked_here else "",
-                                   tuple(function for function, _, _ in blocked_here)))
+                                   tuple(dict.fromkeys(function for function, _, _, _ in blocked_here))))
     return CheckResult(check.stem, tuple(results))
 
 
-def _closed_functions(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]]) -> dict:
-    """``function -> (gate case name, how it failed)`` for each function with a gate case that did not
-    return on every call ("raised" or "did not return"), first failing case in case order."""
+def _closed_functions(check: ExerciseCheck, gate: Gate, outcomes: Mapping[str, Sequence[Outcome]]) -> dict:
+    """``function -> (gate case name, what it shows)`` for each function with a gate case that did not
+    return on every call ("raised on valid input too", "did not return on valid input too") or, for an
+    open-check gate, did not pass ("failed the hidden case"); first such case in case order."""
     closed: dict = {}
-    for case in check.gate_cases():
+    for case in check.gate_cases(gate):
         got = tuple(outcomes.get(case.name, ()))
-        if len(got) == len(case.calls) and all(isinstance(outcome, Returned) for outcome in got):
+        returned = len(got) == len(case.calls) and all(isinstance(outcome, Returned) for outcome in got)
+        if gate.needs == "passed":
+            if got and _safe_judge(case, got).passed:
+                continue
+            how = "failed the hidden case '{case}'"
+        elif returned:
             continue
-        how = "raised" if any(isinstance(outcome, Raised) for outcome in got) else "did not return"
+        else:
+            how = ("raised" if any(isinstance(outcome, Raised) for outcome in got) else "did not return") + \
+                " on valid input too (case '{case}')"
         for call in case.calls:
             closed.setdefault(call.target, (case.name, how))
     return closed
 
 
-def _blocking(check: ExerciseCheck, case: Case, closed: dict) -> tuple:
-    """``(function, gate case, how)`` of the closed functions that withhold ``case``'s points."""
+def _blocking(gate: Gate, case: Case, closed: dict) -> tuple:
+    """``(function, gate case, how, reason)`` of the closed functions that withhold ``case``'s points."""
     if not closed:
         return ()
-    if check.gate.per_function:
+    if gate.per_function:
         targets = [call.target for call in case.calls if call.target in closed]
     else:
         targets = list(closed)
-    return tuple((target,) + closed[target] for target in dict.fromkeys(targets))
+    return tuple((target,) + closed[target] + (gate.reason,) for target in dict.fromkeys(targets))
 
 
 def _gate_sentence(blocked: Sequence[tuple]) -> str:
-    """One sentence: who did not return on which valid input, and why that withholds the points."""
-    parts = [f"`{function}` {how} on valid input too (case '{case}')" for function, case, how in blocked]
-    return f"points withheld: {' and '.join(parts)}: {GATE_REASON}."
+    """One sentence per reason: who did not return (or pass) on which hidden case, and why that
+    withholds the points."""
+    by_reason: dict = {}
+    for function, case, how, reason in blocked:
+        part = f"`{function}` " + how.format(case=case)
+        if part not in by_reason.setdefault(reason, []):
+            by_reason[reason].append(part)
+    return " ".join(f"points withheld: {' and '.join(parts)}: {reason}." for reason, parts in by_reason.items())
 
 
 def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]]) -> tuple:
@@ -478,8 +558,8 @@ def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outco
     if len(found) < central.min_failures:
         return "", None
     share = "a third" if abs(central.cap - 1 / 3) < 1e-9 else f"{central.cap:.0%}"
-    return (f"points capped at {share} of this test's points because {central.idea} is wrong: "
-            f"{found[0].message}", found[0].misconception)
+    return (f"the central idea ({central.idea}) is missing from these answers, so every test of this notebook "
+            f"earns at most {share} of its points: {found[0].message}", found[0].misconception)
 
 
 def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = IN_PROCESS_TIMEOUT) -> dict:
@@ -492,7 +572,7 @@ def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | No
 
 
 __all__ = [
-    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "GATE_REASON", "Gate", "Group",
+    "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "GATE_REASON", "Gate", "OPEN_GATE_REASON", "Group",
     "GroupResult", "OPEN_CHECKS",
     "Outcome", "PASS", "PUBLIC", "Raised", "Reject", "Returned", "Unreadable", "VALIDATION", "Verdict", "coding_groups",
     "judge_cases", "perform_cases",

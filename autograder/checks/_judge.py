@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from autograder.channel import Call, ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable
-from autograder.checks._core import PASS, Case, Reject, Verdict
+from autograder.checks._core import GRADED_IMPORTS, PASS, Case, Reject, Verdict
 
 _array = np.array
 _isfinite = np.isfinite
@@ -66,6 +66,10 @@ def value_of(outcome: Any, what: str = "your function") -> Any:
     if isinstance(outcome, Returned):
         return outcome.value
     if isinstance(outcome, Raised):
+        if outcome.is_a("ModuleNotFoundError") and not _QUOTE_RAISED_MESSAGES.get():
+            # The module's name is the exception's text, which this call's input could have chosen.
+            raise Reject(f"{what} raised ModuleNotFoundError: it imports a module that is not available when "
+                         f"your work is graded (answers may import only {GRADED_IMPORTS})")
         if _QUOTE_RAISED_MESSAGES.get():
             message = f": {outcome.message}" if outcome.message else ""
             raise Reject(f"{what} raised {outcome.type_name}{message}")

@@ -75,11 +75,13 @@ code.tex{background:#f6f8fa}
 
 # ----------------------------------------------------------------------------- verdicts as data
 
-def group_record(group, *, ran, reason: str | None = None) -> dict:
+def group_record(group, *, ran, reason: str | None = None, cap_told: bool = False) -> dict:
     """The JSON-ready verdicts of one test group (a ``GroupResult``), stored with its points.
 
     ``ran`` holds the names of the cases whose calls came back; the others did not run (a crash,
     a timeout). ``misconceptions`` lists the keys the failed cases matched, once each, in case order.
+    ``capped`` is the cap's line (in full, or a pointer to where it was told when ``cap_told``) and
+    ``withheld`` the gate's sentence, "" when neither applies.
     """
     cases = []
     keys: list = []
@@ -91,7 +93,7 @@ def group_record(group, *, ran, reason: str | None = None) -> dict:
             keys.append(case.misconception)
     return {"group": group.name, "title": group.title, "points_earned": float(group.points_earned),
             "points_available": float(group.points_available), "cases": cases, "misconceptions": keys,
-            "reason": reason}
+            "reason": reason, "capped": group.cap_line(cap_told), "withheld": group.gated}
 
 
 def verdicts_of(cell) -> dict | None:
@@ -271,6 +273,9 @@ def verdict_html(record: dict, level: int) -> str:
     lines = [f"<section class='verdict {css}' aria-label='Tests: {title}'>",
              f"<h{level}><span class='tag' aria-hidden='true'>{symbol}</span> Tests: {title}</h{level}>",
              f"<p><span class='tag'>{word}</span>: {points}, {detail}.</p>"]
+    for tag, key in (("Capped", "capped"), ("Withheld", "withheld")):
+        if isinstance(record.get(key), str) and record[key]:
+            lines.append(f"<p><span class='tag'>{tag}</span>: {html.escape(record[key])}</p>")
     items = []
     # Failures that teach the same thing are listed once, with the names of all their cases.
     failed: dict = {}

@@ -329,6 +329,18 @@ def _figures_as_png(seconds):
     return figures
 
 
+def _missing_module(error):
+    """The top-level name of the module a ``ModuleNotFoundError`` could not find, or "" (a fact the
+    grader reports by name: the sandbox has only the standard library, NumPy and the course package)."""
+    if not isinstance(error, ModuleNotFoundError):
+        return ""
+    name = getattr(error, "name", None)
+    if not isinstance(name, str):
+        return ""
+    top = str.partition(str(name), ".")[0]
+    return top if 0 < len(top) <= 64 and top.isidentifier() and top.isascii() else ""
+
+
 def _format_error(error):
     import traceback
     lines = traceback.format_exception(type(error), error, error.__traceback__)
@@ -406,7 +418,7 @@ def _serve(units_in, replies_out, limits, shell, namespace, wire):
         out, err = OutStream(width), OutStream(width)
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
-        status, error = "ok", None
+        status, error, missing = "ok", None, ""
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, cell_seconds)
         try:
@@ -415,12 +427,13 @@ def _serve(units_in, replies_out, limits, shell, namespace, wire):
                 failure = result.error_before_exec or result.error_in_exec
                 if failure is not None:
                     status, error = "error", "%s: %s" % (type(failure).__name__, failure)
+                    missing = _missing_module(failure)
             else:
                 _exec_plain(source, namespace, name)
         except _CellTimeout:
             status, error = "timeout", "the cell did not finish within %g s" % cell_seconds
         except BaseException as failure:  # noqa: BLE001 - student code may raise anything
-            status, error = "error", _format_error(failure)
+            status, error, missing = "error", _format_error(failure), _missing_module(failure)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             sys.stdout, sys.stderr = saved
@@ -432,7 +445,7 @@ def _serve(units_in, replies_out, limits, shell, namespace, wire):
         figures = _take_figures(cell_seconds)
         vars(builtins).update(pristine)
         reply({"status": status, "error": (error or "")[:6000], "stdout": text_out, "stderr": text_err,
-               "figures": figures})
+               "figures": figures, "missing_module": missing})
 
     def run_call(raw):
         try:

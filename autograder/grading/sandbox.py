@@ -373,7 +373,8 @@ def _stage(root: Path) -> Path:
 class Run:
     """What one notebook's run produced, addressed by the coordinator (never by the notebook).
 
-    ``cells``: step -> the cell's reply (``status``, ``error``, ``stdout``, ``stderr``);
+    ``cells``: step -> the cell's reply (``status``, ``error``, ``stdout``, ``stderr``, ``figures`` and
+    ``missing_module``: the top-level module a failed import could not find, or "");
     ``outcomes``: step -> case -> call index -> encoded outcome (text, decoded by the judge);
     ``reason``: ``exited`` (normal), ``timeout``, ``output`` (reply budget exceeded), ``protocol``
     (a malformed reply), ``ended`` (the notebook process ended before its last unit) or ``sandbox``
@@ -433,6 +434,11 @@ def _figures(value) -> list:
 def _clip(text, limit: int) -> str:
     text = text if isinstance(text, str) else ""
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters not shown]\n"
+
+
+def _module_name(name) -> str:
+    """A top-level module name as the notebook reported it, or "" (anything else the notebook wrote)."""
+    return name if isinstance(name, str) and 0 < len(name) <= 64 and name.isidentifier() and name.isascii() else ""
 
 
 class _Protocol(Exception):
@@ -753,7 +759,8 @@ class Sandbox:
                 cells[targets[0][1]] = {
                     "status": reply.get("status") if reply.get("status") in ("ok", "error", "timeout") else "error",
                     "error": _clip(reply.get("error"), 6000), "stdout": _clip(reply.get("stdout"), width),
-                    "stderr": _clip(reply.get("stderr"), width), "figures": _figures(reply.get("figures"))}
+                    "stderr": _clip(reply.get("stderr"), width), "figures": _figures(reply.get("figures")),
+                    "missing_module": _module_name(reply.get("missing_module"))}
             else:
                 data = reply.get("data")
                 if not isinstance(data, str):

@@ -307,6 +307,7 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
         by_source.setdefault(slot.source_index, []).append((number, slot))
 
     cells = []
+    cap_told: list = []  # the notebook's capped test cells so far: the first tells the cap in full
 
     def extra_cells(index):
         for number, slot in by_source.get(index, []):
@@ -346,7 +347,7 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cell.source = test_docstring(original.source)
             number = next((n for n, s in by_source.get(index, []) if s.kind == "calls"), None)
             cell.outputs, statuses[grade_id] = _test_outputs(stem, group_of(grade_id or ""), number, steps, run,
-                                                             checks, limits)
+                                                             checks, limits, cap_told)
             cells.append(cell)
         else:  # markdown and widgets: the source's cell, untouched
             if kind == "widget":
@@ -416,10 +417,15 @@ def _one_line(text: str) -> str:
     return re.sub(r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+", " \u23ce ", str(text))
 
 
-def verdict_text(group) -> str:
+def verdict_text(group, *, cap_told: bool = False) -> str:
     """The test cell's feedback, rendered from the judge's structured result (a ``GroupResult``):
-    every line starts with text the grader wrote; messages are flattened to one line each."""
+    every line starts with text the grader wrote; messages are flattened to one line each. The cap
+    is told in full in the notebook's first capped test cell, later ones point to it (``cap_told``)."""
     lines = [f"{group.title}: {group.points_earned:g} / {group.points_available:g} points"]
+    if group.capped:
+        lines.append(f"  [CAPPED] {_one_line(group.cap_line(cap_told))}")
+    if group.gated:
+        lines.append(f"  [WITHHELD] {_one_line(group.gated)}")
     for case in group.cases:
         text = f"  [{'PASS' if case.passed else 'FAIL'}] {case.name}"
         if not case.passed and case.message:
@@ -428,8 +434,27 @@ def verdict_text(group) -> str:
     return "\n".join(lines)
 
 
-def _test_outputs(stem, group, number, steps, run: Run, checks, limits) -> tuple:
-    """What ``grade(stem, group, globals())`` would have shown (feedback and points), and the status."""
+def unavailable_modules(steps: list, cells: dict) -> tuple:
+    """The modules the sandbox lacks that a cell tried to import before any test cell's call ran.
+
+    Only those cells: they ran before any hidden input reached the notebook, so the name (the
+    student's own import) carries nothing of a hidden input. A cell after a test cell could
+    choose which import fails from what a call saw.
+    """
+    first_call = next((n for n, step in enumerate(steps) if step.get("kind") == "calls"), len(steps))
+    found: list = []
+    for number in range(first_call):
+        name = (cells.get(number) or {}).get("missing_module") or ""
+        if name and name not in found:
+            found.append(name)
+    return tuple(found[:5])
+
+
+def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told: list | None = None) -> tuple:
+    """What ``grade(stem, group, globals())`` would have shown (feedback and points), and the status.
+
+    ``cap_told`` collects whether an earlier test cell of the notebook already told the cap in full."""
+    cap_told = [] if cap_told is None else cap_told
     if number is None or group is None:
         text = "This test could not be run: no check is known for it. Ask your instructor.\n"
         return [_stream("stdout", text), _points(0.0)], Status.ERROR
@@ -440,14 +465,17 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits) -> tuple
         by_index = got.get(case["name"], {})
         if len(by_index) == len(case["calls"]):
             decoded[case["name"]] = tuple(_decode(by_index[i], budget) for i in range(len(case["calls"])))
-    result = checks.judge(stem, decoded, [group])
-    text = verdict_text(result.groups[0]) + "\n"
+    result = checks.judge(stem, decoded, [group], unavailable=unavailable_modules(steps, run.cells))
+    told = bool(cap_told)
+    if result.groups[0].capped:
+        cap_told.append(group)
+    text = verdict_text(result.groups[0], cap_told=told) + "\n"
     status = Status.GRADED
     if len(decoded) < len(steps[number]["cases"]):
         status = _STATUS_OF_REASON.get(run.reason, Status.ERROR)
         if run.reason in _REASONS:
             text += f"(Some cases did not run: {_REASONS[run.reason]}.)\n"
-    verdicts = feedback_html.group_record(result.groups[0], ran=set(decoded), reason=run.reason)
+    verdicts = feedback_html.group_record(result.groups[0], ran=set(decoded), reason=run.reason, cap_told=told)
     return [_stream("stdout", text), _points(float(result.points_earned), verdicts)], status
 
 

@@ -50,6 +50,12 @@ MAX_NOT_RESTORED = Misconception(
     "max-not-restored",
     "The result is off by the maximum: log(sum(exp(z))) = max + log(sum(exp(z - max))), so subtract "
     "the maximum from z as well as the shifted log-sum.")
+GLOBAL_MAX = Misconception(
+    "global-max-shift",
+    "One maximum was taken over the whole array instead of one per slice along `axis`: in a row whose "
+    "logits lie far below the largest logit of the array (near -1000 when another row is near +1000), every "
+    "exp(z - max) underflows to 0, and the log of that zero sum gives inf or NaN. Take the maximum along "
+    "`axis` with keepdims=True, so that every slice keeps one exponent of exactly 0.")
 NEGATED = _shared.NEGATED
 LIST_NOT_ARRAY = _shared.LIST_NOT_ARRAY
 
@@ -70,6 +76,12 @@ def wrong_outputs(z: np.ndarray, axis: int) -> list:
         wrong.append((np.log(raw / raw_sum), NO_MAX_SHIFT))
         wrong.append((z - np.log(raw_sum), NO_MAX_SHIFT))
         log_of_probabilities = np.log(probabilities)
+        if z.ndim > 1:  # one maximum for the whole array: rows far below it underflow (inf or NaN there)
+            whole = z - z.max()
+            whole_terms = np.exp(whole)
+            whole_sum = whole_terms.sum(axis=axis, keepdims=True)
+            wrong.append((whole - np.log(whole_sum), GLOBAL_MAX))
+            wrong.append((np.log(whole_terms / whole_sum), GLOBAL_MAX))
     if not np.all(np.isfinite(log_of_probabilities)):
         wrong.append((log_of_probabilities, LOG_OF_SOFTMAX))
     wrong += [(clipped, CLIPPED_LOG) for clipped in clipped_logs(correct)]
@@ -186,8 +198,8 @@ def build_cases():
 #: takes the log of a softmax, clips before the log or does not normalise earns at most a third.
 CENTRAL = Central(
     "the stable log-softmax (shift by the maximum, subtract the log-normaliser, stay in log space)",
-    {"no-max-shift", "log-of-softmax", "clipped-log", "missing-log-normaliser", "max-not-restored",
-     "returned-softmax"},
+    {"no-max-shift", "global-max-shift", "log-of-softmax", "clipped-log", "missing-log-normaliser",
+     "max-not-restored", "returned-softmax"},
     ("the open check's rows near +1000 and -1000 (axis=-1)", "1-D logits, default axis",
      "mixed signs spread over 2000"))
 
@@ -198,4 +210,14 @@ GATE = Gate(groups=("validation",), cases=(
     "3-D logits [B, L, V], axis=-1",
 ))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         cases=(
+             '[B, L, V] logits near +1000, axis=-1',
+             'rows with offsets +1000, -1000 and 500',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

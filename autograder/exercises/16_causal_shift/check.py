@@ -255,4 +255,27 @@ GATE = Gate(groups=("validation",), cases=(
     "B=3, L=7, V=50: selected log-probabilities",
 ))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=("the open check's uniform logits: selected log-probabilities",),
+         cases=(
+             'B=2, L=5, V=7: selected log-probabilities',
+             'B=3, L=7, V=50: selected log-probabilities',)),
+    Gate(groups=("public",), needs="passed",
+         only=("the open check's uniform logits: shifted mask",),
+         cases=(
+             'B=2, L=5, V=7: shifted mask',
+             'B=3, L=7, V=50: shifted mask',)),
+    Gate(groups=("public",), needs="passed",
+         only=("the open check's model that predicts each next token",),
+         cases=(
+             'B=2, L=5, V=7: selected log-probabilities',
+             'B=3, L=7, V=50: selected log-probabilities',
+             'B=2, L=5, V=7: shifted mask',
+             'B=3, L=7, V=50: shifted mask',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

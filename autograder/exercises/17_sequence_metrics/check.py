@@ -278,4 +278,20 @@ GATE = Gate(groups=("validation",), cases=(
     "B=4, T=9: token_count and sum_logprob",
 ))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=("the open check's response: token_count and sum_logprob",),
+         cases=(
+             'B=2, T=5: token_count and sum_logprob',
+             'B=4, T=9: token_count and sum_logprob',)),
+    Gate(groups=("public",), needs="passed",
+         only=("the open check's response: mean_nll and perplexity",),
+         cases=(
+             'B=2, T=5: mean_nll and perplexity',
+             'B=4, T=9: mean_nll and perplexity',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

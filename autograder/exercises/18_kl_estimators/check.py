@@ -134,7 +134,9 @@ def _judge_public_samples(outcomes):
         raise Reject(f"the dict should have exactly the keys 'k1', 'k2', 'k3', got {sorted(map(str, value))}")
     k3 = float_array(value["k3"], "k3", shape=(2,))
     if not np.all(k3 >= -1e-14):
-        return Verdict(False, "k3 = (r - 1) - log r is never negative, but some values were")
+        return Verdict(False, "k3 = (r - 1) - log r is never negative (r - 1 >= log r for every r > 0), but some "
+                              "of the k3 values returned are negative: check the sign of each term, with "
+                              "log r = log_p - log_q")
     return PASS
 
 
@@ -323,4 +325,25 @@ GATE = Gate(groups=("validation",), cases=(
     "k1 on a [3, 5] batch of samples",
 ))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('identical logits give zero KL',"the open check's direction: p = (1/4, 3/4) against a uniform q",),
+         cases=(
+             'one distribution (1-D logits)',
+             'a batch of 4 rows over 6 tokens',)),
+    Gate(groups=("public",), needs="passed",
+         only=('the dict has keys k1, k2, k3 and k3 is non-negative',),
+         cases=(
+             'k3 on 1-D samples',
+             'k3 on a [3, 5] batch of samples',)),
+    Gate(groups=("public",), needs="passed",
+         only=("the open check's k1 = log_q - log_p",),
+         cases=(
+             'k1 on 1-D samples',
+             'k1 on a [3, 5] batch of samples',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

@@ -397,4 +397,18 @@ GATE = Gate(groups=("validation",), cases=(
     "top-p: 10 tokens, top_p = 0.5",
 ))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         cases=(
+             'temperature: 5 tokens at T = 0.3',
+             'temperature: 32 tokens at T = 1.0',
+             'top-k: 10 tokens, k = 3',
+             'top-k: 32 tokens, k = 7',
+             'top-p: 5 tokens, top_p = 0.3',
+             'top-p: 10 tokens, top_p = 0.5',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

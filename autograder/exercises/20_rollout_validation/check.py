@@ -365,4 +365,24 @@ GATE = Gate(groups=("structure", "values"), cases=(
     "no padding at all",
 ))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=("the notebook's example batch",),
+         cases=(
+             'a valid batch of 2',
+             'a valid batch of 5',
+             'no padding at all',)),
+    Gate(groups=("public",), needs="passed",
+         only=("the notebook's example batch with a NaN reward",),
+         cases=(
+             'a NaN reward',)),
+    # Raising on a NaN reward is right, and so is raising on everything: the NaN half also needs
+    # valid batches summarised, as the bad-input groups do.
+    Gate(groups=("public",), only=("the notebook's example batch with a NaN reward",),
+         cases=GATE.cases),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

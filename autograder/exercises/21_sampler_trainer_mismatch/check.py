@@ -88,7 +88,10 @@ def _logprob_wrong(z, ids, temperature, top_k) -> dict:
     if no_t is not None:
         wrong["engine"].append((no_t["engine"], NO_TEMPERATURE))
         wrong["trainer"].append((no_t["trainer"], NO_TEMPERATURE))
-    return wrong
+    # An output of zeros (the greedy engine's log-probability, top-1, zero up to rounding) is also what an
+    # answer returning zeros gives: naming a mistake there would blame one it need not have made.
+    return {key: [(output, mistake) for output, mistake in pairs if np.any(np.abs(np.asarray(output)) > 1e-12)]
+            for key, pairs in wrong.items()}
 
 
 def _logprob_cases(name, z, ids, temperature, top_k, *, as_lists=False, large=False, ties=False):
@@ -279,6 +282,16 @@ def build_cases():
                    kwargs={"temperature": 1.0, "top_k": 2}),
         error_case("log-probs: temperature 0", "engine_and_trainer_logprobs",
                    (z, ids), "temperature 0", "temperature", kwargs={"temperature": 0.0, "top_k": 2}),
+        # The task's rule, settled: NaN temperatures and non-finite logits raise; T = inf is not graded.
+        error_case("log-probs: a NaN temperature", "engine_and_trainer_logprobs",
+                   (z, ids), "a NaN temperature", "temperature", kwargs={"temperature": float("nan"), "top_k": 2},
+                   names=("ValueError",)),
+        error_case("log-probs: NaN among the logits", "engine_and_trainer_logprobs",
+                   (np.where(np.arange(5) == 3, np.nan, z), ids), "logits containing NaN", "logits",
+                   kwargs={"temperature": 1.0, "top_k": None}, names=("ValueError",)),
+        error_case("log-probs: +inf among the logits", "engine_and_trainer_logprobs",
+                   (np.where(np.arange(5) == 0, np.inf, z), ids), "logits containing +inf", "logits",
+                   kwargs={"temperature": 1.0, "top_k": None}, names=("ValueError",)),
         error_case("weights: mask of another shape", "truncated_is_weights",
                    (good_t, good_e, good_m[:, :2]), "a mask whose shape differs from the log-probs'", "mask",
                    kwargs={"cap": 2.0}),
@@ -302,4 +315,20 @@ CENTRAL = Central(
 GATE = Gate(cases=("engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
           "token weights, a [4, 7] batch with right padding, cap 2"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: top-2 of four logits, T = 1',),
+         cases=(
+             'engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10',
+             'engine log-probabilities, a [3, 5] batch, T = 1.3, top-4 of 8',)),
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: two response tokens and one padding position',),
+         cases=(
+             'token weights, a [4, 7] batch with right padding, cap 2',
+             'token weights, large mismatches, cap 1.5',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)

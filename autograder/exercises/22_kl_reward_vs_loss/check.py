@@ -198,4 +198,20 @@ CENTRAL = Central(
 GATE = Gate(cases=("reverse KL gradient, a policy over 5 tokens", "k1 as a loss, a policy over 5 tokens",
           "k1 as a reward, a policy over 5 tokens"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: forward-KL gradient of the three-token policy',),
+         cases=(
+             'forward KL gradient, a policy over 5 tokens',
+             'forward KL gradient, a batch of 3 positions over 4 tokens',)),
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: k1 used as a loss has zero expected gradient',),
+         cases=(
+             'k1 as a loss, a policy over 5 tokens',
+             'k1 as a loss, a batch of 3 positions over 4 tokens',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)

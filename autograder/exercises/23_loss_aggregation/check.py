@@ -47,6 +47,11 @@ CONSTANT_WITHOUT_BATCH = Misconception(
 SEQUENCE_WITHOUT_BATCH = Misconception(
     "sequence-mean-without-batch",
     "sequence_mean must also average over the B sequences: each token's weight is 1 / (B * n_i).")
+TOKEN_MEAN_PER_ROW = Misconception(
+    "token-mean-per-row",
+    "This token_mean is a mean taken per row: each token is weighted 1 / n_i by its own response's length, "
+    "which is a sequence mean without its 1/B. token_mean weights every response token of the batch alike, "
+    "1 / (n_1 + ... + n_B), so a long response counts for more than a short one.")
 #: The key exercises 01, 17 and 20 use too: one key, one sentence.
 PADDING_COUNTED = _shared.PADDING_COUNTED
 
@@ -65,6 +70,7 @@ def _wrong_weights(mask, mode, max_len) -> list:
         wrong.append((np.where(m, 1.0 / counts, 0.0), SEQUENCE_WITHOUT_BATCH))
     if mode == "token_mean":
         wrong.append((np.full(m.shape, 1.0 / m.size), PADDING_COUNTED))
+        wrong.append((np.where(m, 1.0 / counts, 0.0), TOKEN_MEAN_PER_ROW))
     if mode == "sequence_mean":
         wrong.append((np.full(m.shape, 1.0 / (batch * length)), PADDING_COUNTED))
     return [(w, mc) for w, mc in wrong if w.shape == m.shape and not np.allclose(w, further.token_weights(m, mode, max_len))]
@@ -197,7 +203,7 @@ def build_cases():
 #: for another (a token mean taken per row is a sequence mean), caps the notebook at a third of its points.
 CENTRAL = Central(
     "the normaliser of each mode (token_mean over the batch's tokens, sequence_mean 1 / (B * n_i))",
-    {"sequence-mean-without-batch", "normalisers-mixed-up"},
+    {"sequence-mean-without-batch", "normalisers-mixed-up", "token-mean-per-row"},
     ("the open check: sequence_mean weights of two sequences of lengths 2 and 1",
      "the open check: token_mean loss of the same batch",
      "sequence_mean weights, a GRPO group of lengths 3, 5, 12, 20",
@@ -208,4 +214,20 @@ CENTRAL = Central(
 GATE = Gate(cases=("token_mean weights, a GRPO group of lengths 3, 5, 12, 20",
           "token_mean loss, a GRPO group of lengths 3, 5, 12, 20 (garbage in the padding)"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: sequence_mean weights of two sequences of lengths 2 and 1',),
+         cases=(
+             'sequence_mean weights, a GRPO group of lengths 3, 5, 12, 20',
+             'sequence_mean weights, lengths 7, 1, 4 padded to 9',)),
+    Gate(groups=("public",), needs="passed",
+         only=('the open check: token_mean loss of the same batch',),
+         cases=(
+             'token_mean loss, a GRPO group of lengths 3, 5, 12, 20 (garbage in the padding)',
+             'token_mean loss, five sequences, lists',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)

@@ -269,4 +269,20 @@ CENTRAL = Central(
 GATE = Gate(cases=("loss, a [3, 7] batch with a 3-token prompt", "positions, prompt masked and one padded row",
           "diagnosis, labels as given"))
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, GATE)
+#: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
+#: when the same function passes hidden cases of the same kind, so an answer that recognises the open
+#: check's inputs and returns junk (or raises) elsewhere earns nothing there.
+OPEN_GATES = (
+    Gate(groups=("public",), needs="passed",
+         only=('loss, the open check: uniform logits over 5 tokens',),
+         cases=(
+             'loss, a [3, 7] batch with a 3-token prompt',
+             'loss, rows with different numbers of targets (padding ignored)',)),
+    Gate(groups=("public",), needs="passed",
+         only=('positions, the open check: a prompt of two tokens',),
+         cases=(
+             'positions, prompt masked and one padded row',
+             'positions, two assistant turns with a user turn between',)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
