@@ -26,6 +26,8 @@ from autograder.grading.batch import Options, run
 SENTINEL = "ZQXLEAK"
 STEMS = {"module6": "15_stable_log_softmax", "module6_further": "21_sampler_trainer_mismatch"}
 
+#: Over the per-cell highlighting budget: both pages show it as escaped plain text.
+LONG_CELL = "# <b>not bold</b>\n" + "x = 1\n" * 4_000
 EARLY = '''import matplotlib
 import matplotlib.pyplot as plt
 print("EARLY-" + "HONEST")
@@ -87,6 +89,7 @@ def _arm(path) -> None:
     for cell in nb.cells:
         if not cells:
             cells.append(_extra(EARLY, 0))
+            cells.append(_extra(LONG_CELL, 100))
         cells.append(cell)
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if cell is answers[-1]:
@@ -189,6 +192,8 @@ def test_nbgrader_page_states_the_rule(echoed):
     for assignment, stem in STEMS.items():
         html = (course / "feedback" / "echo" / assignment / f"{stem}.html").read_text()
         assert RULE in html and "EARLY-HONEST" in html and SENTINEL not in html
+        # the long cell went through the template's plain block, escaped, not through Pygments
+        assert "# &lt;b&gt;not bold&lt;/b&gt;" in html and "<b>not bold</b>" not in html
 
 
 def test_outcome_texts_the_notebook_chose_are_put_in_the_graders_words():
