@@ -287,17 +287,17 @@ class _Page:
             raw = payload.encode("utf-8") if image_type == "image/svg+xml" else \
                 base64.b64decode("".join(payload.split()), validate=True)
         except Exception:  # noqa: BLE001 - a broken image is reported, not shown
-            self.add("<p>(A figure could not be read and is not shown.)</p>")
+            self.student("<p>(A figure could not be read and is not shown.)</p>")
             return
         size = len(raw)
         if self.images >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
-            self.add(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
-                     f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
+            self.student(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
+                         f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
             return
         encoded = base64.b64encode(raw).decode("ascii")
         if len(encoded) + 400 > self.room:
-            self.add(f"<p>(A figure is not shown: this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB of "
-                     "your code and its outputs.)</p>")
+            self.student(f"<p>(A figure is not shown: this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB "
+                         "of your code and its outputs.)</p>")
             return
         self.room -= len(encoded)
         self.images += 1
