@@ -23,6 +23,8 @@ from autograder.demo.simulate import write_class
 from autograder.feedback.withheld import RULE
 from autograder.grading.batch import Options, run
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
+
 SENTINEL = "ZQXLEAK"
 STEMS = {"module6": "15_stable_log_softmax", "module6_further": "21_sampler_trainer_mismatch"}
 
