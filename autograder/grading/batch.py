@@ -384,12 +384,12 @@ class _Order:
     def finished(self, task: dict, result: dict | None) -> None:
         wall = float((task.get("limits") or {}).get("wall_seconds", 60))
         if result is not None and (result.get("reason") == "timeout" or float(result.get("seconds", 0)) >= wall / 2):
-            self.slow.add(task["student"])
+            self.slow.add(task.get("student"))
 
     def next(self):
         """The index of the next task, or None when none is left."""
         for position, i in enumerate(self.waiting):
-            if self.tasks[i]["student"] not in self.slow:
+            if self.tasks[i].get("student") not in self.slow:
                 return self.waiting.pop(position)
         return self.waiting.pop(0) if self.waiting else None
 
