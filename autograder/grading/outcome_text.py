@@ -38,10 +38,14 @@ _FIXED_REASONS = frozenset({
 })
 #: Reasons with a number or a name in them: kept as the phrase on the right (the number dropped).
 _REASON_FORMS = (
-    (re.compile(r"(an object array with|an array of|a container with|a mapping with) \d+ "), "the returned value is too large"),
-    (re.compile(r"arrays of dtype .* are (not supported|not accepted)"), "the returned array has a dtype that is not accepted"),
-    (re.compile(r"mapping keys must be strings or integers"), "the returned mapping has keys that are not strings or integers"),
-    (re.compile(r"is not data \(return arrays"), "the returned value is not data (return arrays, numbers or a result object)"),
+    (re.compile(r"(an object array with|an array of|a container with|a mapping with) \d+ "),
+     "the returned value is too large"),
+    (re.compile(r"arrays of dtype .* are (not supported|not accepted)"),
+     "the returned array has a dtype that is not accepted"),
+    (re.compile(r"mapping keys must be strings or integers"),
+     "the returned mapping has keys that are not strings or integers"),
+    (re.compile(r"is not data \(return arrays"),
+     "the returned value is not data (return arrays, numbers or a result object)"),
     (re.compile(r"exposes no data fields"), "the returned object exposes no data fields"),
     (re.compile(r"^reading the returned value raised "), "reading the returned value raised an exception"),
     (re.compile(r"^the call failed \("), "the call failed"),
