@@ -217,3 +217,17 @@ def test_outcome_texts_the_notebook_chose_are_put_in_the_graders_words():
                            {"call_seconds": 10}).reason == "the call did not finish within 10 s"
     nested = trusted_outcome(Returned([ObjectData("ZQXLEAK", {"x": ObjectData("ZQXLEAK2", {"y": 1})})]), call)
     assert "ZQXLEAK" not in repr(nested) and nested.value[0].fields["x"].fields == {"y": 1}
+
+
+def test_dict_keys_the_answer_chose_are_counted_never_quoted():
+    import numpy as np
+
+    from autograder.channel import Returned
+    from autograder.checks._core import Reject
+    from autograder.checks._dict_results import judge_key
+
+    judge = judge_key("f", "a", {"a": np.zeros(2)}, ["a", "b"], exact=True)
+    with pytest.raises(Reject) as refused:
+        judge((Returned({"a": [0.0, 0.0], "ZQXLEAK_0_25": 1.0, "ZQXLEAK_2": 2.0}),))
+    message = refused.value.message
+    assert SENTINEL not in message and "missing 'b'" in message and "2 other keys" in message
