@@ -17,6 +17,16 @@ from autograder.checks._float_results import (
 from autograder.checks._judge import Misconception, close, field, float_array, not_correct, value_of
 
 
+
+def key_difference(missing: list, others: int) -> str:
+    """How a dict's keys differ from the expected ones, in the grader's words only ("; missing 'k1'; 2 other keys")."""
+    parts = []
+    if missing:
+        parts.append("missing " + ", ".join(repr(name) for name in missing))
+    if others:
+        parts.append(f"{others} other key{'s' if others > 1 else ''}")
+    return "".join(f"; {part}" for part in parts)
+
 def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: str, *, rtol: float,
              atol: float) -> Verdict:
     """The verdict on ``actual`` (read from the returned ``raw``, already of the expected shape): close to
@@ -54,11 +64,11 @@ def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], 
         if not isinstance(value, dict):
             raise Reject(f"{function} should return a dict with the keys {keys}")
         got = sorted(map(str, value))
-        if exact and got != keys:
-            raise Reject(f"{function} should return a dict with exactly the keys {keys}, got {got}")
         missing = [name for name in keys if name not in got]
-        if missing:
-            raise Reject(f"{function} should return a dict with the keys {keys}, got {got}")
+        if (exact and got != keys) or missing:
+            # The keys the answer chose are counted, never quoted: they could spell a hidden input.
+            raise Reject(f"{function} should return a dict with {'exactly ' if exact else ''}the keys {keys}"
+                         + key_difference(missing, len([name for name in got if name not in keys])))
         raw = field(value, key, "the returned dict")
         actual = float_array(raw, f"{key!r}", shape=expected.shape)
         return _verdict(raw, actual, expected, wrong, f"{key!r}", rtol=rtol, atol=atol)

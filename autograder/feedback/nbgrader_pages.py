@@ -11,11 +11,19 @@ hidden tests and renders with the ``module6_feedback`` template (``autograder/fe
 * when the notebook stopped early (crash, time-out, a resource limit), one sentence at the top says
   what happened and what to try.
 
-Code stays highlighted by nbconvert (Pygments) and the student's figures stay as they are.
+* the outputs of cells that ran after the first hidden test are dropped and the page says so in one
+  sentence (:mod:`autograder.feedback.withheld`: the same rule as the grader's own page);
+* what nbconvert spends on the page is bounded whatever the notebook holds (:func:`bound_page`): code
+  is highlighted by Pygments up to :data:`HIGHLIGHT_CELL_CHARS` per cell and
+  :data:`HIGHLIGHT_PAGE_CHARS` per page, the rest is shown as escaped plain text (the template's
+  ``input`` block), and the student's code and outputs fill at most :data:`STUDENT_PAGE_BYTES` of the
+  page; beyond, the page says what was left out. The autograded notebook itself is not changed
+  (this runs on nbconvert's copy) and the student's file stays in ``submitted/``.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import nbformat
@@ -24,6 +32,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import default
 
 from autograder.feedback import page as grader_feedback
+from autograder.feedback import withheld
 from autograder.feedback.math_markup import fit_markdown_headings, substitute_math
 
 #: The folder holding the ``module6_feedback`` nbconvert template.
@@ -39,6 +48,78 @@ CSS = """
 .what{background:#fff8e1;border:2px solid #9a6700;border-radius:6px;padding:.4rem 1rem;margin:.5rem 0}
 math[display=block]{margin:.6rem 0}
 """
+
+#: Code highlighted per cell and per page (characters); the same reasoning as the grader's own page
+#: (``autograder.feedback.page.HIGHLIGHT_CELL_CHARS``), with less per page because nbconvert's
+#: markup per token is larger.
+HIGHLIGHT_CELL_CHARS = 20_000
+HIGHLIGHT_PAGE_CHARS = 50_000
+#: Bytes of page the student's code and outputs may fill (escaped text, figures as base64).
+STUDENT_PAGE_BYTES = 3_000_000
+#: Upper bound of the markup Pygments makes per character of code (measured: 24 for ``a+1;``).
+_MARKUP_PER_CHAR = 30
+PLAIN_KEY = "module6_plain"
+_CUT_NOTE = "\n[... {count} more characters not shown: this page shows at most {mb} MB of your code and its outputs]"
+
+
+def _cost(text: str) -> int:
+    return len(html.escape(text, quote=False).encode("utf-8", "replace"))
+
+
+def _cut(text: str, room: int) -> tuple:
+    """``text`` cut so that its escaped form fits ``room`` bytes (with a note), and what it costs."""
+    note = _CUT_NOTE.format(count="{count}", mb=STUDENT_PAGE_BYTES // 1_000_000)
+    if room <= 0:
+        return note.format(count=len(text)).lstrip("\n"), 0
+    # Each character costs at least one byte: no more than ``room`` of them can fit. Escaped once,
+    # cut at ``room`` bytes (never inside an entity), and read back as the text the template escapes.
+    escaped = html.escape(text[:room], quote=False)
+    raw = escaped.encode("utf-8", "replace")
+    if len(raw) <= room and len(text) <= room:
+        return text, len(raw)
+    cut = raw[:room].decode("utf-8", "ignore")
+    amp = cut.rfind("&")
+    if amp > cut.rfind(";"):
+        cut = cut[:amp]
+    shown = html.unescape(cut)
+    return shown + note.format(count=len(text) - len(shown)), room
+
+
+def _output_cost(output) -> int:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _cost(str(output.get("text", "")))
+    if kind == "error":
+        return sum(_cost(str(line)) for line in output.get("traceback", [])) + _cost(str(output.get("evalue", "")))
+    data = output.get("data") or {}
+    return sum(len(value) if isinstance(value, str) else sum(len(str(v)) for v in value) for value in data.values())
+
+
+def bound_page(nb) -> None:
+    """Bound (in place) what nbconvert will spend on ``nb``'s code cells: see the module docstring."""
+    highlight_room, room = HIGHLIGHT_PAGE_CHARS, STUDENT_PAGE_BYTES
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code" or withheld.is_hidden_test(cell):
+            continue  # test cells hold a docstring and the grader's verdicts
+        source = str(cell.get("source", ""))
+        if len(source) <= min(HIGHLIGHT_CELL_CHARS, highlight_room) and len(source) * _MARKUP_PER_CHAR <= room:
+            highlight_room -= len(source)
+            room -= len(source) * _MARKUP_PER_CHAR
+        else:
+            cell.source, cost = _cut(source, room)
+            room -= cost
+            cell.metadata[PLAIN_KEY] = True
+        kept = []
+        for output in cell.get("outputs", []):
+            cost = _output_cost(output)
+            if cost <= room:
+                room -= cost
+                kept.append(output)
+        if len(kept) < len(cell.get("outputs", [])):
+            kept.append(nbformat.v4.new_output("stream", name="stdout", text=(
+                f"[Outputs not shown: this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB of your code "
+                "and its outputs.]\n")))
+        cell.outputs = kept
 
 
 class FeedbackExporter(HTMLExporter):
@@ -102,7 +183,14 @@ class ReadableFeedback(NbGraderPreprocessor):
             record = grader_feedback.verdicts_of(cell)
             if record is not None and record.get("reason") and reason is None:
                 reason = record["reason"]
+        # Whatever notebook this page is made from: nothing that ran after a hidden test is shown.
+        withheld.withhold_after_hidden_tests(nb)
         nb, resources = super().preprocess(nb, resources)
+        bound_page(nb)
+        first = withheld.first_hidden_test(nb)
+        if first is not None:  # the rule in one sentence, just above the first hidden test
+            nb.cells.insert(first, nbformat.v4.new_markdown_cell(f"<p class='rule'>{_escape(withheld.RULE)}</p>",
+                                                                 id="autograder-outputs-rule"))
         explanation = grader_feedback.explain(nb, reason)
         if explanation is not None:
             banner = nbformat.v4.new_markdown_cell(
@@ -112,7 +200,8 @@ class ReadableFeedback(NbGraderPreprocessor):
         # The template's title is an h1 (and the banner an h2): notebook headings follow without a skip.
         level = 2 if explanation is not None else 1
         for cell in nb.cells:
-            if cell.cell_type == "markdown" and cell.get("id") != "autograder-what-happened":
+            if cell.cell_type == "markdown" and cell.get("id") not in ("autograder-what-happened",
+                                                                         "autograder-outputs-rule"):
                 cell.source, level = fit_markdown_headings(cell.source, level)
         return nb, resources
 
@@ -134,4 +223,5 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["CSS", "FeedbackExporter", "ReadableFeedback", "configure", "TEMPLATE_DIR", "TEMPLATE_NAME", "math_to_mathml"]
+__all__ = ["CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_PAGE_CHARS", "PLAIN_KEY", "ReadableFeedback",
+           "STUDENT_PAGE_BYTES", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure", "math_to_mathml"]

@@ -19,6 +19,7 @@ import dataclasses
 import html
 import re
 
+from autograder.feedback import withheld
 from autograder.feedback.math_markup import fit_heading_levels, markdown_html
 from autograder.grading.statuses import Status
 
@@ -44,6 +45,15 @@ MAX_TEXT_CHARS = 10_000
 #: must be bounded by these, not by its size.
 PAGE_MARKDOWN_CHARS = 200_000
 PAGE_FORMULAS = 2_000
+#: What the trusted side spends on a notebook's code, whatever the notebook holds. Pygments costs about
+#: 6 microseconds and makes up to 25 bytes of markup per character of code made of tiny tokens
+#: (``a+1;a+1;...``): code is highlighted up to these many characters per cell and per page (an honest
+#: notebook of this course has under 10,000 in all), the rest is shown as escaped plain text.
+HIGHLIGHT_CELL_CHARS = 20_000
+HIGHLIGHT_PAGE_CHARS = 50_000
+#: Bytes (UTF-8) of the page that the student's code and outputs may fill; once spent, the rest is
+#: named, not shown (the whole notebook stays in the submission). The page as a whole stays under 5 MB.
+STUDENT_PAGE_BYTES = 3_500_000
 #: Largest image (bytes, decoded) and number of images shown per page.
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 MAX_IMAGES = 20
@@ -185,10 +195,24 @@ def _fmt(value) -> str:
     return "pending" if value is None else f"{value:g}"
 
 
-def _code(source: str) -> str:
-    if highlight is None:
-        return f"<pre>{html.escape(source)}</pre>"
-    return highlight(source, _LEXER, _FORMATTER)
+def _size(markup: str) -> int:
+    return len(markup.encode("utf-8", "replace"))
+
+
+def _plain(text: str, room: int, css: str = "") -> str:
+    """``text`` escaped in a ``<pre>``, cut to ``room`` bytes (never inside an entity) with a note of what was cut."""
+    attribute = f" class='{css}'" if css else ""
+    # A character costs at least one byte: no more than ``room`` of them can fit (escaping 20 MB is a bill too).
+    escaped = html.escape(text[:max(room, 0)], quote=False)  # element content: quotes need no escaping
+    if len(text) <= room and _size(escaped) <= room:
+        return f"<pre{attribute}>{escaped}</pre>"
+    cut = escaped.encode("utf-8", "replace")[:max(room, 0)].decode("utf-8", "ignore")
+    amp = cut.rfind("&")
+    if amp > cut.rfind(";"):
+        cut = cut[:amp]
+    shown = len(html.unescape(cut))
+    return (f"<pre{attribute}>{cut}</pre><p class='label'>[... {len(text) - shown} more characters not shown: "
+            f"this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB of your code and its outputs]</p>")
 
 
 def _text(text: str, css: str = "out") -> str:
@@ -199,20 +223,51 @@ def _text(text: str, css: str = "out") -> str:
 
 
 class _Page:
-    """Collects the page's parts; tracks heading levels and the images shown so far."""
+    """Collects the page's parts; tracks the images shown so far and what the student's parts may still cost.
+
+    ``room`` is what is left of :data:`STUDENT_PAGE_BYTES`, ``highlight_room`` of :data:`HIGHLIGHT_PAGE_CHARS`.
+    """
 
     def __init__(self):
         self.parts: list = []
         self.images = 0
         self.figure_number = 0
+        self.room = STUDENT_PAGE_BYTES
+        self.highlight_room = HIGHLIGHT_PAGE_CHARS
 
     def add(self, markup: str) -> None:
         self.parts.append(markup)
 
+    def student(self, markup: str) -> None:
+        """Add a part made of the student's code or output, if it fits; else one line saying it does not."""
+        size = _size(markup)
+        if size <= self.room:
+            self.room -= size
+            self.parts.append(markup)
+        elif self.room > 0:
+            self.room = 0
+            self.parts.append(f"<p class='label'>[Not shown: this page shows at most "
+                              f"{STUDENT_PAGE_BYTES // 1_000_000} MB of your code and its outputs.]</p>")
+
+    def code(self, source: str) -> str:
+        """The cell's code: highlighted within the budgets, else as escaped plain text (cut to the room left)."""
+        if highlight is not None and len(source) <= min(HIGHLIGHT_CELL_CHARS, self.highlight_room):
+            self.highlight_room -= len(source)
+            markup = highlight(source, _LEXER, _FORMATTER)
+            if _size(markup) <= self.room:
+                self.room -= _size(markup)
+                return markup
+        if self.room <= 0:  # spent: the code is named, not escaped (escaping 20 MB is a bill too)
+            return f"<p class='label'>[{len(source)} characters of code not shown: this page shows at most " \
+                   f"{STUDENT_PAGE_BYTES // 1_000_000} MB of your code and its outputs]</p>"
+        markup = _plain(source, self.room)
+        self.room = max(0, self.room - _size(markup))
+        return markup
+
     def output(self, output: dict, *, label: str) -> None:
         kind = output.get("output_type")
         if kind == "stream":
-            self.add(_text(str(output.get("text", "")), "out err" if output.get("name") == "stderr" else "out"))
+            self.student(_text(str(output.get("text", "")), "out err" if output.get("name") == "stderr" else "out"))
         elif kind in ("execute_result", "display_data"):
             data = output.get("data") or {}
             image_type = next((t for t in _IMAGE_TYPES if t in data), None)
@@ -220,11 +275,11 @@ class _Page:
                 self.image(image_type, data)
             elif "text/plain" in data:
                 # Student HTML is never rendered (it could script the page): its plain-text form is.
-                self.add(_text(f"{label}{_joined(data['text/plain'])}"))
+                self.student(_text(f"{label}{_joined(data['text/plain'])}"))
         elif kind == "error":
             trace = "\n".join(str(line) for line in output.get("traceback", [])) or \
                 f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-            self.add(_text(trace, "out err"))
+            self.student(_text(trace, "out err"))
 
     def image(self, image_type: str, data: dict) -> None:
         payload = _joined(data[image_type])
@@ -234,16 +289,21 @@ class _Page:
             raw = payload.encode("utf-8") if image_type == "image/svg+xml" else \
                 base64.b64decode("".join(payload.split()), validate=True)
         except Exception:  # noqa: BLE001 - a broken image is reported, not shown
-            self.add("<p>(A figure could not be read and is not shown.)</p>")
+            self.student("<p>(A figure could not be read and is not shown.)</p>")
             return
         size = len(raw)
         if self.images >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
-            self.add(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
-                     f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
+            self.student(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
+                         f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
             return
+        encoded = base64.b64encode(raw).decode("ascii")
+        if len(encoded) + 400 > self.room:
+            self.student(f"<p>(A figure is not shown: this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB "
+                         "of your code and its outputs.)</p>")
+            return
+        self.room -= len(encoded)
         self.images += 1
         self.figure_number += 1
-        encoded = base64.b64encode(raw).decode("ascii")
         # An <img> never runs scripts, so even an SVG the student made is safe here.
         described = _joined(data.get("text/plain", "")).strip()
         alt = f"Figure {self.figure_number} made by your code" + (f" ({described})" if described else "")
@@ -380,9 +440,12 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
         page.add("</ul>")
 
     page.add("<h2>Your notebook, cell by cell</h2>")
+    page.add(f"<p class='rule'>{html.escape(withheld.RULE)}</p>")
+    # Applied again here, whatever notebook this page is given (see autograder.feedback.withheld).
+    quiet = set(withheld.after_hidden_tests(nb))
     level = 2  # the deepest heading so far; a verdict heading goes one below it
     rich, formulas = PAGE_MARKDOWN_CHARS, [PAGE_FORMULAS]
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         kind = _kind(cell)
         if kind in ("markdown", "manual"):
             if kind == "manual" and len(cell.source) > rich:
@@ -409,7 +472,12 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
                 page.add("</div>")
             continue
         label = "Your answer" if kind == "answer" else "Code"
-        page.add(f"<div class='cell {kind}'><p class='label'>{label}</p>{_code(cell.source)}")
+        if index in quiet:
+            label += " (ran after a hidden test: its outputs are not shown)"
+        page.add(f"<div class='cell {kind}'><p class='label'>{label}</p>{page.code(str(cell.source))}")
+        if index in quiet:
+            page.add("</div>")
+            continue
         printed = _ANSI.sub("", "".join(_joined(o.get("text", "")) for o in cell.get("outputs", [])
                                         if o.get("output_type") == "stream"))
         for output in cell.get("outputs", []):

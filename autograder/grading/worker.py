@@ -19,6 +19,8 @@ from nbgrader import utils as nbutils
 
 from autograder.channel import Unreadable, decode_outcome
 from autograder.feedback import page as feedback_html
+from autograder.feedback.withheld import withhold_after_hidden_tests
+from autograder.grading.outcome_text import trusted_outcome
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
@@ -361,6 +363,8 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
         if not cell.get("id") or cell["id"] in seen:
             cell["id"] = f"submitted-{number}"
         seen.add(cell["id"])
+    # Code run after the first hidden call may hold its inputs: none of its output goes back to the student.
+    withhold_after_hidden_tests(nb)
     _renumber(nb)
     return nb
 
@@ -464,7 +468,10 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told
     for case in steps[number]["cases"]:
         by_index = got.get(case["name"], {})
         if len(by_index) == len(case["calls"]):
-            decoded[case["name"]] = tuple(_decode(by_index[i], budget) for i in range(len(case["calls"])))
+            # Every text the notebook chose (class names, reasons) is put in the grader's words before
+            # the judge may quote it: the notebook process could have written any of it.
+            decoded[case["name"]] = tuple(trusted_outcome(_decode(by_index[i], budget), case["calls"][i], limits)
+                                          for i in range(len(case["calls"])))
     result = checks.judge(stem, decoded, [group], unavailable=unavailable_modules(steps, run.cells))
     told = bool(cap_told)
     if result.groups[0].capped:

@@ -17,6 +17,7 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
+from autograder.checks._dict_results import key_difference
 from autograder.checks._float_results import (
     ATOL, CLIPPED_LOG, LOG_OF_SOFTMAX, RTOL, clipped_logs, finite_floats, float32_arithmetic, float32_output,
     log_softmax,
@@ -131,7 +132,9 @@ def _judge_public_samples(outcomes):
     if not isinstance(value, dict):
         raise Reject("kl_sample_values should return a dict with keys 'k1', 'k2', 'k3'")
     if set(value) != {"k1", "k2", "k3"}:
-        raise Reject(f"the dict should have exactly the keys 'k1', 'k2', 'k3', got {sorted(map(str, value))}")
+        expected = ["k1", "k2", "k3"]
+        raise Reject("the dict should have exactly the keys 'k1', 'k2', 'k3'" + key_difference(
+            [name for name in expected if name not in value], len([name for name in value if name not in expected])))
     k3 = float_array(value["k3"], "k3", shape=(2,))
     if not np.all(k3 >= -1e-14):
         return Verdict(False, "k3 = (r - 1) - log r is never negative (r - 1 >= log r for every r > 0), but some "
