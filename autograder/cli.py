@@ -114,7 +114,8 @@ def _run_insight(args) -> int:
         made = similarity.build(args.course_dir, args.assignment, output=args.output,
                                 **({"min_similarity": args.min_similarity} if args.min_similarity else {}))
         print(f"similar answers: {made['html']}\n{len(made['pairs'])} pairs among {made['students']} students "
-              f"in {made['seconds']:.2f} s")
+              f"in {made['seconds']:.2f} s" + (f"; {len(made['not_compared'])} cells not compared, listed in "
+                                               f"{made['not_compared_csv']}" if made["not_compared"] else ""))
         return 0
     except (ResultsError, FileNotFoundError, GradingError) as error:
         print(f"autograder: error: {error}", file=sys.stderr)
