@@ -334,6 +334,7 @@ def _kind(cell) -> str:
 STATUS_WORDS = {
     Status.GRADED: "graded", Status.NEEDS_MANUAL_GRADE: "waiting for a person", Status.ERROR: "did not run",
     Status.TIMEOUT: "ran out of time", Status.MISSING: "not submitted", Status.REJECTED: "not run (see the notes)",
+    Status.UNREADABLE: "not run: the file could not be read",
     Status.GRADER_ERROR: "not graded: the grader failed", Status.SYMLINK: "not read (a symbolic link)",
     Status.BAD_TIMESTAMP: "timestamp unreadable",
 }
