@@ -215,3 +215,17 @@ def test_report_and_similarity_read_any_door_alike(tmp_path):
     # Similarity reads the submissions themselves: the same whichever door graded; the unreadable file is named.
     made = similarity.build(course, "toy", output=tmp_path / "out")
     assert [(i.student, i.grade_id) for i in made["not_compared"]] == [("garbage", None)]
+
+    # A damaged autograded notebook (deeply nested JSON, a FIFO) costs only its own rows; the page is written.
+    import os
+    (course / "autograded" / "wrong" / "toy" / "90_toy.ipynb").write_text("[" * 100_000)
+    (course / "autograded" / "crash" / "toy" / "90_toy.ipynb").unlink()
+    os.mkfifo(course / "autograded" / "crash" / "toy" / "90_toy.ipynb")
+    damaged = load_rows(course, "toy")
+    assert [r for r in damaged if r["student"] not in ("wrong", "crash")] == \
+        [r for r in theirs if r["student"] not in ("wrong", "crash")]
+    for row in (r for r in damaged if r["student"] in ("wrong", "crash")):
+        assert row["status"] == "error" and "autograded notebook could not be read" in row["feedback"], row
+        assert row["score"] == next(r["score"] for r in theirs if (r["student"], r["grade_id"]) ==
+                                    (row["student"], row["grade_id"]))  # the gradebook's score stands
+    assert class_report.build(course, "toy", output=tmp_path / "out")["html"].is_file()
