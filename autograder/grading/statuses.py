@@ -53,8 +53,8 @@ _MEANINGS = {
                          "failure, not the student's; nothing is remembered, the next run grades it again",
     Status.REJECTED: "the submitted file broke one of the grader's limits on what it reads (size, cells, JSON "
                      "nesting, parse time, or not a regular file) and was never run: every cell scores 0",
-    Status.UNREADABLE: "the submitted file is not a notebook that can be read (not JSON, not UTF-8 text, or "
-                       "not nbformat's structure) and was never run: every cell scores 0",
+    Status.UNREADABLE: "the submitted file is not a notebook that can be read (not JSON, or not nbformat's "
+                       "structure) and was never run: every cell scores 0",
     Status.SYMLINK: "the submission (its folder or the notebook) is a symbolic link, which the grader never "
                     "follows: the notebook was not read and has no grade",
     Status.MISSING: "the student submitted no such notebook: every graded cell scores 0",
