@@ -124,9 +124,9 @@ _REASONS = {
     "unreadable": "the submitted notebook could not be read",
 }
 
-#: Row status when some cases of a test cell did not run, by the run's reason.
 #: The run's ``reason`` (and the ``limit`` of a :class:`Rejected`) when the submitted file could not be read.
 UNREADABLE = "unreadable"
+#: Row status when some cases of a test cell did not run, by the run's reason.
 _STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED,
                      UNREADABLE: Status.UNREADABLE}
 
