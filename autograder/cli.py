@@ -79,10 +79,12 @@ def _add_insight_commands(commands) -> None:
     """``autograder report`` and ``autograder similarity`` (see :mod:`autograder.insight`)."""
     report = commands.add_parser(
         "report", help="a class report (HTML page and CSV files): scores, pass rates, misconceptions, crashes",
-        description="Run in the course directory after `autograder grade ASSIGNMENT`.")
+        description="Run in the course directory once ASSIGNMENT is graded, by `autograder grade`, "
+                    "`nbgrader autograde` or formgrader's Autograde button (the gradebook and autograded/ are read).")
     report.add_argument("assignment", help="assignment name, e.g. module6")
     report.add_argument("--results", metavar="FILE",
-                        help="rows written by `autograder grade --report FILE` (default: the grader's own state)")
+                        help="rows written by `autograder grade --report FILE` (default: the gradebook and the "
+                             "autograded notebooks)")
     report.add_argument("--no-gradebook", action="store_true", help="ignore scores a person gave in formgrader")
     similarity = commands.add_parser(
         "similarity", help="pairs of students with near-identical answer cells (a signal to look at, not a verdict)",
@@ -114,7 +116,8 @@ def _run_insight(args) -> int:
         made = similarity.build(args.course_dir, args.assignment, output=args.output,
                                 **({"min_similarity": args.min_similarity} if args.min_similarity else {}))
         print(f"similar answers: {made['html']}\n{len(made['pairs'])} pairs among {made['students']} students "
-              f"in {made['seconds']:.2f} s")
+              f"in {made['seconds']:.2f} s" + (f"; {len(made['not_compared'])} cells not compared, listed in "
+                                               f"{made['not_compared_csv']}" if made["not_compared"] else ""))
         return 0
     except (ResultsError, FileNotFoundError, GradingError) as error:
         print(f"autograder: error: {error}", file=sys.stderr)

@@ -4,9 +4,10 @@
 
 Grading 500 students takes a while; the report only reads the results. The class here is made of
 report rows (:func:`autograder.demo.simulated_results.simulated_rows`: the real notebooks' case
-groups, misconceptions, crashes and time-outs planted in known numbers) written the two ways the
-report reads them: the grader's per-student state files (the default) and one JSON-lines file
-(``--results``). Each is timed as an instructor runs it: ``python -m autograder.cli report``
+groups, misconceptions, crashes and time-outs planted in known numbers) written as one JSON-lines
+file (``--results``); the default source (the gradebook and the autograded notebooks, see
+:mod:`autograder.insight.results`) needs a graded course and is not timed here (about 2 ms per
+autograded notebook read, measured on the toy course). Timed as an instructor runs it: ``python -m autograder.cli report``
 in a fresh process, so imports (matplotlib, nbgrader, the checks) are included. The in-process time
 of :func:`autograder.insight.report.build` is printed too, and the counts are checked against the
 plants, so a fast but wrong report fails loudly.
@@ -18,7 +19,6 @@ distinct solutions, each shared by many students, plus planted copies), in proce
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import statistics
 import subprocess
@@ -40,18 +40,6 @@ PLANT = {
     ("19_sampling_transforms", "temperature", "temperature-multiplied"): 40,
     ("12_top_p_nucleus", "threshold_080", "top-p-keeps-extra"): 150,
 }
-
-
-def write_states(course: Path, rows: list) -> None:
-    """The grader's state files: ``autograded/<student>/module6/.autograder-state.json``."""
-    by_student: dict = {}
-    for row in rows:
-        by_student.setdefault(row["student"], {}).setdefault(row["notebook"], {"digest": "x", "rows": []})
-        by_student[row["student"]][row["notebook"]]["rows"].append(row)
-    for student, state in by_student.items():
-        folder = course / "autograded" / student / "module6"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / ".autograder-state.json").write_text(json.dumps(state))
 
 
 def timed_cli(course: Path, *extra: str) -> tuple:
@@ -84,7 +72,6 @@ def main(argv=None) -> int:
         course = Path(tmp)
         results = course / "grades.jsonl"
         write_jsonl(str(results), rows)
-        write_states(course, rows)
 
         report = class_report.summarise(rows, "module6")
         wrong = [(k, n, report.misconception(k[0], k[2])) for k, n in PLANT.items()
@@ -93,7 +80,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"report counts differ from the plants: {wrong}")
         print("counts match the plants")
 
-        for label, extra in (("state files (default)", ()), ("--results grades.jsonl", ("--results", str(results)))):
+        for label, extra in (("--results grades.jsonl", ("--results", str(results))),):
             runs = [timed_cli(course, *extra) for _ in range(args.repeats)]
             walls, cpus = [w for w, _ in runs], [c for _, c in runs]
             print(f"autograder report, {label:24}: wall median {statistics.median(walls):.2f} s "

@@ -90,11 +90,21 @@ def test_a_crash_is_explained_in_one_sentence_and_unrun_cases_are_summarised():
 
 @pytest.mark.parametrize("reason,status,kind", [
     ("timeout", 0, "timeout"), ("output", 0, "output"), ("protocol", 0, "protocol"), ("sandbox", None, "sandbox"),
-    ("exited", -9, "memory"), ("exited", -24, "cpu"), ("exited", 1, "crash")])
+    ("exited", -9, "memory"), ("exited", -24, "cpu"), ("exited", 1, "crash"), ("unreadable", None, "unreadable"),
+    ("rejected", None, "rejected")])
 def test_every_way_of_stopping_has_its_sentence(reason, status, kind):
     explanation = feedback.explain(None, reason, status, {"wall_seconds": 60, "memory_mb": 1024})
     assert explanation.kind == kind
     assert explanation.sentence.endswith(".") and ": " in explanation.sentence  # what happened: what to try
+
+
+@pytest.mark.parametrize("refused", ["unreadable", "rejected"])
+def test_a_submission_never_run_is_not_called_a_crash(refused):
+    # The worker renders a refused submission with no run reason: its test records say why.
+    record = {**_group([False, False, False], ran=[]), "reason": refused}
+    page = feedback.render(_notebook(record), TASK, ROWS, [])
+    assert feedback.explain(_notebook(record), None).kind == refused
+    assert "stopped in the middle" not in page and "because your notebook was not run" in page
 
 
 def test_memory_error_and_cell_timeout_are_recognised_from_outputs():

@@ -14,6 +14,7 @@ from autograder.demo.simulated_results import simulated_rows
 from autograder.grading.report import KEYS, normalise, write_jsonl
 from autograder.insight import report as class_report
 from autograder.insight.catalogue import catalogue, of_notebook
+from autograder.grading.errors import GradingError
 from autograder.insight.results import ResultsError, load_rows, read_jsonl
 
 PLANT = {
@@ -64,7 +65,7 @@ def test_html_is_self_contained_and_csv_matches(tmp_path):
     assert not re.search(r"""(src|href)=['"]?(https?:|//)""", page)
     images = re.findall(r"<img src='data:image/png;base64,[A-Za-z0-9+/=]+' alt='([^']+)'", page)
     assert len(images) == 3 and all(images)
-    assert "top-p-keeps-extra" in page and "Notebooks that crashed or ran out of time" in page
+    assert "top-p-keeps-extra" in page and "Notebooks that crashed, ran out of time or could not be read" in page
     levels = [int(n) for n in re.findall(r"<h([1-6])", page)]
     assert levels[0] == 1 and all(b <= a + 1 for a, b in zip(levels, levels[1:]))
     with open(made["misconceptions_csv"], newline="") as handle:
@@ -75,7 +76,7 @@ def test_html_is_self_contained_and_csv_matches(tmp_path):
         groups = list(csv.DictReader(handle))
     assert len(groups) == sum(len(g) for g in simulated_groups().values())
     crashed = [g for g in groups if g["notebook"] == "16_causal_shift"]
-    assert all(g["crashed_or_timed_out"] == "3" for g in crashed)
+    assert all(g["did_not_run"] == "3" for g in crashed)
 
 
 def simulated_groups():
@@ -103,7 +104,7 @@ def test_bad_results_file_is_named(tmp_path):
     bad.write_text('{"student": "a", "notebook": "n"}\nnot json\n')
     with pytest.raises(ResultsError, match="line 2"):
         read_jsonl(bad)
-    with pytest.raises(ResultsError, match="autograder grade module6"):
+    with pytest.raises(GradingError, match="not a course directory"):
         load_rows(tmp_path, "module6", use_gradebook=False)
 
 
@@ -140,3 +141,91 @@ def test_design_note_lists_every_misconception_key():
     section = design.split("## Misconception keys", 1)[1].split("\n## ", 1)[0]
     listed = [line for line in section.splitlines() if line.startswith("- `")]
     assert listed == key_lines().splitlines(), "regenerate with: python -m autograder.insight.catalogue --keys"
+
+
+# --------------------------------------------------------------------------- whichever door graded
+
+def _nbgrader_autograde(course, students):
+    """Grade as formgrader's Autograde button does (``NbGraderAPI.autograde``, nbgrader's own
+    ``Autograde`` converter) with the course's config and the bridge: in this process, where the toy
+    check is registered."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.grading import nbgrader_bridge
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    nbgrader_bridge.install(config)
+    coursedir = CourseDirectory(config=config, root=str(course))
+    api = NbGraderAPI(coursedir=coursedir, config=config)
+    for student in students:
+        result = api.autograde("toy", student, force=True)
+        assert result["success"], result.get("error", "") + result.get("log", "")
+
+
+def test_report_and_similarity_read_any_door_alike(tmp_path):
+    """One class graded by `autograder grade`, then again by nbgrader's Autograde converter (the code of
+    `nbgrader autograde` and of formgrader's button): the report's rows are the same, they agree with
+    the grader's own --report rows, and a file that is not a notebook has its own status."""
+    from hostile import toy
+
+    from autograder.grading.batch import Options, run
+    from autograder.grading.gradebook import course_directory
+    from autograder.insight import similarity
+
+    course = toy.copy_course(toy.template(), tmp_path / "course")
+    toy.submit(course, "honest", toy.honest_answers())
+    toy.submit(course, "wrong", {**toy.honest_answers(), "double": "def double(x):\n    return x\n"})
+    toy.submit(course, "crash", {**toy.honest_answers(), "answer_value": "import os\nos._exit(3)\n"})
+    (course / "submitted" / "garbage" / "toy").mkdir(parents=True)
+    (course / "submitted" / "garbage" / "toy" / "90_toy.ipynb").write_bytes(b"\xff{not json")
+    (course / "submitted" / "absent" / "toy").mkdir(parents=True)  # handed in nothing
+    students = ["absent", "crash", "garbage", "honest", "wrong"]
+    assert run(Options("toy", course_dir=str(course), jobs=2, report=str(course / "grades.jsonl"),
+                       progress=False)) == 0
+    ours = load_rows(course, "toy")
+    strip = [{k: v for k, v in row.items() if k != "feedback"} for row in read_jsonl(course / "grades.jsonl")]
+    assert sorted(map(json.dumps, [{k: v for k, v in r.items() if k != "feedback"} for r in ours])) == \
+        sorted(map(json.dumps, strip))
+    status = {(r["student"], r["grade_id"]): r["status"] for r in ours}
+    assert status[("garbage", "test_double")] == status[("garbage", "explain_why")] == "unreadable"
+    assert status[("absent", "test_double")] == "missing" and status[("crash", "test_answer")] == "error"
+    assert status[("honest", "explain_why")] == "needs_manual_grade"
+    report = class_report.summarise(ours, "toy")
+    (nb,) = report.notebooks
+    assert (nb.unreadable, nb.crashed, nb.missing, nb.submitted) == (1, 1, 1, 4)
+    page = class_report.build(course, "toy")["html"].read_text()
+    assert "not a readable notebook" in page
+
+    # A person grades a written answer; then nbgrader's own door grades the class again.
+    from nbgrader.api import Gradebook
+    coursedir = course_directory(course)
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        gb.find_grade("explain_why", "90_toy", "toy", "honest").manual_score = 1.0
+        gb.db.commit()
+    before = load_rows(course, "toy")
+    (shutil_rm := __import__("shutil").rmtree)(course / "autograded")
+    (course / "feedback").exists() and shutil_rm(course / "feedback")
+    _nbgrader_autograde(course, [s for s in students if s != "absent"])  # nbgrader refuses an empty folder
+    theirs = load_rows(course, "toy")
+    assert theirs == before
+    assert {(r["student"], r["grade_id"]): (r["status"], r["score"]) for r in theirs}[("honest", "explain_why")] \
+        == ("graded", 1.0)
+    # Similarity reads the submissions themselves: the same whichever door graded; the unreadable file is named.
+    made = similarity.build(course, "toy", output=tmp_path / "out")
+    assert [(i.student, i.grade_id) for i in made["not_compared"]] == [("garbage", None)]
+
+    # A damaged autograded notebook (deeply nested JSON, a FIFO) costs only its own rows; the page is written.
+    import os
+    (course / "autograded" / "wrong" / "toy" / "90_toy.ipynb").write_text("[" * 100_000)
+    (course / "autograded" / "crash" / "toy" / "90_toy.ipynb").unlink()
+    os.mkfifo(course / "autograded" / "crash" / "toy" / "90_toy.ipynb")
+    damaged = load_rows(course, "toy")
+    assert [r for r in damaged if r["student"] not in ("wrong", "crash")] == \
+        [r for r in theirs if r["student"] not in ("wrong", "crash")]
+    for row in (r for r in damaged if r["student"] in ("wrong", "crash")):
+        assert row["status"] == "error" and "autograded notebook could not be read" in row["feedback"], row
+        assert row["score"] == next(r["score"] for r in theirs if (r["student"], r["grade_id"]) ==
+                                    (row["student"], row["grade_id"]))  # the gradebook's score stands
+    assert class_report.build(course, "toy", output=tmp_path / "out")["html"].is_file()

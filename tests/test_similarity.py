@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 
@@ -184,20 +185,30 @@ def test_short_cells_and_unparsable_cells_are_not_compared():
     assert similarity.find_pairs({(STEM, CELL): codes}) == []
 
 
-def test_cli_writes_a_side_by_side_page(tmp_path):
+def _course(tmp_path, codes: dict) -> tuple:
+    """A course whose release holds the exercise and whose students submitted ``codes`` (student ->
+    code for the answer cell, or ``bytes``: the whole file as written)."""
     course = make_course_copy(tmp_path / "course", stems=[STEM])
     release = course / "release" / "module6"
     release.mkdir(parents=True)
     source = nbformat.read(str(course / "source" / "module6" / f"{STEM}.ipynb"), as_version=4)
     nbformat.write(source, str(release / f"{STEM}.ipynb"))  # answer ids are read from the release
-    for student, code in planted_class().items():
+    for student, code in codes.items():
         folder = course / "submitted" / student / "module6"
         folder.mkdir(parents=True)
+        if isinstance(code, bytes):
+            (folder / f"{STEM}.ipynb").write_bytes(code)
+            continue
         nb = nbformat.from_dict(source)
         for cell in nb.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == CELL:
                 cell.source = code
         nbformat.write(nb, str(folder / f"{STEM}.ipynb"))
+    return course, source
+
+
+def test_cli_writes_a_side_by_side_page(tmp_path):
+    course, _ = _course(tmp_path, planted_class())
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6",
                            "--course-dir", str(course)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -208,6 +219,59 @@ def test_cli_writes_a_side_by_side_page(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6", "--course-dir",
                           str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "course directory" in bad.stderr
+
+
+def _hostile_file(source, text: str, replace: bytes = b"", by: bytes = b"") -> bytes:
+    nb = nbformat.from_dict(source)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == CELL:
+            cell.source = text
+    return nbformat.writes(nb).encode("utf-8").replace(replace, by) if replace else nbformat.writes(nb).encode()
+
+
+def test_one_hostile_cell_costs_only_its_own_row(tmp_path):
+    """Each cell below once stopped the whole command (RecursionError, MemoryError) or could: now
+    each is listed with its reason, and the planted copies are still found on the page."""
+    import json
+    import os
+
+    hostile = {
+        "plus": ("x = " + "a+" * 24_990 + "a\n", "RecursionError"),  # under the size cap: parsed, refused
+        "minus": ("x = " + "-" * 49_990 + "a\n", "MemoryError"),
+        "deep": ("x = " + "[" * 5_000 + "]" * 5_000 + "\n", "not valid Python"),  # the parser's own nesting limit
+        "huge": ("s = '" + "a" * 3_000_000 + "'\n", "longer than 50,000 characters"),
+        "nul": ("def f(x):\n    return x\0\n" * 5, "NUL"),
+        "syntax": ("def stable_log_softmax(:\n", "not valid Python (SyntaxError on line 1)"),
+    }
+    codes = {**planted_class(), **{name: text for name, (text, _) in hostile.items()}}
+    course, source = _course(tmp_path, codes)
+    files = {  # whole files a student could hand in
+        "surrogate": (_hostile_file(source, "MARK", b'"MARK"', json.dumps("\ud800 = 1").encode()), "surrogate"),
+        "latin1": (_hostile_file(source, "MARK", b"MARK", "caf\xe9 = 1".encode("latin-1")), "not valid Python"),
+        "notjson": (b"\xff\xfe{{{ not a notebook", "could not be read"),
+        # a cell source that is a number: nbformat cannot load the file, as for grading: the notebook's row
+        "number": (_hostile_file(source, "MARK", b'"MARK"', b"12345"), "could not be read (TypeError)"),
+    }
+    for name, (data, _) in files.items():
+        folder = course / "submitted" / name / "module6"
+        folder.mkdir(parents=True)
+        (folder / f"{STEM}.ipynb").write_bytes(data)
+    fifo = course / "submitted" / "fifo" / "module6"
+    fifo.mkdir(parents=True)
+    os.mkfifo(fifo / f"{STEM}.ipynb")  # a reader that opened it would wait for ever
+    made = similarity.build(course, "module6")
+    assert {(p.left, p.right) for p in made["pairs"]} == {("copier2", "honest2"), ("copier5", "honest5")}
+    reasons = {item.student: item.reason for item in made["not_compared"]}
+    expected = {name: words for name, (_, words) in {**hostile, **files}.items()} | {"fifo": "not a regular file"}
+    assert set(reasons) == set(expected), reasons
+    for name, words in expected.items():
+        assert words in reasons[name], (name, reasons[name])
+    assert all(item.grade_id == CELL for item in made["not_compared"] if item.student in hostile)
+    page = made["html"].read_text(encoding="utf-8")
+    assert page.index("copier2") < page.index("Not compared") < page.index("RecursionError")
+    assert len(page) < 1_000_000 and "\0" not in page
+    with open(made["not_compared_csv"], newline="", encoding="utf-8") as handle:
+        assert {row["student"] for row in csv.DictReader(handle)} == set(expected)
 
 
 @pytest.mark.parametrize("students,expected", [(1, 2), (40, 2), (41, 3), (500, 25)])

@@ -35,6 +35,7 @@ import pytest
 
 from autograder.authoring.scratch_course import ASSIGNMENT, COURSE_ID, make_course_copy, run_nbgrader
 from autograder.demo.simulate import Profile, submission
+from autograder.insight.results import load_rows
 
 # One term at a time, on the worker that runs nbgrader (the module fixture must not run on two workers).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
@@ -232,14 +233,17 @@ def _run_term(base: Path, exchange: Path, users: Users) -> dict:
     ours = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--no-progress", "--jobs", "2"],
                           cwd=course, env=env, text=True, capture_output=True, timeout=900)
     after_ours = snapshot(course), autograded_files(course)
+    report_rows = {"ours": load_rows(course, ASSIGNMENT)}  # what `autograder report` reads
     # 2. plain nbgrader autograde
     theirs = run_nbgrader(course, "autograde", ASSIGNMENT, "--force", check=False, timeout=900)
     after_theirs = snapshot(course), autograded_files(course)
+    report_rows["theirs"] = load_rows(course, ASSIGNMENT)
     # 3. formgrader's Autograde button, then a written answer graded by hand
     server = Formgrader(course, base / "formgrader.log")
     try:
         button = server.call("POST", f"/formgrader/api/submission/{ASSIGNMENT}/{ids['ann']}/autograde", body={})
         after_button = snapshot(course), autograded_files(course)
+        report_rows["button"] = load_rows(course, ASSIGNMENT)
         manual = _grade_written_answer(server, ids["ann"])
     finally:
         server.close()
@@ -257,6 +261,7 @@ def _run_term(base: Path, exchange: Path, users: Users) -> dict:
         grades = {row["student_id"]: row for row in csv.DictReader(handle)}
     return {"course": course, "ids": ids, "ours": ours, "theirs": theirs, "button": button,
             "after_ours": after_ours, "after_theirs": after_theirs, "after_button": after_button,
+            "report_rows": report_rows,
             "manual": manual, "after_manual": after_manual, "feedback": feedback, "grades": grades,
             "due": due}
 
@@ -284,6 +289,13 @@ def test_every_grading_entry_point_gives_the_same_rows(term):
     # nbgrader's own path really ran the sandboxed grader, not a kernel.
     assert "graded in the sandbox" in term["theirs"].output
     assert "Executing notebook with kernel" not in term["theirs"].output
+
+
+def test_the_class_report_reads_every_door_alike(term):
+    # `autograder report` reads the gradebook and autograded/: the same rows after each door.
+    rows = term["report_rows"]
+    assert rows["ours"] and rows["theirs"] == rows["ours"] and rows["button"] == rows["ours"]
+    assert {r["student"] for r in rows["ours"]} == set(term["ids"].values())
 
 
 def test_scores_late_penalty_and_files(term):

@@ -50,6 +50,7 @@ STATUS_CAUSES = {
     Status.ERROR: "grader-error",
     Status.GRADER_ERROR: "grader-sandbox",
     Status.REJECTED: "grader-rejected",
+    Status.UNREADABLE: "grader-unreadable",
     Status.SYMLINK: "grader-symlink",
     Status.MISSING: "grader-missing",
     Status.NEEDS_MANUAL_GRADE: "grader-manual",

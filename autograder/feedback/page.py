@@ -127,13 +127,18 @@ def misconceptions_of(cell) -> list:
 class Explanation:
     """One sentence for the student: what stopped their notebook and what to try."""
 
-    kind: str  # "crash", "timeout", "cell-timeout", "memory", "cpu", "output", "protocol", "sandbox"
+    kind: str  # "crash", "timeout", "cell-timeout", "memory", "cpu", "output", "protocol", "sandbox",
+    # "unreadable", "rejected"
     sentence: str
 
 
 def _exception_name(output: dict) -> str:
     head = str(output.get("evalue", "")).strip()
     return head.split(":", 1)[0].strip() if head else ""
+
+
+#: Run reasons of a submission the grader never ran (see ``autograder.grading.worker``).
+_REFUSED = ("rejected", "unreadable")
 
 
 def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None, *,
@@ -146,6 +151,19 @@ def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None
     True
     """
     limits = limits or {}
+    # A submission the grader refused never ran: its test records say so (the page is rendered with
+    # no run reason), and it is not a crash.
+    refused = reason if reason in _REFUSED else next(
+        (record["reason"] for cell in (nb.cells if nb is not None else []) for record in [verdicts_of(cell)]
+         if record and record.get("reason") in _REFUSED), None)
+    if refused == "unreadable":
+        return Explanation("unreadable", "Your submitted file is not a notebook the grader can read, so nothing in "
+                           "it was run and every test scores 0: open it in Jupyter (if it does not open, it is "
+                           "damaged or not the notebook you worked on), save it and submit it again.")
+    if refused == "rejected":
+        return Explanation("rejected", "Your submitted file breaks one of the grader's limits (see the notes "
+                           "below), so nothing in it was run and every test scores 0: clear large outputs, "
+                           "remove extra cells, save it and submit it again.")
     if incomplete is None:  # some test cases never ran: the notebook stopped before them
         incomplete = any(not case.get("ran", True) for cell in (nb.cells if nb is not None else [])
                          for case in (verdicts_of(cell) or {}).get("cases", []))
@@ -327,7 +345,8 @@ def verdict_html(record: dict, level: int) -> str:
         css, word, symbol = "failed", "Failed", "✘"
     title = html.escape(record.get("title") or record.get("group") or "Tests")
     points = f"{_fmt(record['points_earned'])} / {_fmt(record['points_available'])} points"
-    see = "because your notebook stopped early (see <a href='#what-happened'>What happened</a> at the top)"
+    why = "was not run" if record.get("reason") in _REFUSED else "stopped early"
+    see = f"because your notebook {why} (see <a href='#what-happened'>What happened</a> at the top)"
     detail = (f"none of its {len(cases)} cases ran {see}" if css == "notrun"
               else f"{passed} of {len(cases)} cases passed")
     lines = [f"<section class='verdict {css}' aria-label='Tests: {title}'>",
@@ -399,6 +418,7 @@ def _kind(cell) -> str:
 STATUS_WORDS = {
     Status.GRADED: "graded", Status.NEEDS_MANUAL_GRADE: "waiting for a person", Status.ERROR: "did not run",
     Status.TIMEOUT: "ran out of time", Status.MISSING: "not submitted", Status.REJECTED: "not run (see the notes)",
+    Status.UNREADABLE: "not run: the file could not be read",
     Status.GRADER_ERROR: "not graded: the grader failed", Status.SYMLINK: "not read (a symbolic link)",
     Status.BAD_TIMESTAMP: "timestamp unreadable",
 }

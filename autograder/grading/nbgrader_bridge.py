@@ -116,8 +116,9 @@ class SubmissionExporter(NotebookExporter):
     """nbconvert's notebook exporter, except that an unreadable submission becomes an empty notebook.
 
     Without it, one file that is not JSON fails the student's whole assignment in nbgrader; with it,
-    the notebook is graded as empty (zero points) and said so in the log, as ``autograder grade``
-    does. Only reading is forgiven: an error of the grader itself still fails the notebook.
+    the notebook reaches :class:`SandboxedGrade`, whose grader reads the file itself and reports it
+    ``unreadable`` (zero points, never run), as ``autograder grade`` does. Only reading is forgiven:
+    an error of the grader itself still fails the notebook.
     """
 
     #: Characters read at the most (None: the grader's ``notebook_bytes`` limit). :class:`DropSubmission`
@@ -135,7 +136,7 @@ class SubmissionExporter(NotebookExporter):
                 raise ValueError(f"larger than {cap} characters")
             nb = nbformat.reads(text, as_version=4)
         except Exception as error:  # noqa: BLE001 - the file is the student's; grading goes on
-            self.log.warning("The submitted notebook could not be read (%s); graded as empty",
+            self.log.warning("The submitted notebook could not be read (%s); the grader reports it unreadable",
                              type(error).__name__)
             nb = nbformat.v4.new_notebook()
         return self.from_notebook_node(nb, resources, **kw)

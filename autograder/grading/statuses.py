@@ -24,6 +24,7 @@ class Status(enum.StrEnum):
     ERROR = "error"
     GRADER_ERROR = "grader_error"
     REJECTED = "rejected"
+    UNREADABLE = "unreadable"
     SYMLINK = "symlink"
     MISSING = "missing"
     BAD_TIMESTAMP = "bad_timestamp"
@@ -52,6 +53,8 @@ _MEANINGS = {
                          "failure, not the student's; nothing is remembered, the next run grades it again",
     Status.REJECTED: "the submitted file broke one of the grader's limits on what it reads (size, cells, JSON "
                      "nesting, parse time, or not a regular file) and was never run: every cell scores 0",
+    Status.UNREADABLE: "the submitted file is not a notebook that can be read (not JSON, or not nbformat's "
+                       "structure) and was never run: every cell scores 0",
     Status.SYMLINK: "the submission (its folder or the notebook) is a symbolic link, which the grader never "
                     "follows: the notebook was not read and has no grade",
     Status.MISSING: "the student submitted no such notebook: every graded cell scores 0",
@@ -60,6 +63,6 @@ _MEANINGS = {
 }
 
 #: Rows whose notebook was not graded at all; the summary counts them with the errors.
-NOT_GRADED = frozenset({Status.REJECTED, Status.SYMLINK, Status.GRADER_ERROR})
+NOT_GRADED = frozenset({Status.REJECTED, Status.UNREADABLE, Status.SYMLINK, Status.GRADER_ERROR})
 
 __all__ = ["NOT_GRADED", "Status"]

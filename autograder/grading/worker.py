@@ -123,10 +123,14 @@ _REASONS = {
     "ended": "the notebook's process ended (os._exit, a crash or a resource limit) before every test ran",
     "sandbox": "the sandbox running this notebook stopped",
     "rejected": "the submission was not run",
+    "unreadable": "the submitted notebook could not be read",
 }
 
+#: The run's ``reason`` (and the ``limit`` of a :class:`Rejected`) when the submitted file could not be read.
+UNREADABLE = "unreadable"
 #: Row status when some cases of a test cell did not run, by the run's reason.
-_STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED}
+_STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED,
+                     UNREADABLE: Status.UNREADABLE}
 
 
 class Rejected(Exception):
@@ -263,8 +267,10 @@ def grade_notebook(task: dict) -> dict:
         submitted, rejected = None, Rejected("file", f"the submitted file could not be opened ({error.strerror})")
         notes.append(f"your submission was not run: {rejected}")
     except Exception as error:  # noqa: BLE001 - a broken file is the student's, grading goes on
-        submitted = None
-        notes.append(f"the submitted notebook could not be read ({type(error).__name__}); graded as empty")
+        # Its own status (not "graded" with zero points): the rows, the report and the page say so.
+        submitted, rejected = None, Rejected(UNREADABLE, f"the submitted notebook could not be read "
+                                                         f"({type(error).__name__})")
+        notes.append(f"your submission was not run: {rejected}")
     extraction = extract(source_nb, submitted)
     notes.extend(extraction.notes)
 
@@ -274,7 +280,7 @@ def grade_notebook(task: dict) -> dict:
     steps, slots = plan_steps(source_nb, extraction, plan_group)
     options = dict(task.get("options") or {})
     if rejected is not None:
-        run = Run({}, {}, "rejected")
+        run = Run({}, {}, UNREADABLE if rejected.limit == UNREADABLE else "rejected")
     elif not steps:
         run = Run({}, {}, "exited", 0)
     else:
@@ -284,7 +290,7 @@ def grade_notebook(task: dict) -> dict:
             close_sandbox()
             run = _sandbox(options).run(steps, limits)
     reason = run.reason
-    if reason in _REASONS and reason != "rejected":
+    if reason in _REASONS and reason not in ("rejected", UNREADABLE):
         notes.append(_REASONS[reason])
 
     statuses: dict = {}
@@ -509,7 +515,8 @@ def _rows(task, nb, statuses: dict, rejected) -> list:
         score, max_score = nbutils.determine_grade(cell)
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         if rejected is not None:
-            status, text = Status.REJECTED, f"not run: {rejected}"
+            status, text = _STATUS_OF_REASON[UNREADABLE if rejected.limit == UNREADABLE else "rejected"], \
+                f"not run: {rejected}"
             score = 0.0 if score is not None or nbutils.is_solution(cell) else score
         elif score is None:
             status, text = Status.NEEDS_MANUAL_GRADE, "waiting for the instructor"

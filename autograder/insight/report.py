@@ -3,7 +3,7 @@
 From the report rows (:mod:`autograder.insight.results`) it computes, per notebook and per case
 group, the score distribution (no points, some, all) and the pass rate (the share of graded
 submissions with full points); the misconceptions most students' failed cases matched, with the
-sentence the checks teach; and the notebooks that most often crashed or ran out of time. It writes
+sentence the checks teach; and the notebooks that most often crashed, ran out of time or could not be read. It writes
 one self-contained HTML page (plots are PNG data URIs, no scripts, no network) and two CSV files.
 
 Everything is counted from the rows as data: statuses and misconception keys, never feedback text.
@@ -21,7 +21,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from autograder.grading.statuses import Status
+from autograder.grading.statuses import NOT_GRADED, Status
 from autograder.insight import catalogue as catalogue_module
 
 
@@ -37,7 +37,7 @@ class GroupStats:
     zero: int
     partial: int
     full: int
-    not_run: int  # rows whose notebook crashed or timed out
+    not_run: int  # rows whose notebook crashed, timed out or was never run (unreadable, refused, a link)
     pending: int  # written answers still waiting for a person
 
     @property
@@ -55,6 +55,8 @@ class NotebookStats:
     full_marks: int  # submissions with every autograded point
     crashed: int  # submissions that stopped with an error before the end
     timed_out: int
+    unreadable: int = 0  # submitted files that are not a readable notebook (never run)
+    not_run: int = 0  # submissions refused by a limit, submitted as a symbolic link, or lost to the grader
 
     @property
     def pass_rate(self) -> float:
@@ -99,6 +101,8 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
     by_cell: dict = defaultdict(list)
     by_notebook: dict = defaultdict(lambda: defaultdict(list))
     keys: dict = defaultdict(set)
+    # A timestamp row stands for the submission's timestamp.txt, not for a notebook or a cell.
+    rows = [row for row in rows if row["status"] != Status.BAD_TIMESTAMP]
     for row in rows:
         by_notebook[row["notebook"]][row["student"]].append(row)
         if row["grade_id"] is not None:
@@ -116,14 +120,14 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
         groups.append(GroupStats(
             notebook, grade_id, max_score, len(scored), sum(scored) / len(scored) if scored else 0.0,
             zero, len(scored) - zero - full, full,
-            sum(1 for r in present if r["status"] in (Status.ERROR, Status.TIMEOUT)),  # did not run to the end
+            sum(1 for r in present if r["status"] in _STOPPED),  # did not run to the end
             sum(1 for r in present if r["status"] == Status.NEEDS_MANUAL_GRADE)))
 
     notebooks = []
     totals: dict = defaultdict(lambda: [0.0, 0.0])
     for notebook in sorted(by_notebook):
         per_student = by_notebook[notebook]
-        submitted = missing = full = crashed = timed_out = 0
+        submitted = missing = full = crashed = timed_out = unreadable = not_run = 0
         percents = []
         for student, student_rows in per_student.items():
             auto = [r for r in student_rows if r["status"] != Status.NEEDS_MANUAL_GRADE and r["max_score"]]
@@ -138,17 +142,24 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
             statuses = {r["status"] for r in student_rows}
             crashed += Status.ERROR in statuses
             timed_out += Status.TIMEOUT in statuses
+            unreadable += Status.UNREADABLE in statuses
+            not_run += bool(statuses & (NOT_GRADED - {Status.UNREADABLE}))
             if available:
                 percents.append(100.0 * earned / available)
                 full += earned >= available - 1e-9
         notebooks.append(NotebookStats(notebook, submitted, missing,
-                                       sum(percents) / len(percents) if percents else 0.0, full, crashed, timed_out))
+                                       sum(percents) / len(percents) if percents else 0.0, full, crashed, timed_out,
+                                       unreadable, not_run))
 
     counts = [MisconceptionCount(notebook, key, len(names), sentences.get((notebook, key), ""))
               for (notebook, key), names in keys.items()]
     counts.sort(key=lambda m: (-m.students, m.notebook, m.key))
     percent = tuple(100.0 * totals[s][0] / totals[s][1] if totals[s][1] else 0.0 for s in students)
     return ClassReport(assignment, tuple(students), tuple(notebooks), tuple(groups), tuple(counts), percent)
+
+
+#: Row statuses of cells that did not run to the end (crashed, timed out, or the notebook never ran).
+_STOPPED = frozenset({Status.ERROR, Status.TIMEOUT}) | NOT_GRADED
 
 
 def _known(stem: str) -> bool:
@@ -165,7 +176,7 @@ def write_csv(report: ClassReport, folder: Path) -> tuple:
     with open(groups_path, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         out.writerow(["notebook", "grade_id", "max_score", "graded", "mean_score", "pass_rate", "no_points",
-                      "some_points", "full_points", "crashed_or_timed_out", "awaiting_manual_grade"])
+                      "some_points", "full_points", "did_not_run", "awaiting_manual_grade"])
         for g in report.groups:
             out.writerow([g.notebook, g.grade_id, f"{g.max_score:g}", g.graded, f"{g.mean:.4f}",
                           f"{g.pass_rate:.4f}", g.zero, g.partial, g.full, g.not_run, g.pending])
@@ -292,16 +303,22 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
     else:
         parts.append("<p>No failed case matched a known misconception.</p>")
 
-    parts.append("<h2 id='stopped'>Notebooks that crashed or ran out of time</h2>")
-    stopped = sorted((nb for nb in report.notebooks if nb.crashed or nb.timed_out),
-                     key=lambda nb: (-(nb.crashed + nb.timed_out), nb.notebook))
+    parts.append("<h2 id='stopped'>Notebooks that crashed, ran out of time or could not be read</h2>")
+
+    def trouble(nb):
+        return nb.crashed + nb.timed_out + nb.unreadable + nb.not_run
+
+    stopped = sorted((nb for nb in report.notebooks if trouble(nb)), key=lambda nb: (-trouble(nb), nb.notebook))
     if stopped:
         parts.append("<table><caption>Submissions that did not run to the end, most first</caption>"
                      "<tr><th scope='col'>notebook</th><th scope='col'>crashed</th><th scope='col'>timed out</th>"
+                     f"<th scope='col' title='{html.escape(Status.UNREADABLE.meaning, quote=True)}'>not a readable "
+                     "notebook</th><th scope='col'>not run (a limit, a symbolic link, the grader)</th>"
                      "<th scope='col'>submitted</th></tr>")
         for nb in stopped:
             parts.append(f"<tr><td>{html.escape(nb.notebook)}</td><td class='n'>{nb.crashed}</td>"
-                         f"<td class='n'>{nb.timed_out}</td><td class='n'>{nb.submitted}</td></tr>")
+                         f"<td class='n'>{nb.timed_out}</td><td class='n'>{nb.unreadable}</td>"
+                         f"<td class='n'>{nb.not_run}</td><td class='n'>{nb.submitted}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p>Every submitted notebook ran to the end.</p>")

@@ -1,22 +1,30 @@
-"""The grading results of a class, as report rows, from the files ``autograder grade`` leaves.
+"""The grading results of a class, as report rows, from what every grading command leaves behind.
 
 Rows are the dicts of :mod:`autograder.grading.report` (``student``, ``notebook``, ``grade_id``,
-``score``, ``max_score``, ``status``, ``feedback``, ``misconceptions``). They come from a JSON-lines
-file written by ``autograder grade --report FILE``, or else from the per-student state the grader
-keeps beside the autograded notebooks. The gradebook then supplies the scores a person gave since
-(written answers graded in formgrader), so the report shows the grades as they stand.
+``score``, ``max_score``, ``status``, ``feedback``, ``misconceptions``). By default they are read
+from what ``autograder grade``, ``nbgrader autograde`` and formgrader's Autograde button all leave
+(:func:`read_graded`): the gradebook (which submissions exist, every score, manual grades included)
+and the autograded notebooks, whose test cells carry the verdicts as data (the metadata under
+:data:`autograder.feedback.page.METADATA_KEY`: which cases ran, why a run ended early, the
+misconception keys). All three doors grade with :func:`autograder.grading.worker.grade_notebook`,
+so the rows are the same whichever one ran. ``--results FILE`` reads instead a JSON-lines file
+written by ``autograder grade --report FILE``.
+
+Everything read here is bounded: autograded notebooks are read with the grader's own reader (size,
+JSON depth, no symbolic link, no FIFO) and never validated or rendered; one that cannot be read
+costs only its own rows (status ``error``, scores from the gradebook).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+from collections import defaultdict
 from pathlib import Path
 
 from autograder.grading.report import normalise
 from autograder.grading.statuses import Status
-
-#: The grader's per-student state (``autograded/<student>/<assignment>/``), one entry per notebook.
-STATE_FILE = ".autograder-state.json"
 
 
 class ResultsError(ValueError):
@@ -41,36 +49,154 @@ def read_jsonl(path: str | Path) -> list:
     return rows
 
 
-def read_states(course_dir: str | Path, assignment: str) -> list:
-    """Rows stored by the grader in ``autograded/*/<assignment>/.autograder-state.json``."""
+#: How a test cell's verdict record says its run ended early, as the row status (the worker's rule:
+#: a cell all of whose cases ran is ``graded``; otherwise the run's reason decides, ``error`` by default).
+_STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED,
+                     "unreadable": Status.UNREADABLE}
+#: What an autograded notebook may hold beyond the submission the grader read: its outputs (all
+#: replies together are capped by the grader's ``frame_bytes``) and the source's own cells.
+_AUTOGRADED_SLACK_BYTES = 64 * 1024 * 1024
+
+
+def _read_autograded(path: Path) -> dict:
+    """The JSON of an autograded notebook, read with the grader's bounded reader (never validated).
+
+    The one place this module opens a notebook file; raises ``OSError`` or ``ValueError`` (with
+    :class:`autograder.grading.worker.Rejected`) when it cannot be read within the limits.
+    """
+    from autograder.grading.worker import DEFAULT_LIMITS, read_submission
+
+    limits = dict(DEFAULT_LIMITS, notebook_bytes=DEFAULT_LIMITS["notebook_bytes"] + _AUTOGRADED_SLACK_BYTES)
+    data = json.loads(read_submission({"path": str(path)}, limits))
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise ValueError("not a notebook (no cell list)")
+    return data
+
+
+def _submitted_kind(path: Path) -> str:
+    """``missing``, ``symlink`` or ``present``: what ``submitted/`` holds where a notebook would be."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "present"
+    return "symlink" if stat.S_ISLNK(mode) else "present"
+
+
+def _text(value) -> str:
+    """A multiline field as nbformat stores it on disk (a string, or a list of lines), as one string."""
+    if isinstance(value, str):
+        return value
+    return "".join(line for line in value if isinstance(line, str)) if isinstance(value, list) else ""
+
+
+def _cell_rows(student: str, notebook: str, data: dict, scores: dict) -> list:
+    """The rows of one autograded notebook, as the worker computes them (``worker._rows``), with the
+    gradebook's ``scores`` (grade id -> score as stored, manual grades included)."""
+    from autograder.feedback.page import verdicts_of
+
+    cells = [cell for cell in data["cells"] if isinstance(cell, dict)]
+    graded = []
+    for cell in cells:
+        meta = cell.get("metadata")
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and meta.get("grade") and isinstance(meta.get("grade_id"), str):
+            graded.append((cell, meta))
+    records = {meta["grade_id"]: verdicts_of(cell) for cell, meta in graded}
+    # A notebook the grader refused (a limit, or an unreadable file) says so in every test cell's record.
+    refused = {record.get("reason") for record in records.values() if record} & {"rejected", "unreadable"}
+    whole = _STATUS_OF_REASON[refused.pop()] if refused else None
     rows = []
-    for path in sorted(Path(course_dir).glob(f"autograded/*/{assignment}/{STATE_FILE}")):
+    for cell, meta in graded:
+        grade_id = meta["grade_id"]
         try:
-            state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # a damaged state only means that student's notebooks are graded again next time
-        for entry in state.values() if isinstance(state, dict) else []:
-            rows.extend(normalise(row) for row in entry.get("rows", []) if isinstance(row, dict))
+            max_score = float(meta.get("points") or 0.0)
+        except (TypeError, ValueError):
+            max_score = 0.0
+        score = scores.get(grade_id)
+        record = records[grade_id]
+        feedback, keys = "", []
+        if whole is not None:
+            # "every cell scores 0" (the status's meaning, and the grader's rows), even where the
+            # gradebook leaves a refused notebook's written answer waiting for a person
+            status, score = whole, 0.0 if score is None else score
+        elif meta.get("solution"):
+            status = Status.NEEDS_MANUAL_GRADE if score is None else Status.GRADED
+            feedback = "waiting for the instructor" if score is None else "No response."  # the worker's words
+        elif record is not None:
+            ran = all(isinstance(case, dict) and case.get("ran", True) for case in record.get("cases", []))
+            status = Status.GRADED if ran else _STATUS_OF_REASON.get(record.get("reason"), Status.ERROR)
+            keys = [key for key in record.get("misconceptions", []) if isinstance(key, str)]
+        else:  # no verdict record: graded by plain nbgrader (no bridge), or no check was known for the cell
+            errors = [o for o in cell.get("outputs", []) if isinstance(o, dict) and o.get("output_type") == "error"]
+            status = Status.ERROR if errors or score is None else Status.GRADED
+        if not meta.get("solution"):
+            feedback = "".join(_text(o.get("text")) for o in cell.get("outputs", []) if isinstance(o, dict)
+                               and o.get("output_type") == "stream").strip()
+        rows.append({"student": student, "notebook": notebook, "grade_id": grade_id, "score": score,
+                     "max_score": max_score, "status": status, "feedback": feedback, "misconceptions": keys})
     return rows
 
 
-def gradebook_scores(course_dir: str | Path, assignment: str) -> dict:
-    """``(student, notebook, grade_id) -> score`` as the gradebook has it now (manual grades included).
+def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool = True) -> list:
+    """Rows of every submission of ``assignment`` in the gradebook, whichever command graded it.
 
-    Empty when the course has no gradebook. One query, so it stays fast for hundreds of students.
+    Per student and notebook: the rows of its autograded notebook (:func:`_cell_rows`); a notebook
+    the gradebook holds but ``autograded/`` does not is ``missing`` (nothing submitted), ``symlink``
+    (the submission is a link, never followed) or ``error`` (grading failed or never ran); one whose
+    autograded notebook cannot be read is ``error`` with the gradebook's scores. Without
+    ``use_gradebook`` the scores a person gave are left out (written answers count as pending).
     """
     from autograder.grading.gradebook import course_directory
 
     coursedir = course_directory(course_dir)
-    if coursedir.db_url.startswith("sqlite:///") and not Path(coursedir.db_url[len("sqlite:///"):]).exists():
-        return {}
+    grades = gradebook_grades(course_dir, assignment, manual=use_gradebook)
+    rows = []
+    for (student, notebook), cells in sorted(grades.items()):
+        scores = {name: score for name, (score, _max) in cells.items()}
+        folder = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+        produced = folder / f"{notebook}.ipynb"
+        problem = None
+        if _submitted_kind(produced) == "present":
+            try:
+                rows.extend(_cell_rows(student, notebook, _read_autograded(produced), scores))
+                continue
+            except Exception as error:  # noqa: BLE001 - one damaged file costs only its own rows
+                problem = f"the autograded notebook could not be read ({type(error).__name__}): regrade it"
+        submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{notebook}.ipynb"
+        kind = _submitted_kind(submitted)
+        if problem is not None:
+            status, text = Status.ERROR, problem
+        elif kind == "missing":
+            status, text = Status.MISSING, "this notebook was not submitted"
+        elif kind == "symlink":
+            status, text = Status.SYMLINK, "not graded: the submitted notebook is a symbolic link"
+        else:
+            status, text = Status.ERROR, "not graded: no autograded notebook (grading failed or has not run)"
+        rows.extend({"student": student, "notebook": notebook, "grade_id": name, "score": score,
+                     "max_score": max_score, "status": status, "feedback": text, "misconceptions": []}
+                    for name, (score, max_score) in sorted(cells.items()))
+    return rows
+
+
+def gradebook_grades(course_dir: str | Path, assignment: str, *, manual: bool = True) -> dict:
+    """``(student, notebook) -> {grade cell: (score, max_score)}`` for every submission in the gradebook.
+
+    ``score`` is the manual score when a person gave one (and ``manual``), else the auto score, else
+    None. One query, so it stays fast for hundreds of students.
+    """
+    from autograder.grading.gradebook import course_directory
+
+    coursedir = course_directory(course_dir)
     from nbgrader.api import (
         Assignment, Grade, GradeCell, Gradebook, Notebook, Student, SubmittedAssignment, SubmittedNotebook,
     )
 
-    scores = {}
+    out: dict = defaultdict(dict)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
-        query = (gb.db.query(Student.id, Notebook.name, GradeCell.name, Grade.auto_score, Grade.manual_score)
+        query = (gb.db.query(Student.id, Notebook.name, GradeCell.name, GradeCell.max_score, Grade.auto_score,
+                             Grade.manual_score)
                  .select_from(Grade)
                  .join(GradeCell, Grade.cell_id == GradeCell.id)
                  .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
@@ -79,23 +205,31 @@ def gradebook_scores(course_dir: str | Path, assignment: str) -> dict:
                  .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
                  .join(Student, SubmittedAssignment.student_id == Student.id)
                  .filter(Assignment.name == assignment))
-        for student, notebook, cell, auto, manual in query:
-            score = manual if manual is not None else auto
-            if score is not None:
-                scores[(student, notebook, cell)] = float(score)
-    return scores
+        for student, notebook, cell, max_score, auto, given in query:
+            score = given if manual and given is not None else auto
+            out[(student, notebook)][cell] = (None if score is None else float(score), float(max_score or 0.0))
+    return dict(out)
+
+
+def gradebook_scores(course_dir: str | Path, assignment: str) -> dict:
+    """``(student, notebook, grade_id) -> score`` as the gradebook has it now (manual grades included)."""
+    return {(student, notebook, cell): score for (student, notebook), cells in
+            gradebook_grades(course_dir, assignment).items() for cell, (score, _max) in cells.items()
+            if score is not None}
 
 
 def load_rows(course_dir: str | Path, assignment: str, results: str | Path | None = None, *,
               use_gradebook: bool = True) -> list:
-    """The class's rows: from ``results`` (JSON lines) or the grader's state, scores from the gradebook."""
-    if results is not None:
-        rows = read_jsonl(results)
-    else:
-        rows = read_states(course_dir, assignment)
+    """The class's rows: from ``results`` (JSON lines, manual scores from the gradebook), or else from
+    the gradebook and the autograded notebooks (:func:`read_graded`)."""
+    if results is None:
+        rows = read_graded(course_dir, assignment, use_gradebook=use_gradebook)
         if not rows:
-            raise ResultsError(f"no grading results for {assignment!r} in {Path(course_dir).resolve()}/autograded: "
-                               f"run `autograder grade {assignment}` first, or pass --results FILE")
+            raise ResultsError(f"no graded submission of {assignment!r} in the gradebook of "
+                               f"{Path(course_dir).resolve()}: grade with `autograder grade {assignment}` or "
+                               f"`nbgrader autograde {assignment}` first, or pass --results FILE")
+        return rows
+    rows = read_jsonl(results)
     if use_gradebook:
         scores = gradebook_scores(course_dir, assignment)
         for row in rows:

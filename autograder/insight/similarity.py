@@ -22,6 +22,15 @@ How a pair is scored, per answer cell:
    similarity times evidence. Cells of fewer than :data:`MIN_TOKENS` tokens (one-liners) and cells
    still equal to the released stub are never compared.
 
+**Every cell costs at most its own row.** Parsing runs in this process with no sandbox around it,
+on text a student wrote: a cell longer than :data:`MAX_CELL_CHARS` is never parsed, and whatever
+the parser or the printer raise on the rest (``RecursionError`` for ``a+a+...+a``,
+``MemoryError`` for 100,000 unary minus signs, the parser's own "too many nested parentheses",
+NUL bytes, lone surrogates) makes that one cell :class:`Uncomparable`: it is listed on the page
+and in ``<assignment>-similarity-not-compared.csv`` with the reason, and every other cell is
+compared as usual. Below the cap, parsing and printing are linear in the cell (measured: the
+worst shapes of 50,000 characters take under 0.25 s and 20 MB), so the cap is also the time bound.
+
 So independent correct solutions of a short function, which share mostly common shingles, stay
 below the line, while a renamed copy of an unusual solution shares rare shingles and rises to the
 top. ``tests/test_similarity.py`` calibrates both on planted classes.
@@ -31,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import csv
 import dataclasses
 import html
 import io
@@ -51,7 +61,30 @@ MIN_TOKENS = 20
 #: Defaults of :func:`find_pairs`.
 MIN_SIMILARITY = 0.8
 MIN_EVIDENCE = 25.0
+#: Characters of one cell parsed at the most (the longest worked solution has 3,634); a longer
+#: cell is not compared, and says so.
+MAX_CELL_CHARS = 50_000
+#: Characters of a cell shown on the page (cells are side by side; the rest is cut, and says so).
+SHOWN_CELL_CHARS = 8_000
 _BUILTINS = frozenset(dir(builtins))
+
+
+class Uncomparable(ValueError):
+    """A cell that cannot be normalised; ``reason`` says why, in words for the instructor."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True)
+class NotCompared:
+    """One submitted cell (or, with ``grade_id`` None, a whole notebook) left out, and why."""
+
+    student: str
+    notebook: str
+    grade_id: str | None
+    reason: str
 
 
 def rare_limit(students: int) -> int:
@@ -64,25 +97,50 @@ def rare_limit(students: int) -> int:
 
 
 def normalise(code: str) -> list | None:
-    """The normalised token list of ``code`` (None when it is not valid Python).
+    """The normalised token list of ``code`` (None when it cannot be compared: see :func:`tokens_of`).
 
     >>> normalise("def f(x):\\n    # twice\\n    return 2*x") == normalise("def g(y): return 2 * y  # double")
     True
     """
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+        return tokens_of(code)
+    except Uncomparable:
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
+
+
+def tokens_of(code) -> list:
+    """The normalised token list of ``code``; :class:`Uncomparable` (with the reason) when there is none.
+
+    Bounded: nothing longer than :data:`MAX_CELL_CHARS` is parsed, and every error the parser, the
+    printer or the tokenizer can raise on hostile text is this cell's alone.
+    """
+    if not isinstance(code, str):
+        raise Uncomparable("the cell's source is not text")
+    if len(code) > MAX_CELL_CHARS:
+        raise Uncomparable(f"longer than {MAX_CELL_CHARS:,} characters ({len(code):,}): not parsed")
+    if "\0" in code:
+        raise Uncomparable("holds a NUL character, which Python source cannot")
     try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Uncomparable("holds a character that is not valid Unicode (a lone surrogate)") from None
+    try:
+        tree = ast.parse(code)
+        for node in ast.walk(tree):  # iterative: no recursion however deep the tree
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+                body = node.body
+                if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                        and isinstance(body[0].value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
         text = ast.unparse(tree)
-    except Exception:  # noqa: BLE001 - a tree ast cannot print back: treat as unreadable
-        return None
+    except SyntaxError as error:  # IndentationError and TabError are SyntaxErrors
+        raise Uncomparable(f"not valid Python ({type(error).__name__} on line {error.lineno})") from None
+    except RecursionError:
+        raise Uncomparable("nested too deeply to parse (RecursionError)") from None
+    except MemoryError:  # CPython's parser raises it when its own stack overflows: not the machine's memory
+        raise Uncomparable("too complex to parse (MemoryError from the parser)") from None
+    except (ValueError, TypeError) as error:
+        raise Uncomparable(f"could not be parsed ({type(error).__name__})") from None
     names: dict = {}
     out = []
     previous = None
@@ -102,15 +160,17 @@ def normalise(code: str) -> list | None:
                 value = tokenize.tok_name[kind]
             out.append(value)
             previous = token.string
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
+    except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError, ValueError) as error:
+        raise Uncomparable(f"could not be tokenized ({type(error).__name__})") from None
     return out
 
 
 def shingles(tokens: list, k: int = K) -> frozenset:
+    """The cell's runs of ``k`` tokens, each kept as its hash (64 bits: one int instead of a tuple of
+    ``k`` strings, so a class of long cells stays small; a collision is as likely as ~2**-40)."""
     if len(tokens) < k:
-        return frozenset([tuple(tokens)])
-    return frozenset(tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1))
+        return frozenset([hash(tuple(tokens))])
+    return frozenset(hash(tuple(tokens[i:i + k])) for i in range(len(tokens) - k + 1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,13 +205,33 @@ def answer_ids(course_dir: Path, assignment: str) -> dict:
     return out
 
 
-def read_answers(course_dir: str | Path, assignment: str) -> dict:
+def _read_submitted(path: Path):
+    """The submitted notebook at ``path``, read within the grader's own limits (size, JSON depth,
+    cells, parse time; no symbolic link followed, no FIFO waited on); :class:`Uncomparable` otherwise.
+
+    The one place this module opens a student's file.
+    """
+    from autograder.grading.worker import DEFAULT_LIMITS, Rejected, parse_submission, read_submission
+
+    try:
+        return parse_submission(read_submission({"path": str(path)}, DEFAULT_LIMITS), DEFAULT_LIMITS)
+    except Rejected as refusal:
+        raise Uncomparable(f"the notebook was not read: {refusal}") from None
+    except OSError as error:
+        raise Uncomparable(f"the notebook could not be opened ({error.strerror})") from None
+    except Exception as error:  # noqa: BLE001 - an unreadable notebook has no cells to compare, nothing more
+        raise Uncomparable(f"the notebook could not be read ({type(error).__name__})") from None
+
+
+def read_answers(course_dir: str | Path, assignment: str, not_compared: list | None = None) -> dict:
     """``(notebook, grade_id) -> {student: code}`` of the submitted code answer cells.
 
     A cell equal to the released stub (not attempted) is left out; so is a second cell claiming the
-    same grade id (the first one counts, as for grading).
+    same grade id (the first one counts, as for grading). A notebook that cannot be read is left
+    out whole, and appended to ``not_compared`` as a :class:`NotCompared` with the reason.
     """
     course_dir = Path(course_dir)
+    skipped = not_compared if not_compared is not None else []
     wanted = answer_ids(course_dir, assignment)
     if not wanted:
         raise FileNotFoundError(f"course_dir: no release/{assignment} or source/{assignment} notebooks in "
@@ -161,31 +241,45 @@ def read_answers(course_dir: str | Path, assignment: str) -> dict:
         student = folder.parent.name
         for notebook, cells in wanted.items():
             path = folder / f"{notebook}.ipynb"
-            if not path.exists():
+            if not path.exists() and not path.is_symlink():
                 continue
             try:
-                nb = nbformat.read(str(path), as_version=4)
-            except Exception:  # noqa: BLE001 - an unreadable notebook has no cells to compare
+                nb = _read_submitted(path)
+            except Uncomparable as problem:
+                skipped.append(NotCompared(student, notebook, None, problem.reason))
                 continue
             stubs = dict(cells)
             for cell in nb.cells:
-                meta = cell.get("metadata", {}).get("nbgrader", {})
+                if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                    continue
+                meta = cell.get("metadata", {})
+                meta = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
                 grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
-                if cell.get("cell_type") != "code" or grade_id not in stubs:
+                if not isinstance(grade_id, str) or grade_id not in stubs or student in answers[(notebook, grade_id)]:
                     continue
-                if student in answers[(notebook, grade_id)] or cell.source.strip() == stubs[grade_id].strip():
+                source = cell.get("source")
+                if isinstance(source, str) and source.strip() == stubs[grade_id].strip():
                     continue
-                answers[(notebook, grade_id)][student] = cell.source
+                answers[(notebook, grade_id)][student] = source
     return dict(answers)
 
 
 def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: float = MIN_SIMILARITY,
-                 min_evidence: float = MIN_EVIDENCE, class_size: int | None = None) -> list:
-    """``(left, right, CellMatch)`` for the pairs of students whose cells match (see the module doc)."""
+                 min_evidence: float = MIN_EVIDENCE, class_size: int | None = None,
+                 not_compared: list | None = None) -> list:
+    """``(left, right, CellMatch)`` for the pairs of students whose cells match (see the module doc).
+
+    A cell that cannot be normalised is appended to ``not_compared`` (a :class:`NotCompared`).
+    """
     prints = {}
     for student, code in codes.items():
-        tokens = normalise(code)
-        if tokens is not None and len(tokens) >= MIN_TOKENS:
+        try:
+            tokens = tokens_of(code)
+        except Uncomparable as problem:
+            if not_compared is not None:
+                not_compared.append(NotCompared(student, notebook, grade_id, problem.reason))
+            continue
+        if len(tokens) >= MIN_TOKENS:
             prints[student] = shingles(tokens)
     n = class_size or len(prints)
     df = Counter(s for p in prints.values() for s in p)
@@ -221,12 +315,16 @@ def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: f
     return out
 
 
-def find_pairs(answers: dict, *, min_similarity: float = MIN_SIMILARITY, min_evidence: float = MIN_EVIDENCE) -> list:
-    """Ranked :class:`Pair` list, strongest signal first, from :func:`read_answers`' mapping."""
+def find_pairs(answers: dict, *, min_similarity: float = MIN_SIMILARITY, min_evidence: float = MIN_EVIDENCE,
+               not_compared: list | None = None) -> list:
+    """Ranked :class:`Pair` list, strongest signal first, from :func:`read_answers`' mapping.
+
+    Cells that could not be compared are appended to ``not_compared``.
+    """
     by_pair: dict = defaultdict(list)
     for (notebook, grade_id), codes in sorted(answers.items()):
         for left, right, match in cell_matches(notebook, grade_id, codes, min_similarity=min_similarity,
-                                               min_evidence=min_evidence):
+                                               min_evidence=min_evidence, not_compared=not_compared):
             by_pair[(left, right)].append(match)
     pairs = [Pair(left, right, sum(m.similarity * m.evidence for m in matches),
                   tuple(sorted(matches, key=lambda m: -m.similarity * m.evidence)))
@@ -243,43 +341,83 @@ body{font-family:system-ui,sans-serif;line-height:1.45;max-width:90rem;margin:2r
 pre{background:#f6f8fa;padding:.5rem;overflow-x:auto;white-space:pre-wrap;margin:0;font-size:.85rem}
 section.pair{border-top:2px solid #ccc;margin-top:1.2rem}
 .warn{background:#fff8e1;border:2px solid #9a6700;padding:.4rem 1rem;border-radius:6px}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #bbb;padding:.2rem .5rem;text-align:left}
 """
+#: Rows of the "not compared" table shown on the page (the CSV has them all).
+SHOWN_NOT_COMPARED = 200
 
 
-def render_html(assignment: str, pairs: list, *, students: int, limit: int = 50) -> str:
+def _text(value) -> str:
+    """Student text as it may go into the page: escaped, NUL and lone surrogates replaced, cut to
+    :data:`SHOWN_CELL_CHARS` (the page never holds a whole 20 MB cell)."""
+    text = str(value)
+    cut = len(text) - SHOWN_CELL_CHARS
+    text = text[:SHOWN_CELL_CHARS].replace("\0", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+    return html.escape(text) + (f"\n[... {cut:,} more characters not shown]" if cut > 0 else "")
+
+
+def render_html(assignment: str, pairs: list, *, students: int, limit: int = 50, not_compared=()) -> str:
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Similar answers: "
-             f"{html.escape(assignment)}</title><style>{STYLE}</style></head><body><main>",
-             f"<h1>Similar answers: {html.escape(assignment)}</h1>",
+             f"{_text(assignment)}</title><style>{STYLE}</style></head><body><main>",
+             f"<h1>Similar answers: {_text(assignment)}</h1>",
              "<p class='warn'><strong>A signal, not a verdict.</strong> These pairs wrote code cells that are "
              "near-identical once names, comments and formatting are set aside, and share parts that few other "
              "students wrote. Short exercises have few natural solutions and students may learn from the same "
              "material: read the cells and talk to the students before drawing any conclusion.</p>",
              f"<p>{len(pairs)} pairs listed among {students} students"
-             + (f" (the first {limit} shown)" if len(pairs) > limit else "") + ".</p>"]
+             + (f" (the first {limit} shown)" if len(pairs) > limit else "")
+             + (f"; {len(not_compared)} cells or notebooks could not be compared (listed at the end)"
+                if not_compared else "") + ".</p>"]
     if not pairs:
         parts.append("<p>No pair of students wrote near-identical answer cells.</p>")
     for rank, pair in enumerate(pairs[:limit], 1):
-        parts.append(f"<section class='pair'><h2>{rank}. {html.escape(pair.left)} and {html.escape(pair.right)}"
+        parts.append(f"<section class='pair'><h2>{rank}. {_text(pair.left)} and {_text(pair.right)}"
                      f"</h2><p>Signal strength {pair.score:.0f}, {len(pair.cells)} matching cell(s).</p>")
         for match in pair.cells:
-            parts.append(f"<h3>{html.escape(match.notebook)}, cell {html.escape(match.grade_id)}: similarity "
+            parts.append(f"<h3>{_text(match.notebook)}, cell {_text(match.grade_id)}: similarity "
                          f"{100 * match.similarity:.0f}%, rare shared material {match.evidence:.0f}</h3>"
-                         f"<div class='side'><div><p>{html.escape(pair.left)}</p><pre>{html.escape(match.left)}</pre>"
-                         f"</div><div><p>{html.escape(pair.right)}</p><pre>{html.escape(match.right)}</pre></div></div>")
+                         f"<div class='side'><div><p>{_text(pair.left)}</p><pre>{_text(match.left)}</pre>"
+                         f"</div><div><p>{_text(pair.right)}</p><pre>{_text(match.right)}</pre></div></div>")
         parts.append("</section>")
+    if not_compared:
+        parts.append("<h2>Not compared</h2><p>These cells (or whole notebooks) were left out of the comparison, "
+                     "each for the reason given; everything else was compared."
+                     + (f" The first {SHOWN_NOT_COMPARED} of {len(not_compared)} are shown; the CSV file lists "
+                        "all." if len(not_compared) > SHOWN_NOT_COMPARED else "") + "</p>"
+                     "<table><tr><th scope='col'>student</th><th scope='col'>notebook</th><th scope='col'>cell</th>"
+                     "<th scope='col'>why</th></tr>")
+        for item in not_compared[:SHOWN_NOT_COMPARED]:
+            parts.append(f"<tr><td>{_text(item.student)}</td><td>{_text(item.notebook)}</td>"
+                         f"<td>{_text(item.grade_id or '(whole notebook)')}</td><td>{_text(item.reason)}</td></tr>")
+        parts.append("</table>")
     parts.append("</main></body></html>")
     return "\n".join(parts)
 
 
+def write_not_compared(path: Path, not_compared) -> None:
+    """One row per cell (or notebook) left out: student, notebook, grade_id (empty: whole notebook), reason."""
+    with open(path, "w", newline="", encoding="utf-8", errors="replace") as handle:
+        out = csv.writer(handle)
+        out.writerow(["student", "notebook", "grade_id", "reason"])
+        for item in not_compared:
+            out.writerow([item.student, item.notebook, item.grade_id or "", item.reason])
+
+
 def build(course_dir: str | Path, assignment: str, *, output: str | Path | None = None,
           min_similarity: float = MIN_SIMILARITY, min_evidence: float = MIN_EVIDENCE) -> dict:
-    """Read the submissions, write ``<output>/<assignment>-similarity.html``; returns paths and pairs."""
+    """Read the submissions, write ``<output>/<assignment>-similarity.html`` and the CSV of the cells
+    not compared; returns ``{"html", "not_compared_csv", "pairs", "not_compared", "students", "seconds"}``."""
     started = time.perf_counter()
-    answers = read_answers(course_dir, assignment)
+    not_compared: list = []
+    answers = read_answers(course_dir, assignment, not_compared)
     students = len({s for codes in answers.values() for s in codes})
-    pairs = find_pairs(answers, min_similarity=min_similarity, min_evidence=min_evidence)
+    pairs = find_pairs(answers, min_similarity=min_similarity, min_evidence=min_evidence, not_compared=not_compared)
+    not_compared.sort(key=lambda item: (item.student, item.notebook, item.grade_id or ""))
     folder = Path(output) if output is not None else Path(course_dir) / "reports"
     folder.mkdir(parents=True, exist_ok=True)
     page = folder / f"{assignment}-similarity.html"
-    page.write_text(render_html(assignment, pairs, students=students), encoding="utf-8")
-    return {"html": page, "pairs": pairs, "students": students, "seconds": time.perf_counter() - started}
+    page.write_text(render_html(assignment, pairs, students=students, not_compared=not_compared), encoding="utf-8")
+    table = folder / f"{assignment}-similarity-not-compared.csv"
+    write_not_compared(table, not_compared)
+    return {"html": page, "not_compared_csv": table, "pairs": pairs, "not_compared": not_compared,
+            "students": students, "seconds": time.perf_counter() - started}
