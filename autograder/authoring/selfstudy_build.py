@@ -42,6 +42,11 @@ BANNER = """\
 > (run `from autograder.selfstudy import progress; progress()` to see them)."""
 
 
+#: The open checks' first call (``course.grading_environment``), and its self-study form.
+_DESK_CALL = "check_imports(globals())"
+_SELFSTUDY_DESK_CALL = 'check_imports(globals(), provided=("autograder",))'
+
+
 def _docstring(source: str) -> str:
     first = source.strip().splitlines()[0] if source.strip() else ""
     return first if first.startswith('"""') else '"""Check this part."""'
@@ -61,6 +66,9 @@ def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
         meta = cell.metadata.pop("nbgrader", None)
         if cell.get("id") == "how-this-works":
             cell.source = _without_validate(cell.source)
+        if cell.cell_type == "code" and _DESK_CALL in cell.source:
+            # The check cells of this flavour import autograder for the learner: not the learner's import.
+            cell.source = cell.source.replace(_DESK_CALL, _SELFSTUDY_DESK_CALL)
         if meta and meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
             group = meta["grade_id"].removeprefix("test_")
             cell.source = (f"{_docstring(cell.source)}\n"
