@@ -211,6 +211,10 @@ def test_build_turns_hidden_tests_into_local_checks(tmp_path, assignment):
         assert nb.cells[-1].source.endswith(f'reveal("{path.stem}")')
         how = next(c for c in nb.cells if c.get("id") == "how-this-works")
         assert "Run All" in how.source and "Validate" not in how.source
+        # The open checks' import check knows this flavour's own check cells import autograder.
+        desk = [c.source for c in nb.cells if "check_imports(" in c.source]
+        assert desk and len(desk) == sum("check_imports(" in c.source for c in release.cells)
+        assert all('check_imports(globals(), provided=("autograder",))' in source for source in desk)
 
 
 def test_the_default_build_location_is_the_one_the_readme_names():

@@ -113,3 +113,16 @@ def test_rewording_validate_replaces_the_claim_once_and_fails_loudly_elsewhere(t
     with pytest.raises(SystemExit, match="exactly once"):
         patcher.patch(tmp_path)
     assert "tools/student_validate_message.py $(STUDENT_VENV)" in MAKEFILE
+
+
+def test_make_lab_prints_both_addresses_last_with_what_submitting_means():
+    spec = importlib.util.spec_from_file_location("run_lab", ROOT / "tools" / "run_lab.py")
+    run_lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_lab)
+    text = run_lab.banner((Path("/x/graded"), "8888", "aa"), (Path("/x/selfstudy"), "8889", "bb"))
+    lines = text.strip().splitlines()
+    assert "http://127.0.0.1:8888/lab?token=aa" in text and "http://127.0.0.1:8889/lab?token=bb" in text
+    assert "Submitting: this lab has no submit button" in text
+    assert 'LAB_ARGS="--allow-root --no-browser' in text
+    assert lines[-1] == lines[0] == "=" * 78  # one framed block, printed after the servers answered
+    assert "tools/run_lab.py" in MAKEFILE and 'LAB_ARGS="--allow-root --no-browser' in (ROOT / "README.md").read_text()

@@ -379,9 +379,16 @@ def reveal(stem: str, *, force: bool = False):
 
 # Colours chosen for at least 4.5:1 contrast (WCAG 2.1 AA) on the button and against the page:
 # white on #0b5394 is 7.9:1, #1a1a1a on #e8e8e8 is 14:1. Code in the worked solution scrolls sideways
-# instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere).
+# instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere), inside the
+# panel, with a scrollbar drawn even where the system's scrollbars are overlays that show only while
+# scrolling (macOS): a #595959 thumb on a #e8e8e8 track (5.9:1).
 _PANEL_CSS = """<style>
-.selfstudy-panel .selfstudy-output pre { overflow-x: auto; }
+.selfstudy-panel .selfstudy-output pre { overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar { height: 10px; }
+.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar-track { background: #e8e8e8; }
+.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar-thumb { background: #595959; border-radius: 5px; }
+@supports not selector(::-webkit-scrollbar) {
+  .selfstudy-panel .selfstudy-output pre { scrollbar-color: #595959 #e8e8e8; } }
 .selfstudy-panel .selfstudy-output pre, .selfstudy-panel .selfstudy-output pre * {
   white-space: pre !important; word-break: normal !important; overflow-wrap: normal !important; }
 .selfstudy-panel .selfstudy-solution { border-top: 2px solid #595959; margin-top: 0.75em; padding-top: 0.5em; }
