@@ -4,7 +4,8 @@
 
 Each server's own output goes to ``<its folder>/../<flavour>-server.log`` (JupyterLab prints a page of
 start-up lines, which buried the addresses under the install output). Once both answer, the two
-addresses (with their tokens) are printed last, with what "submit" means here. Ctrl+C stops both.
+addresses (with their tokens) are printed last, with what "submit" means here. Ctrl+C (or SIGTERM)
+stops both.
 The self-study server gets a Jupyter config folder of its own (``$JUPYTER_CONFIG_DIR``, set by the
 Makefile), where ``tools/student_lab_config.py`` switched off nbgrader's instructor tools.
 """
@@ -86,6 +87,9 @@ def main(argv: list) -> int:
     selfstudy_env = dict(os.environ)
     selfstudy_env["PATH"] = str(Path(s_jupyter).parent) + os.pathsep + os.environ.get("PATH", "")
     processes = []
+    # `kill` or a closing terminal (SIGTERM, SIGHUP) stops both servers as Ctrl+C does.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.default_int_handler)
     try:
         processes.append(_start(g_jupyter, g_dir, int(g_port), tokens[0], extra, logs[0], graded_env))
         processes.append(_start(s_jupyter, s_dir, int(s_port), tokens[1], extra, logs[1], selfstudy_env))

@@ -164,7 +164,8 @@ def test_after_the_checks_ran_one_click_reveals_the_worked_solution(
         fit = blocks.nth(i).evaluate("""e => { const panel = e.closest('.jp-OutputArea-output');
             return {right: e.getBoundingClientRect().right, panel: panel.getBoundingClientRect().right,
                     wide: e.scrollWidth > e.clientWidth + 1, overflow: getComputedStyle(e).overflowX,
-                    scrolls: (e.scrollLeft = 40, e.scrollLeft > 0)}; }""")
+                    scrolls: (() => { e.scrollLeft = 40; const moved = e.scrollLeft > 0;
+                                      e.scrollLeft = 0; return moved; })()}; }""")
         # (Playwright's headless chromium hides every scrollbar, --hide-scrollbars: what is checked
         # here is that the block is a scroll container inside the panel that does scroll.)
         assert fit["right"] <= fit["panel"] + 1, fit
