@@ -26,31 +26,27 @@ demo: $(STAMP)
 ## make lab: JupyterLab on working copies of both flavours (your edits there are never overwritten):
 ##   build/lab/graded/module6 and build/lab/graded/module6_further (the graded notebooks) in the student environment $(STUDENT_VENV) (the student
 ##   package, JupyterLab and nbgrader's Validate only) on port $(LAB_PORT), and $(SELFSTUDY) (local checks,
-##   hints, worked solutions) in the full environment on port $(SELFSTUDY_PORT). Ctrl+C stops both.
+##   hints, worked solutions) in the full environment on port $(SELFSTUDY_PORT), with its own Jupyter
+##   config folder $(SELFSTUDY_JUPYTER) where nbgrader's instructor tools are off. Both addresses are
+##   printed last; Ctrl+C stops both.
 SELFSTUDY      ?= build/lab/selfstudy
+SELFSTUDY_JUPYTER ?= build/lab/selfstudy-jupyter
 STUDENT_VENV   ?= .venv-student
 STUDENT_STAMP  := $(STUDENT_VENV)/.installed
 LAB_PORT       ?= 8888
 SELFSTUDY_PORT ?= 8889
-# Extra arguments for both servers, e.g. LAB_ARGS="--no-browser --allow-root" in a container.
+# Extra arguments for both servers. In a container (running as root, no browser inside):
+#   make lab LAB_ARGS="--allow-root --no-browser --ServerApp.ip=0.0.0.0"
 LAB_ARGS       ?=
-# nbgrader's instructor tools (Create Assignment, Formgrader, the nbgrader menu) and the exchange-based
-# Assignment/Course lists (no exchange here: they only show errors) are switched off for students.
-NBGRADER_LAB_OFF    := menu create-assignment assignment-list course-list
-NBGRADER_SERVER_OFF := formgrader assignment_list course_list
 
-$(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py tools/student_validate_message.py
+# nbgrader's instructor tools (Create Assignment, Formgrader, the nbgrader menu) and the exchange-based
+# Assignment/Course lists are switched off for learners by tools/student_lab_config.py (the one list).
+$(STUDENT_STAMP): course/pyproject.toml tools/student_nbgrader_config.py tools/student_validate_message.py tools/student_lab_config.py
 	@test -x $(STUDENT_VENV)/bin/python || $(PYTHON) -m venv $(STUDENT_VENV)
 	$(STUDENT_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(STUDENT_VENV)/bin/python -m pip install --quiet ./course jupyterlab nbgrader
 	rm -rf course/build  # setuptools' in-tree copy of the student package, as after make dist
-	for plugin in $(NBGRADER_LAB_OFF); do \
-	  $(STUDENT_VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyter/nbgrader:$$plugin" || exit 1; done
-	$(STUDENT_VENV)/bin/jupyter labextension lock --level=sys_prefix $(addprefix @jupyter/nbgrader:,$(NBGRADER_LAB_OFF))
-	for ext in $(NBGRADER_SERVER_OFF); do \
-	  $(STUDENT_VENV)/bin/jupyter server extension disable --sys-prefix "nbgrader.server_extensions.$$ext" || exit 1; done
-	mkdir -p $(STUDENT_VENV)/etc/jupyter
-	cp tools/student_nbgrader_config.py $(STUDENT_VENV)/etc/jupyter/nbgrader_config.py
+	$(STUDENT_VENV)/bin/python tools/student_lab_config.py sys_prefix
 	$(STUDENT_VENV)/bin/python tools/student_validate_message.py $(STUDENT_VENV)
 	@touch $@
 
@@ -58,10 +54,10 @@ lab: $(STAMP) $(STUDENT_STAMP)
 	mkdir -p build/lab/graded
 	cp -rn release/module6 release/module6_further build/lab/graded/
 	$(PY) -m autograder.authoring.selfstudy_build $(SELFSTUDY)
-	(cd build/lab/graded && PATH="$(CURDIR)/$(STUDENT_VENV)/bin:$$PATH" \
-	  exec $(CURDIR)/$(STUDENT_VENV)/bin/jupyter lab --port=$(LAB_PORT) $(LAB_ARGS)) & student=$$!; \
-	trap 'kill $$student 2>/dev/null' EXIT INT TERM; \
-	cd $(SELFSTUDY) && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CURDIR)/$(PY) -m jupyter lab --port=$(SELFSTUDY_PORT) $(LAB_ARGS)
+	JUPYTER_CONFIG_DIR=$(CURDIR)/$(SELFSTUDY_JUPYTER) $(PY) tools/student_lab_config.py user
+	JUPYTER_CONFIG_DIR=$(CURDIR)/$(SELFSTUDY_JUPYTER) $(PY) tools/run_lab.py \
+	  $(CURDIR)/$(STUDENT_VENV)/bin/jupyter build/lab/graded $(LAB_PORT) \
+	  $(CURDIR)/$(VENV)/bin/jupyter $(SELFSTUDY) $(SELFSTUDY_PORT) "$(LAB_ARGS)"
 
 ## make selfstudy: build the self-study notebooks into $(SELFSTUDY) (local checks, hints, gated worked
 ##   solutions); notebooks you have edited there are kept, and the build says which

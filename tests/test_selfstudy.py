@@ -99,10 +99,10 @@ def test_a_wrong_answer_is_a_try_and_the_progress_file_keeps_one_score_per_part(
     groups = CHECKS[stem].groups
     selfstudy.check(stem, groups[0].name, {"stable_log_softmax": stable_log_softmax})
     selfstudy.check(stem, groups[1].name, {"stable_log_softmax": reference})
-    selfstudy.check(stem, groups[0].name, {"stable_log_softmax": reference})
+    selfstudy.check(stem, groups[0].name, {"stable_log_softmax": reference})  # same answer: no new try
     selfstudy.check(stem, groups[0].name, {"stable_log_softmax": stable_log_softmax})  # best is kept
     entry = json.loads(progress.read_text())[stem]
-    assert entry["tries"] == 4
+    assert entry["tries"] == 3
     assert set(entry["parts"]) == {groups[0].name, groups[1].name}
     for group in groups[:2]:
         part = entry["parts"][group.name]
@@ -113,8 +113,8 @@ def test_a_wrong_answer_is_a_try_and_the_progress_file_keeps_one_score_per_part(
     assert "What the failures suggest" not in out
     selfstudy.progress(stem, path=progress)
     table = capsys.readouterr().out
-    assert f"{stem}: 4 tries" in table
-    assert f"{groups[0].title}: best {groups[0].points:g} / {groups[0].points:g} points" in table
+    assert "Exercise 15 (stable log softmax): 3 tries" in table
+    assert f"  1. {groups[0].title}: best {groups[0].points:g} / {groups[0].points:g}" in table
 
 
 def test_feedback_tells_a_repeated_failure_once():
@@ -211,6 +211,10 @@ def test_build_turns_hidden_tests_into_local_checks(tmp_path, assignment):
         assert nb.cells[-1].source.endswith(f'reveal("{path.stem}")')
         how = next(c for c in nb.cells if c.get("id") == "how-this-works")
         assert "Run All" in how.source and "Validate" not in how.source
+        # The open checks' import check knows this flavour's own check cells import autograder.
+        desk = [c.source for c in nb.cells if "check_imports(" in c.source]
+        assert desk and len(desk) == sum("check_imports(" in c.source for c in release.cells)
+        assert all('check_imports(globals(), provided=("autograder",))' in source for source in desk)
 
 
 def test_the_default_build_location_is_the_one_the_readme_names():
@@ -308,3 +312,70 @@ def test_selfstudy_check_quotes_the_error_text(progress, capsys):
 
     selfstudy.check("15_stable_log_softmax", None, {"stable_log_softmax": stable_log_softmax})
     assert "raised ValueError: LEAK [" in capsys.readouterr().out
+
+
+def _fifteen(body: str):
+    """A learner's stable_log_softmax defined the way a notebook cell defines it (module ``__main__``)."""
+    namespace = {"__name__": "__main__", "np": __import__("numpy")}
+    exec(f"def stable_log_softmax(logits, axis=-1):\n    {body}", namespace)
+    return namespace
+
+
+def test_a_try_is_one_attempt_at_the_notebook_not_one_check_cell(progress, capsys):
+    stem = "15_stable_log_softmax"
+    attempts = ["return np.asarray(logits, dtype=float)",
+                "z = np.asarray(logits, dtype=float)\n    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))",
+                "z = np.asarray(logits, dtype=float)\n    z = z - z.max(axis=axis, keepdims=True)\n"
+                "    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))"]
+    for body in attempts:  # three attempts, each checked in all four check cells, the last one run twice
+        for _ in range(2 if body is attempts[-1] else 1):
+            namespace = _fifteen(body)
+            for group in CHECKS[stem].groups:
+                selfstudy.check(stem, group.name, namespace)
+    capsys.readouterr()
+    assert selfstudy.tries(stem, progress) == 3
+    # The same code defined again (a kernel restart, another cell file name) is the same answer.
+    assert selfstudy.answers_fingerprint(stem, _fifteen(attempts[0])) == \
+        selfstudy.answers_fingerprint(stem, _fifteen(attempts[0]))
+    assert selfstudy.answers_fingerprint(stem, _fifteen(attempts[0])) != \
+        selfstudy.answers_fingerprint(stem, _fifteen(attempts[1]))
+
+
+def test_a_changed_helper_is_a_changed_answer():
+    stem = "15_stable_log_softmax"
+    def with_helper(helper_body):
+        namespace = {"__name__": "__main__", "np": __import__("numpy")}
+        exec(f"def shift(z):\n    {helper_body}\n"
+             "def stable_log_softmax(logits, axis=-1):\n    return shift(np.asarray(logits, dtype=float))", namespace)
+        return namespace
+    assert selfstudy.answers_fingerprint(stem, with_helper("return z")) != \
+        selfstudy.answers_fingerprint(stem, with_helper("return z - z.max()"))
+
+
+def test_validate_counts_no_try_and_reports_a_failing_part_on_stderr(progress, capsys, monkeypatch):
+    stem = "15_stable_log_softmax"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    selfstudy.check(stem, "public", _fifteen("return np.asarray(logits, dtype=float)"))
+    captured = capsys.readouterr()
+    assert CHECKS[stem].groups[0].title in captured.err and not captured.out.strip()
+    assert not progress.exists(), "Validate's own kernel must not count a try"
+    reference = {"stable_log_softmax": __import__("autograder.reference", fromlist=["x"]).stable_log_softmax}
+    selfstudy.check(stem, "public", reference)
+    captured = capsys.readouterr()
+    assert captured.out.strip() and not captured.err, "a part that passes every case writes nothing to stderr"
+
+
+def test_progress_lists_parts_in_the_notebooks_order_by_title_with_a_total(progress, capsys):
+    stem = "15_stable_log_softmax"
+    groups = CHECKS[stem].groups
+    reference = {"stable_log_softmax": __import__("autograder.reference", fromlist=["x"]).stable_log_softmax}
+    for group in reversed(groups[1:]):  # checked out of order; the first part never
+        selfstudy.check(stem, group.name, reference)
+    capsys.readouterr()
+    selfstudy.progress(path=progress)
+    lines = capsys.readouterr().out.splitlines()
+    earned = sum(g.points for g in groups[1:])
+    total = sum(g.points for g in groups)
+    assert lines[0] == f"Exercise 15 (stable log softmax): 1 try, best {earned:g} / {total:g} autograded points"
+    assert lines[1:] == [f"  1. {groups[0].title}: not checked yet (0 / {groups[0].points:g})"] + [
+        f"  {i}. {g.title}: best {g.points:g} / {g.points:g}" for i, g in enumerate(groups[1:], 2)]

@@ -237,11 +237,15 @@ def test_kl_sample_slider_and_seed_change_the_estimates():
 def test_editing_p_and_q_switches_to_custom_and_bad_text_is_explained():
     w = kl_explorer(preset="k_estimators")
     w.controls["p"].value = "0.2, 0.3, 0.5"
-    # Lengths differ from q now: one error in the status line, no numbers, figures kept but dimmed.
+    # Lengths differ from q now: one error, right under the p and q fields (not in the status line
+    # below the plots), no numbers, figures kept but dimmed.
     assert w.controls["preset"].value == "custom"
     assert w.state is None
-    assert "Cannot compute" in w.status.value and "same length" in w.status.value
-    assert w.status.value.count("Cannot compute") == 1
+    assert "Cannot compute" in w.error_box.value and "same length" in w.error_box.value
+    assert w.error_box.value.count("Cannot compute") == 1 and "Cannot compute" not in w.status.value
+    rows = list(w.children)
+    fields = next(i for i, row in enumerate(rows) if w.controls["p"] in getattr(row, "children", ()))
+    assert rows[fields + 1] is w.error_box
     for label in w.labels.values():  # no stale number, and the error is not repeated per cell
         assert shown(label) == "\u2014" and reason(label) is None
         assert "same length" not in label.value
@@ -253,8 +257,9 @@ def test_editing_p_and_q_switches_to_custom_and_bad_text_is_explained():
     assert shown_number(w.labels["kl_qp"]) == pytest.approx(expected.kl_qp, abs=5e-7)
     assert len(w.outcome_plot.figure.axes[1].patches) == 9  # three estimators, three outcomes
     assert not any("m6-stale" in plot.image._dom_classes for plot in w.plots())
+    assert w.error_box.value == ""  # computed again: the message is gone
     w.controls["q"].value = "0.5, 0.6, x"
-    assert "not a number" in w.status.value
+    assert "not a number" in w.error_box.value
     assert_honest(w.labels, w.reasons.value)
 
 

@@ -37,9 +37,17 @@ DEFAULT_OUT = DEFAULT_ROOT / ASSIGNMENT
 BANNER = """\
 > **Self-study flavour.** The check cells below run *every* case of the grader locally, hidden ones
 > included, and explain what a failure suggests. When you have tried, the panel at the end offers
-> hints and the worked solution. A check counts as a try once your answer differs from the template;
-> your tries and the best score of each part are kept in `selfstudy-progress.json` in this folder
-> (run `from autograder.selfstudy import progress; progress()` to see them)."""
+> hints and the worked solution. A try is one attempt at this notebook: the first check you run on
+> answers that differ from the template and from your previous try (running the other checks, or
+> everything again, on the same answers adds none). Your tries and the best score of each part are
+> kept in `selfstudy-progress.json` in this folder (run
+> `from autograder.selfstudy import progress; progress()` to see them). Validate says "Success" only
+> when every check here passes, hidden cases included."""
+
+
+#: The open checks' first call (``course.grading_environment``), and its self-study form.
+_DESK_CALL = "check_imports(globals())"
+_SELFSTUDY_DESK_CALL = 'check_imports(globals(), provided=("autograder",))'
 
 
 def _docstring(source: str) -> str:
@@ -61,6 +69,9 @@ def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode
         meta = cell.metadata.pop("nbgrader", None)
         if cell.get("id") == "how-this-works":
             cell.source = _without_validate(cell.source)
+        if cell.cell_type == "code" and _DESK_CALL in cell.source:
+            # The check cells of this flavour import autograder for the learner: not the learner's import.
+            cell.source = cell.source.replace(_DESK_CALL, _SELFSTUDY_DESK_CALL)
         if meta and meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
             group = meta["grade_id"].removeprefix("test_")
             cell.source = (f"{_docstring(cell.source)}\n"

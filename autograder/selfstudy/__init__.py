@@ -2,9 +2,11 @@
 
 In a self-study notebook each check cell calls :func:`check` (every public and hidden case of that
 part, run in this kernel, with feedback and the points) and the last cell calls :func:`reveal`,
-which offers hints at once and the worked solution only after the learner has tried. A *try* is a
-check run on an answer that differs from the template: a stub that still raises
-``NotImplementedError`` or variables still ``None`` are not a try. Progress is kept in
+which offers hints at once and the worked solution only after the learner has tried. A *try* is one
+attempt at the notebook: the first check run on answers that differ both from the template (a stub
+that still raises ``NotImplementedError``, variables still ``None``) and from the answers of the try
+before. Running the other check cells, or the whole notebook again, on the same answers scores them
+without counting another try; nbgrader's Validate (its own kernel) counts none. Progress is kept in
 ``selfstudy-progress.json`` beside the notebooks (a plain, visible file: one entry per notebook with
 the number of tries and the best score of each part), so a restarted kernel remembers; :func:`progress`
 prints it as a table. A learner who insists can reveal the solution before trying: the button asks for
@@ -13,8 +15,12 @@ one confirmation, and ``reveal(stem, force=True)`` skips it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import sys
+import types
 import weakref
 from pathlib import Path
 
@@ -48,15 +54,20 @@ def _entry(progress: dict, stem: str) -> dict:
     return entry
 
 
-def record_try(stem: str, group_results, path: Path = PROGRESS_FILE) -> dict:
-    """Count one try of ``stem`` and keep, per part, the best score out of that part's points.
+def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: str | None = None) -> dict:
+    """Record the scores of ``group_results`` for ``stem``; count a try unless ``answers`` were seen last time.
 
-    ``group_results`` are :class:`autograder.checks._core.GroupResult` objects. Returns the notebook's
+    ``group_results`` are :class:`autograder.checks._core.GroupResult` objects; ``answers`` is the
+    fingerprint of the notebook's answers (:func:`answers_fingerprint`); ``None`` always counts.
+    Per part the best and the last score out of that part's points are kept. Returns the notebook's
     updated entry. A disk that refuses the write never fails the check (the entry is still returned).
     """
     progress = _load_progress(path)
     entry = _entry(progress, stem)
-    entry["tries"] += 1
+    if answers is None or entry.get("answers") != answers:
+        entry["tries"] += 1
+    if answers is not None:
+        entry["answers"] = answers
     for group in group_results:
         part = entry["parts"].get(group.name)
         part = part if isinstance(part, dict) else {}
@@ -89,19 +100,43 @@ def has_attempted(stem: str, path: Path = PROGRESS_FILE) -> bool:
 
 
 def progress(stem: str | None = None, path: Path = PROGRESS_FILE) -> None:
-    """Print your progress: per notebook, the tries and the best score of each part."""
+    """Print your progress: per notebook tried, the tries and the best score of each part, in the
+    notebook's order, with the notebook's autograded total (written answers are not scored here)."""
     data = _load_progress(path)
-    stems = [stem] if stem is not None else sorted(data)
-    if not any(_entry(data, s)["tries"] for s in stems):
+    stems = [stem] if stem is not None else sorted(s for s in data if isinstance(s, str))
+    tried = [name for name in stems if _entry(data, name)["tries"]]
+    if not tried:
         print("No tries recorded yet: answer a part, then run its check cell.")
         return
-    for name in stems:
+    for name in tried:
         entry = _entry(data, name)
-        if not entry["tries"]:
-            continue
-        print(f"{name}: {entry['tries']} {'try' if entry['tries'] == 1 else 'tries'}")
-        for part in entry["parts"].values():
-            print(f"  {part.get('title', '?')}: best {_fmt(part.get('best', 0))} / {_fmt(part.get('points', 0))} points")
+        check_ = CHECKS.get(name)
+        groups = [(g.name, g.title, g.points) for g in check_.groups] if check_ is not None else [
+            (key, part.get("title", key) if isinstance(part, dict) else key, _number(part, "points"))
+            for key, part in entry["parts"].items()]
+        best_total = sum(_number(entry["parts"].get(key), "best") for key, _, _ in groups)
+        total = sum(float(points) for _, _, points in groups)
+        count = entry["tries"]
+        print(f"{_heading(name)}: {count} {'try' if count == 1 else 'tries'}, "
+              f"best {_fmt(best_total)} / {_fmt(total)} autograded points")
+        for number, (key, title, points) in enumerate(groups, 1):
+            part = entry["parts"].get(key)
+            score = (f"best {_fmt(_number(part, 'best'))} / {_fmt(points)}" if isinstance(part, dict)
+                     else f"not checked yet (0 / {_fmt(points)})")
+            print(f"  {number}. {title}: {score}")
+
+
+def _heading(stem: str) -> str:
+    """``"Exercise 15 (stable log softmax)"`` for ``"15_stable_log_softmax"``."""
+    number, _, slug = stem.partition("_")
+    return f"Exercise {number} ({slug.replace('_', ' ')})" if number.isdigit() and slug else stem
+
+
+def _number(part, key: str) -> float:
+    try:
+        return float(part.get(key, 0.0)) if isinstance(part, dict) else 0.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _fmt(value) -> str:
@@ -134,12 +169,82 @@ def _answered(call, outcomes: tuple, namespace: dict) -> bool:
     return not any(isinstance(o, Raised) and o.is_a("NotImplementedError") for o in outcomes)
 
 
+#: How deep nested containers and code are followed (an answer nested deeper is not a plausible one).
+_FINGERPRINT_DEPTH = 20
+
+
+def _fingerprint(value, digest, depth: int = 0, seen: set | None = None) -> None:
+    """Feed ``digest`` with what an answer *is*: a function's code (not its cell's file name, which
+    changes with every kernel) and the code of the notebook's functions it calls, an array's dtype,
+    shape and bytes, containers element by element."""
+    seen = set() if seen is None else seen
+    if depth > _FINGERPRINT_DEPTH:
+        digest.update(b"<deep>")
+        return
+    if isinstance(value, types.FunctionType):
+        if id(value) in seen:  # recursion, or a helper already counted
+            digest.update(b"<seen>")
+            return
+        seen.add(id(value))
+        digest.update(b"function")
+        for part in (value.__code__, value.__defaults__, value.__kwdefaults__):
+            _fingerprint(part, digest, depth + 1, seen)
+        for name in value.__code__.co_names:  # a helper the learner edited changes the answer too
+            helper = value.__globals__.get(name)
+            if isinstance(helper, types.FunctionType):
+                _fingerprint(helper, digest, depth + 1, seen)
+    elif isinstance(value, types.CodeType):
+        digest.update(value.co_code + repr((value.co_names, value.co_varnames, value.co_freevars)).encode())
+        for const in value.co_consts:
+            _fingerprint(const, digest, depth + 1, seen)
+    elif isinstance(value, dict):
+        digest.update(b"dict%d" % len(value))
+        for key in sorted(value, key=repr):
+            _fingerprint(key, digest, depth + 1, seen)
+            _fingerprint(value[key], digest, depth + 1, seen)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        digest.update(type(value).__name__.encode() + b"%d" % len(value))
+        for item in (sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value):
+            _fingerprint(item, digest, depth + 1, seen)
+    else:
+        import numpy as np
+        if isinstance(value, np.ndarray):
+            digest.update(repr((value.dtype.str, value.shape)).encode())
+            digest.update(np.ascontiguousarray(value).tobytes() if value.dtype != object else repr(value).encode())
+        else:
+            try:
+                digest.update(type(value).__qualname__.encode() + repr(value).encode())
+            except Exception:  # an object whose repr fails is fingerprinted by its type alone
+                digest.update(type(value).__qualname__.encode())
+
+
+def answers_fingerprint(stem: str, namespace: dict) -> str:
+    """A digest of every answer the notebook ``stem`` asks for, as ``namespace`` holds it now.
+
+    The same answers give the same digest in any check cell, in a rerun and after a kernel restart;
+    changing any answer of the notebook changes it.
+    """
+    targets = sorted({call.target for case in plan(stem, None) for call in case.calls})
+    digest = hashlib.sha256()
+    for target in targets:
+        digest.update(target.encode() + b"=")
+        _fingerprint(namespace.get(target, "<not defined>"), digest)
+    return digest.hexdigest()
+
+
+def _validating() -> bool:
+    """True inside nbgrader's Validate, which runs the notebook in a kernel of its own."""
+    return os.environ.get("NBGRADER_EXECUTION") == "validate"
+
+
 def check(stem: str, group: str | None = None, namespace: dict | None = None) -> None:
     """Run every case (public and hidden) of one part, or of the whole notebook, and print the feedback.
 
     Nothing is raised for a wrong answer and nothing is returned (so the cell shows no stray value):
     the printed feedback says what failed, :func:`progress` shows the scores kept. The run counts as a
-    try only when at least one answer differs from the template.
+    try only when at least one answer differs from the template and the notebook's answers differ from
+    those of the last try. Under nbgrader's Validate nothing is recorded, and a part that loses points
+    prints its feedback to stderr, so Validate reports that cell as failing.
     """
     if namespace is None:
         raise TypeError("pass globals() as namespace so the check can find your answers")
@@ -150,9 +255,16 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
         result = judge(stem, outcomes, groups)
     answered = any(_answered(call, outcomes.get(case.name, ())[i:i + 1], namespace)
                    for case in cases for i, call in enumerate(case.calls))
-    print(result.groups[0].feedback() if group is not None else result.feedback())
+    feedback = result.groups[0].feedback() if group is not None else result.feedback()
+    if _validating():
+        # Validate judges a cell by its errors and stderr: a part that loses points writes its feedback
+        # there, so "Success" means every case passed; and Validate's own run is nobody's try.
+        full = all(g.points_earned >= g.points_available for g in result.groups)
+        print(feedback, file=sys.stdout if full else sys.stderr)
+        return
+    print(feedback)
     if answered:
-        record_try(stem, result.groups)
+        record_try(stem, result.groups, answers=answers_fingerprint(stem, namespace))
         _notify(stem)
     else:
         print("\n(Not counted as a try: the answers are still the template's. Fill them in, then run this cell again.)")
@@ -267,9 +379,16 @@ def reveal(stem: str, *, force: bool = False):
 
 # Colours chosen for at least 4.5:1 contrast (WCAG 2.1 AA) on the button and against the page:
 # white on #0b5394 is 7.9:1, #1a1a1a on #e8e8e8 is 14:1. Code in the worked solution scrolls sideways
-# instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere).
+# instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere), inside the
+# panel, with a scrollbar drawn even where the system's scrollbars are overlays that show only while
+# scrolling (macOS): a #595959 thumb on a #e8e8e8 track (5.9:1).
 _PANEL_CSS = """<style>
-.selfstudy-panel .selfstudy-output pre { overflow-x: auto; }
+.selfstudy-panel .selfstudy-output pre { overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar { height: 10px; }
+.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar-track { background: #e8e8e8; }
+.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar-thumb { background: #595959; border-radius: 5px; }
+@supports not selector(::-webkit-scrollbar) {
+  .selfstudy-panel .selfstudy-output pre { scrollbar-color: #595959 #e8e8e8; } }
 .selfstudy-panel .selfstudy-output pre, .selfstudy-panel .selfstudy-output pre * {
   white-space: pre !important; word-break: normal !important; overflow-wrap: normal !important; }
 .selfstudy-panel .selfstudy-solution { border-top: 2px solid #595959; margin-top: 0.75em; padding-top: 0.5em; }
@@ -358,4 +477,4 @@ def _reveal_view(state: Reveal, Markdown, display):
     return panel
 
 
-__all__ = ["Reveal", "check", "has_attempted", "load_solution", "progress", "record_try", "reveal", "tries"]
+__all__ = ["Reveal", "answers_fingerprint", "check", "has_attempted", "load_solution", "progress", "record_try", "reveal", "tries"]

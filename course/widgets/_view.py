@@ -13,6 +13,7 @@ import math
 
 import ipywidgets as widgets
 
+from ._aria import display_with_slider_names
 from ._figure import FULL
 from ._format import value_html
 
@@ -110,6 +111,8 @@ class Explorer(widgets.VBox):
     """
 
     css_prefix = "m6"
+    #: Where an explorer with text fields shows why its input cannot be computed (beside the fields).
+    error_box: widgets.HTML | None = None
 
     def __init__(self, title: str, body: list[widgets.Widget]):
         self.title_label = widgets.HTML(f"<b>{html.escape(title)}</b>",
@@ -126,6 +129,10 @@ class Explorer(widgets.VBox):
                          layout=widgets.Layout(width="100%", max_width="1000px"))
         self.add_class("m6-explorer")
         self.add_class(self.css_prefix)
+
+    def _ipython_display_(self) -> None:
+        # Shown in a notebook: with the script that names the slider handles (see ``_aria``).
+        display_with_slider_names(self)
 
     def _observe_controls(self) -> None:
         for control in self.controls.values():
@@ -163,10 +170,16 @@ class Explorer(widgets.VBox):
             self.error = str(exc)
             for key, label in self.labels.items():
                 set_value(label, self._names[key], NO_VALUE)
-            self.status.value = (
+            message = (
                 f'<div class="m6-reason m6-error" role="alert" style="color: {REASON_COLOUR}; '
                 f'line-height: 1.35"><b>Cannot compute:</b> {html.escape(str(exc))}. '
                 "The plots still show the last values that could be computed.</div>")
+            # Next to the fields typed into, where the explorer has them; else in the status line.
+            if self.error_box is not None:
+                self.error_box.value = message
+                self.status.value = ""
+            else:
+                self.status.value = message
             for extra in self._explanations():
                 extra.value = ""
             for plot in self.plots():
@@ -174,6 +187,8 @@ class Explorer(widgets.VBox):
             return
         self.state = state
         self.error = None
+        if self.error_box is not None:
+            self.error_box.value = ""
         for plot in self.plots():
             plot.set_stale(False)
         self._show(state)

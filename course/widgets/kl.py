@@ -115,9 +115,13 @@ class KLExplorer(Explorer):
         self._build_running_figure()
         self.counts = widgets.HTML()
         self.counts.add_class("m6-kl-counts")
+        # A p or q that cannot be read is explained right under the two fields, not below the plots.
+        self.error_box = widgets.HTML(layout=widgets.Layout(max_width="640px"))
+        self.error_box.add_class("m6-kl-error")
         rows = [
             self.controls["preset"],
             wrapping_row([self.controls["p"], self.controls["q"]]),
+            self.error_box,
             wrapping_row([self.controls["samples"], self.controls["seed"]]),
             self.lesson,
             widgets.VBox([self.labels[key] for key in NAMES]),

@@ -105,12 +105,24 @@ class LabServer:
         return self.log_path.read_text(errors="replace")[-4000:]
 
 
+def learner_config(config_dir: Path) -> Path:
+    """Switch nbgrader's instructor tools off in ``config_dir`` exactly as ``make lab`` does for both
+    flavours (``tools/student_lab_config.py``; Validate then runs with ``validate_all``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("student_lab_config", REPO / "tools" / "student_lab_config.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.apply("user", target=config_dir)
+
+
 @contextlib.contextmanager
-def start_jupyter_lab(root_dir: Path, *, timeout: float = 90.0):
+def start_jupyter_lab(root_dir: Path, *, timeout: float = 90.0, learner: bool = False):
     """Serve ``root_dir`` with JupyterLab on a free port with a token; stop it on exit.
 
     The server (and the kernels it starts) get fresh settings, workspace, runtime
-    and IPython directories, and ``PYTHONPATH`` pointing at this checkout.
+    and IPython directories, and ``PYTHONPATH`` pointing at this checkout. ``learner=True``
+    configures it as ``make lab`` configures a learner's server (:func:`learner_config`).
     """
     root_dir = Path(root_dir).resolve()
     state = Path(tempfile.mkdtemp(prefix="m6-lab-state-"))
@@ -119,6 +131,8 @@ def start_jupyter_lab(root_dir: Path, *, timeout: float = 90.0):
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+    if learner:
+        learner_config(state / "config")
     token = secrets.token_hex(16)
     port = _free_port()
     env = dict(os.environ)

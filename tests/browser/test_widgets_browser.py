@@ -119,8 +119,13 @@ def widget_root(notebook, index: int, css: str):
 
 
 def assert_single_view(output, root, images: int = 1) -> None:
-    """One output holding the explorer's own images only: no figure pile-up after redraws."""
-    assert output.locator(".jp-OutputArea-output").count() == 1
+    """One output holding the explorer's own images only: no figure pile-up after redraws.
+
+    Besides it, exactly one (empty) script output: the slider-naming script shown with each
+    explorer (``course/widgets/_aria.py``)."""
+    script = '[data-mime-type="application/javascript"]'
+    assert output.locator(f".jp-OutputArea-output:not({script})").count() == 1
+    assert output.locator(f".jp-OutputArea-output{script}").count() == 1
     assert root.locator("img").count() == images
     assert output.locator("img").count() == images
 
@@ -388,14 +393,6 @@ CLIPPED_JS = """root => {
 
 AXE_VERSION = "4.14.1"
 AXE_CACHE = Path.home() / ".cache" / "module6-test-tools" / f"axe-core-{AXE_VERSION}"
-#: axe rules that fail for a reason outside this project, with that reason.
-AXE_KNOWN = {
-    "aria-input-field-name": "ipywidgets 8.1 creates its noUiSlider handles without aria-label "
-                             "(handleAttributes is not exposed); the visible description is the "
-                             "only label",
-}
-
-
 def axe_core() -> Path | None:
     """axe.min.js from the npm registry, installed once into a cache outside git (never vendored).
 
@@ -417,6 +414,14 @@ def axe_core() -> Path | None:
                        capture_output=True, timeout=300)
     return script if script.exists() else None
 
+
+HANDLE_NAMES_JS = """() => [...document.querySelectorAll('.m6-explorer .widget-slider')].flatMap(slider => {
+  const label = (slider.querySelector('.widget-label') || {}).textContent || '';
+  const readout = slider.querySelector('.widget-readout');
+  return [...slider.querySelectorAll('.noUi-handle[role=slider]')].map(h => [
+    h.getAttribute('aria-label'), label.trim(), h.getAttribute('aria-valuetext'),
+    readout ? readout.textContent.trim() : null]);
+})"""
 
 AXE_RUN = """async () => {
   const result = await axe.run({include: [['.m6-explorer']]},
@@ -499,6 +504,18 @@ def test_widgets_fit_and_are_accessible(label, width, zoom, browser, jupyter_lab
             readout = nb.cell(1).locator(".m6-trunc-top-p .widget-readout").first.inner_text()
             assert announced is not None and len(announced.split(".")[-1]) <= 2, announced
             assert float(announced) == float(readout), (announced, readout)
+        # Every slider handle is named by its visible description and announces its visible readout
+        # (course/widgets/_aria.py), the "draws N" selection slider included (not its option index).
+        samples = nb.cell(2).locator(".m6-kl-samples").first
+        samples.locator(".noUi-handle[role=slider]").first.focus()
+        samples.locator(".noUi-handle[role=slider]").first.press("ArrowLeft")
+        page.wait_for_timeout(400)
+        handles = page.evaluate(HANDLE_NAMES_JS)
+        assert len(handles) >= 5, handles
+        for name, label_text, valuetext, readout_text in handles:
+            assert name and name == label_text, (name, label_text)
+            assert valuetext == readout_text, (label_text, valuetext, readout_text)
+        assert any(h[2] == "500" for h in handles if h[1] == "draws N"), handles
         page.screenshot(path=str(LAYOUT_SHOTS / f"after-{label}-page.png"), full_page=False)
         assert not problems, problems
         if label == "1280":
@@ -509,15 +526,10 @@ def test_widgets_fit_and_are_accessible(label, width, zoom, browser, jupyter_lab
                 print("axe-core not available: the WCAG rule run was skipped")
                 return
             page.add_script_tag(path=str(script))
-            violations = page.evaluate(AXE_RUN)
+            violations = page.evaluate(AXE_RUN)  # every WCAG 2.1 A/AA rule, none disabled
             for v in violations:
-                print(f"axe: {v['id']} ({v['impact']}) on {len(v['nodes'])} node(s)"
-                      + (f" [known: {AXE_KNOWN[v['id']]}]" if v["id"] in AXE_KNOWN else ""))
-            unexpected = [v for v in violations if v["id"] not in AXE_KNOWN]
-            assert not unexpected, unexpected
-            # The known gap is confined to slider handles.
-            for v in violations:
-                assert all("noUi-handle" in node for node in v["nodes"]), v
+                print(f"axe: {v['id']} ({v['impact']}) on {len(v['nodes'])} node(s)")
+            assert not violations, violations
     finally:
         print(f"layout screenshots: {LAYOUT_SHOTS}")
         page.close()
