@@ -356,7 +356,7 @@ def test_release_notebook_widgets_in_browser(path, request, screenshot_dir):
 # ------------------------------------------------------------------ layout and accessibility at three widths
 
 #: Where the layout screenshots go for people to look at (outside git); the run also prints it.
-LAYOUT_SHOTS = Path(__import__("os").environ.get("M6_WIDGET_SHOTS", "/work/wt/e1-shots"))
+LAYOUT_SHOTS = Path(__import__("os").environ.get("M6_WIDGET_SHOTS", Path(__file__).resolve().parents[2] / "build" / "screenshots" / "widgets"))
 LAYOUT_CELLS = ["from course.widgets import truncation_explorer, kl_explorer, chain_rule_explorer",
                 'truncation_explorer(preset="nucleus")', 'kl_explorer(preset="support")',
                 "chain_rule_explorer()"]
