@@ -60,25 +60,39 @@ def _merge_json(path: Path, update: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
-def apply(level: str, target: Path | None = None) -> Path:
+#: What a student on a hub keeps besides Validate: the Assignment List fetches and submits through
+#: nbgrader's exchange (the menu opens it), so ``--keep-assignment-list`` leaves these on.
+HUB_KEEPS_LAB = ("menu", "assignment-list")
+HUB_KEEPS_SERVER = ("assignment_list",)
+
+
+def apply(level: str, target: Path | None = None, keep_assignment_list: bool = False) -> Path:
     """Switch the tools off at ``level`` (or in the config folder ``target``); return the folder written to.
+
+    ``keep_assignment_list`` is for a hub with an exchange (the student image): the Assignment List and
+    the menu that opens it stay.
 
     Writes the files ``jupyter labextension disable/lock --level=LEVEL`` and ``jupyter server extension
     disable`` write (``labconfig/page_config.json``, ``jupyter_server_config.json``), directly: those
     commands import every extension to validate it, which took over a minute on a busy machine.
     """
     target = config_dir(level) if target is None else Path(target)
-    plugins = {f"@jupyter/nbgrader:{name}": True for name in LAB_OFF}
+    lab_off = [name for name in LAB_OFF if not (keep_assignment_list and name in HUB_KEEPS_LAB)]
+    server_off = [name for name in SERVER_OFF if not (keep_assignment_list and name in HUB_KEEPS_SERVER)]
+    plugins = {f"@jupyter/nbgrader:{name}": True for name in lab_off}
     _merge_json(target / "labconfig" / "page_config.json",
                 {"disabledExtensions": plugins, "lockedExtensions": plugins})
     _merge_json(target / "jupyter_server_config.json",
                 {"ServerApp": {"jpserver_extensions": {f"nbgrader.server_extensions.{name}": False
-                                                        for name in SERVER_OFF}}})
+                                                        for name in server_off}}})
     shutil.copyfile(HERE / "student_nbgrader_config.py", target / "nbgrader_config.py")
     return target
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__.splitlines()[0])
-    print(f"nbgrader's instructor tools switched off in {apply(sys.argv[1])}")
+    args = sys.argv[1:]
+    keep = "--keep-assignment-list" in args
+    args = [arg for arg in args if arg != "--keep-assignment-list"]
+    if len(args) != 1:
+        raise SystemExit(__doc__.splitlines()[0] + " [--keep-assignment-list]")
+    print(f"nbgrader's instructor tools switched off in {apply(args[0], keep_assignment_list=keep)}")
