@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autograder.grading import intake
 from autograder.grading.report import normalise
 from autograder.grading.statuses import Status
 
 #: The grader's per-student state (``autograded/<student>/<assignment>/``), one entry per notebook.
 STATE_FILE = ".autograder-state.json"
+#: A state file holds a student's report rows for one assignment; anything larger is not one.
+STATE_BYTES = 64 * 1024 * 1024
 
 
 class ResultsError(ValueError):
@@ -44,10 +47,13 @@ def read_jsonl(path: str | Path) -> list:
 def read_states(course_dir: str | Path, assignment: str) -> list:
     """Rows stored by the grader in ``autograded/*/<assignment>/.autograder-state.json``."""
     rows = []
-    for path in sorted(Path(course_dir).glob(f"autograded/*/{assignment}/{STATE_FILE}")):
+    # Read through the grader's intake like every student file: autograded/ is the grader's own
+    # folder, but its student folders bear student-chosen names; no link below it is followed.
+    root = Path(course_dir) / "autograded"
+    for student in intake.list_folder(root).named("directory"):
         try:
-            state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            state = json.loads(intake.read_bytes(root, (student, assignment, STATE_FILE), STATE_BYTES))
+        except (intake.Refused, OSError, ValueError):
             continue  # a damaged state only means that student's notebooks are graded again next time
         for entry in state.values() if isinstance(state, dict) else []:
             rows.extend(normalise(row) for row in entry.get("rows", []) if isinstance(row, dict))

@@ -44,6 +44,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.grading import intake
+
 #: Tokens per shingle.
 K = 5
 #: Cells with fewer normalised tokens are not compared (too short to say anything).
@@ -157,16 +159,17 @@ def read_answers(course_dir: str | Path, assignment: str) -> dict:
         raise FileNotFoundError(f"course_dir: no release/{assignment} or source/{assignment} notebooks in "
                                 f"{course_dir.resolve()} (run in the course directory)")
     answers: dict = defaultdict(dict)
-    for folder in sorted(course_dir.glob(f"submitted/*/{assignment}")):
-        student = folder.parent.name
+    # Student files are found and read through the grader's intake: no link followed at any level,
+    # a FIFO or device never opened, the grader's size, nesting, cell and parse-time limits first.
+    root = course_dir / "submitted"
+    for student in intake.list_folder(root).named("directory"):
+        if intake.locate(root, (student, assignment), folder=True) is not None:
+            continue
         for notebook, cells in wanted.items():
-            path = folder / f"{notebook}.ipynb"
-            if not path.exists():
-                continue
-            try:
-                nb = nbformat.read(str(path), as_version=4)
-            except Exception:  # noqa: BLE001 - an unreadable notebook has no cells to compare
-                continue
+            read = intake.read_notebook(root, (student, assignment, f"{notebook}.ipynb"))
+            if read.notebook is None:
+                continue  # a refused or unreadable notebook has no cells to compare
+            nb = read.notebook
             stubs = dict(cells)
             for cell in nb.cells:
                 meta = cell.get("metadata", {}).get("nbgrader", {})
