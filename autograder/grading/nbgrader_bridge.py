@@ -203,6 +203,9 @@ class SandboxedAutograde(Autograde):
     def init_notebooks(self) -> None:
         self.assignments = {}
         self.notebooks = []
+        # Submission folders whose every notebook was refused: still a submission (as under `autograder
+        # grade`: the student and submission are recorded, the refused notebooks get no grade).
+        self._only_refused = set()
         root = self._root()
         wanted_student, wanted_assignment = self.coursedir.student_id, self.coursedir.assignment_id
         pattern = self.coursedir.notebook_id + ".ipynb"
@@ -223,19 +226,22 @@ class SandboxedAutograde(Autograde):
                 if folder.kind != "directory":
                     continue
                 path = self.coursedir.format_path(self.coursedir.submitted_directory, student.name, folder.name)
-                found = []
+                found, refused = [], False
                 for item in intake.list_folder(root, parts).entries:
                     if not fnmatch.fnmatchcase(item.name, pattern) or not item.name.endswith(".ipynb"):
                         continue
                     if item.kind == "symlink":
                         self._refused(student.name, folder.name, intake.locate(root, (*parts, item.name)),
                                       [item.name[:-len(".ipynb")]])
+                        refused = True
                         continue
                     # Anything else that is not a regular file (a FIFO, a device) goes to the grader,
                     # which refuses it unopened and scores it zero, as `autograder grade` does.
                     found.append(os.path.join(path, item.name))
-                if found:
+                if found or refused:
                     self.assignments[path] = sorted(found)
+                    if not found:
+                        self._only_refused.add(path)
                 else:
                     self.log.warning("No notebooks were matched by '%s'", os.path.join(path, pattern))
         if not self.assignments:
@@ -290,7 +296,7 @@ class SandboxedAutograde(Autograde):
                     continue
                 notebooks.append(notebook)
         self.notebooks = notebooks
-        if not self.notebooks:
+        if not self.notebooks and src_path not in getattr(self, "_only_refused", ()):
             msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
             self.log.error(msg)
             raise NbGraderException(msg)
