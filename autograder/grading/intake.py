@@ -464,6 +464,9 @@ def read_notebook(root, parts, limits: dict | None = None) -> NotebookRead:
         text = read_text(root, parts, limits)
     except Refused as refused:
         return NotebookRead(shown, refusal=refused.refusal)
+    except OSError as error:  # unreadable (permissions, I/O): that submission's problem, not the batch's
+        return NotebookRead(shown, refusal=Refusal(Status.REJECTED, "file",
+                                                   f"{shown} could not be opened ({error.strerror})"))
     try:
         return NotebookRead(shown, notebook=parse(text, limits))
     except Refused as refused:
