@@ -140,7 +140,7 @@ class SandboxedGrade(NbGraderPreprocessor):
 class SubmissionExporter(NotebookExporter):
     """nbconvert's notebook exporter that never opens or parses a submitted file.
 
-    nbgrader's converter hands the exporter each submitted notebook's path (nbconvert 7's
+    nbgrader's converter hands the exporter each submitted notebook's path (nbconvert==7.17.2, ``exporters/exporter.py``,
     ``Exporter.from_filename`` opens and parses it whole: a FIFO blocks there, 200,000 cells are
     validated one by one). Here it gets an empty placeholder instead; :class:`SandboxedGrade` reads the
     file through the intake, within the grader's limits. The autograde step's input (the placeholder
