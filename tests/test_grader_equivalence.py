@@ -24,11 +24,14 @@ STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
 # The course's config makes `nbgrader autograde` grade in the sandbox too (nbgrader_bridge); the copy
 # graded by nbgrader here goes back to nbgrader's own in-kernel chains, the behaviour we match.
 IN_KERNEL = """
+import nbgrader.apps.api as _api
+import nbgrader.apps.autogradeapp as _app
 from nbconvert.exporters import NotebookExporter as _NotebookExporter
-from nbgrader.converters import Autograde as _Autograde
+from nbgrader.converters.autograde import Autograde as _Autograde
 for _name in ("sanitize_preprocessors", "autograde_preprocessors"):
     setattr(c.Autograde, _name, _Autograde.class_traits()[_name].default())
 c.Autograde.exporter_class = _NotebookExporter
+_api.Autograde = _app.Autograde = _Autograde
 """
 
 

@@ -119,7 +119,7 @@ def test_the_json_depth_guard_is_linear_on_escaped_quotes():
     hours. Now it is one pass, and strings and escapes are read as JSON reads them."""
     import json
 
-    from autograder.grading.worker import _json_depth
+    from autograder.grading.intake import json_depth as _json_depth
     assert _json_depth(b'{"cells": [], "x": "' + b'\\"' * 500_000) == 2
     cases = {b"": 0, b"[]": 1, b"[[1, [2]]]": 3, b'{"a": "[[[["}': 1, b'{"a": "x\\\\", "b": [[1]]}': 3,
              b'{"a": "\\"[[["}': 1, b"]]][": 0}
@@ -128,29 +128,23 @@ def test_the_json_depth_guard_is_linear_on_escaped_quotes():
     assert _json_depth(json.dumps(nested).encode()) == 6
 
 
-def test_nbgrader_side_reads_no_more_of_a_submission_than_the_grader_would():
-    """Under `nbgrader autograde`, nbgrader's exporter opens the submitted file before our preprocessors
-    drop it: it must not read a huge file whole, nor parse a deeply nested one."""
+def test_nbgrader_side_never_opens_a_submission():
+    """Under `nbgrader autograde`, nbconvert's exporter is handed each submitted notebook first: it must
+    not open it at all (a FIFO blocked it forever; 200,000 cells were parsed and validated whole)."""
     import io
 
     import nbformat
 
-    from autograder.grading.nbgrader_bridge import SubmissionExporter
+    from autograder.grading.nbgrader_bridge import _PLACEHOLDER_KEY, SubmissionExporter
 
-    class Counting(io.StringIO):
-        asked = []
-
+    class Untouchable(io.StringIO):
         def read(self, size=-1):
-            self.asked.append(size)
-            return super().read(size)
+            raise AssertionError("the exporter read the submitted file")
 
     exporter = SubmissionExporter()
-    exporter.max_chars = 1000
-    small = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
-    body, _ = exporter.from_file(io.StringIO(small))
-    assert "x = 1" in body
-    stream = Counting(small + " " * 5000)
-    body, _ = exporter.from_file(stream)
-    assert Counting.asked == [1001] and "x = 1" not in body  # graded as empty, read no further
-    body, _ = exporter.from_file(io.StringIO("[" * 900 + "]" * 900))
+    body, resources = exporter.from_filename("/nonexistent/submitted/ann/toy/90_toy.ipynb", {})
+    nb = nbformat.reads(body, as_version=4)
+    assert nb.cells == [] and nb.metadata[_PLACEHOLDER_KEY] is True
+    assert resources["metadata"]["name"] == "90_toy"
+    body, _ = exporter.from_file(Untouchable())
     assert nbformat.reads(body, as_version=4).cells == []

@@ -105,7 +105,12 @@ def test_nbgrader_autograde_reads_timestamps_the_same_way(tmp_path, caplog):
     from traitlets.config import Config
 
     from autograder.grading import nbgrader_bridge
+    import nbgrader.apps.api
+    import nbgrader.apps.autogradeapp
+    import nbgrader.converters
     original = CourseDirectory.get_existing_timestamp
+    modules = (nbgrader.apps.api, nbgrader.apps.autogradeapp, nbgrader.converters)
+    converters = [module.Autograde for module in modules]
     try:
         nbgrader_bridge.install(Config())
         (tmp_path / "timestamp.txt").write_text("yesterday-ish")
@@ -114,6 +119,8 @@ def test_nbgrader_autograde_reads_timestamps_the_same_way(tmp_path, caplog):
         assert CourseDirectory().get_existing_timestamp(str(tmp_path)) == datetime.datetime(2026, 11, 30, 12)
     finally:
         CourseDirectory.get_existing_timestamp = original
+        for module, converter in zip(modules, converters):
+            module.Autograde = converter
 
 
 # --- late penalties and the files nbgrader needs later ------------------------------------------

@@ -25,6 +25,7 @@ from tests.dist_support import build_wheels, fresh_venv
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "module6"
+PIPED = "15_stable_log_softmax"
 HUNTED = {"15_stable_log_softmax": "stable_log_softmax", "16_causal_shift": "causal_response_logprobs",
           "18_kl_estimators": "exact_kl_from_logits", "19_sampling_transforms": "top_p_distribution"}
 
@@ -210,13 +211,26 @@ def graded(installed, tmp_path_factory):
     for kind, code in HUNTERS.items():
         _student(course, f"hunter_{kind}", {stem: _hunter(release, stem, name, code, course)
                                             for stem, name in HUNTED.items()})
+    # Two doors' worth of hostile folders (the whole corpus is tests/test_intake_doors.py): a student
+    # folder linked to the perfect one, and a FIFO for a notebook beside an extra file linked to source/.
+    (course / "submitted" / "linked").symlink_to(course / "submitted" / "perfect")
+    piped = course / "submitted" / "piped" / ASSIGNMENT
+    piped.mkdir(parents=True)
+    os.mkfifo(piped / f"{PIPED}.ipynb")
+    (piped / "notes.txt").symlink_to(source / f"{PIPED}.ipynb")
     report = course / "report.jsonl"
     proc = subprocess.run([f"{bindir}/autograder", "grade", ASSIGNMENT, "--jobs", "2", "--no-progress",
                            "--report", str(report)], cwd=course, env=env, capture_output=True, text=True,
                           timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = [json.loads(line) for line in report.read_text().splitlines()]
-    return {"course": course, "rows": rows, "installed": installed}
+    nbgrader = {}
+    for student in ("piped", "linked"):
+        # A deadline: a door that opens the FIFO blocks, and fails here instead of hanging.
+        nbgrader[student] = subprocess.run([f"{bindir}/nbgrader", "autograde", ASSIGNMENT, "--student", student,
+                                            "--force"], cwd=course, env=env, capture_output=True, text=True,
+                                           timeout=900)
+    return {"course": course, "rows": rows, "installed": installed, "nbgrader": nbgrader}
 
 
 def test_the_wheels_hold_no_editable_hook(installed):
@@ -241,6 +255,26 @@ def test_a_solution_hunter_scores_zero(graded, kind, stem):
     autograded = graded["course"] / "autograded" / f"hunter_{kind}" / ASSIGNMENT / f"{stem}.ipynb"
     text = autograded.read_text()
     assert "hunter found None" in text, "the hunter's own report says it found something"
+
+
+def test_the_installed_doors_read_through_the_intake(graded):
+    """The installed `autograder grade` and `nbgrader autograde` refuse a linked folder and a FIFO alike."""
+    rows = graded["rows"]
+    linked = [r for r in rows if r["student"] == "linked"]
+    assert linked and {r["status"] for r in linked} == {"symlink"} and {r["score"] for r in linked} == {None}
+    (piped,) = {r["feedback"] for r in rows if r["student"] == "piped" and r["notebook"] == PIPED}
+    assert {r["status"] for r in rows if r["student"] == "piped" and r["notebook"] == PIPED} == {"rejected"}
+    assert "FIFO" in piped
+    log = graded["nbgrader"]["piped"].stdout + graded["nbgrader"]["piped"].stderr
+    assert graded["nbgrader"]["piped"].returncode == 0, log[-3000:]
+    assert f"piped/{PIPED}: rejected: {piped}" in log
+    log = graded["nbgrader"]["linked"].stdout + graded["nbgrader"]["linked"].stderr
+    (line,) = {r["feedback"] for r in linked}
+    assert f"linked/{PIPED}: symlink: {line}" in log, log[-3000:]
+    produced = graded["course"] / "autograded"
+    assert not (produced / "linked").exists()
+    assert {p.name for p in (produced / "piped" / ASSIGNMENT).iterdir()} <= {
+        f"{PIPED}.ipynb", "timestamp.txt", "submission_secret.txt", ".autograder-state.json"}
 
 
 def test_the_grader_refuses_to_run_without_its_sandbox(graded, tmp_path):

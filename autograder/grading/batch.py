@@ -15,15 +15,15 @@ import hashlib
 import json
 import multiprocessing
 import os
-import stat
 import sys
 import time
 from pathlib import Path
 
 from autograder.grading import report as reporting
 from autograder.grading.gradebook import (
-    GradebookWriter, assignment_sources, course_directory, submitted_students, write_outputs,
+    GradebookWriter, assignment_sources, course_directory, submitted_root, submitted_students, write_outputs,
 )
+from autograder.grading import intake
 from autograder.grading.statuses import Status
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
@@ -157,35 +157,6 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _file_digest(path: Path, cap: int) -> bytes:
-    """SHA-256 of a file, read in chunks (a 100 MB submission is never held whole).
-
-    A file larger than ``cap`` (the ``notebook_bytes`` limit: the worker rejects it unread) is never
-    read here either: it is known by its size and modification time, so a 100 GB (or sparse) file
-    costs the coordinator one ``stat``, not minutes of reading.
-    """
-    # Opened as the worker opens it: never through a link, never blocking on a FIFO put in its place.
-    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return b"not a regular file"
-        if info.st_size > cap:
-            return f"over the size limit: {info.st_size} bytes, modified {info.st_mtime_ns}".encode()
-        digest = hashlib.sha256()
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.digest()
-
-
-def _symlinked(coursedir, student: str, assignment: str) -> str | None:
-    """Why ``submitted/<student>/<assignment>`` must not be read (a symbolic link on the way), or None."""
-    base = Path(coursedir.root) / coursedir.submitted_directory
-    for path in (base / student, base / student / assignment):
-        if path.is_symlink():
-            return f"{path.relative_to(coursedir.root)} is a symbolic link"
-    return None
-
-
 def _write_state(path: Path, state: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
@@ -219,13 +190,15 @@ def run(options: Options) -> int:
     problems = 0
     penalties: dict = {}
     with GradebookWriter(coursedir, assignment) as writer:
+        root = submitted_root(coursedir)
         for student in students:
-            why = _symlinked(coursedir, student, assignment)
-            if why is not None:
+            # Every file below is found and opened through the intake: no link followed anywhere.
+            refusal = intake.locate(root, (student, assignment), folder=True)
+            if refusal is not None:
                 # Submissions arriving by zip, rsync or a shared drive may link to another student's
                 # work or to the course's own files: reported, never read.
                 problems += 1
-                rows.extend(_row(student, stem, Status.SYMLINK, f"not graded: {why}") for stem in specs)
+                rows.extend(_row(student, stem, refusal.status, refusal.feedback) for stem in specs)
                 continue
             try:
                 timestamp = writer.prepare_student(student)
@@ -236,7 +209,6 @@ def run(options: Options) -> int:
                                                          f"({type(error).__name__})") for stem in specs)
                 continue
             penalties[student] = 0.0
-            folder = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
             if timestamp.problem:
                 # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
                 print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
@@ -250,23 +222,21 @@ def run(options: Options) -> int:
                 state = {}
             states[student] = state
             for stem, spec in specs.items():
-                path = folder / f"{stem}.ipynb"
-                if path.is_symlink():
+                parts = (student, assignment, f"{stem}.ipynb")
+                refusal = intake.locate(root, parts)
+                if refusal is not None and refusal.status == Status.SYMLINK:
                     problems += 1
-                    rows.append(_row(student, stem, Status.SYMLINK,
-                                     f"not graded: {path.relative_to(coursedir.root)} is a symbolic link"))
+                    rows.append(_row(student, stem, Status.SYMLINK, refusal.feedback))
                     state.pop(stem, None)
                     continue
-                if not path.exists():
+                if refusal is not None and refusal.status == Status.MISSING:
                     for grade_id, max_score in writer.zero_missing(student, stem):
                         rows.append(_row(student, stem, Status.MISSING, "this notebook was not submitted",
                                          grade_id, max_score, 0.0))
                     state.pop(stem, None)
                     continue
-                try:
-                    submitted = _file_digest(path, int(limits["notebook_bytes"]))
-                except OSError as error:
-                    submitted = f"unreadable: {error.strerror}".encode()
+                # Anything else (a FIFO, a device, a folder) goes to a worker, which rejects it unread.
+                submitted = intake.fingerprint(root, parts, int(limits["notebook_bytes"]))
                 digest = _digest(submitted, spec["source"], spec["checksums"], grader, limits)
                 previous = state.get(stem)
                 produced = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / f"{stem}.ipynb"
@@ -277,7 +247,8 @@ def run(options: Options) -> int:
                     continue
                 # The worker reads the file itself (within the limits): the coordinator holds no submission.
                 tasks.append({"student": student, "assignment": assignment, "stem": stem,
-                              "source": spec["source"], "checksums": spec["checksums"], "path": str(path),
+                              "source": spec["source"], "checksums": spec["checksums"],
+                              "root": str(root), "parts": list(parts),
                               "limits": limits, "options": task_options, "digest": digest})
 
         progress = _Progress(len(tasks), options.progress)
@@ -356,12 +327,13 @@ def _cheap_first(tasks: list) -> list:
     """``tasks`` with the heavy submissions (over :data:`HEAVY_BYTES`) moved to the end, smallest first.
 
     The others keep their order (student by student, so each student's state is written as early as
-    before). The size is the file's own (``lstat``: the worker refuses a link anyway).
+    before). The size is the file's own ``lstat``, looked up through the intake (the worker refuses a
+    link or a FIFO anyway).
     """
     def size(task: dict) -> int:
         try:
-            return os.lstat(task["path"]).st_size
-        except (OSError, KeyError):
+            return intake.size_of(task["root"], task["parts"])
+        except (OSError, KeyError, ValueError):
             return 0
 
     sizes = {id(task): size(task) for task in tasks}
@@ -428,7 +400,8 @@ def _carry_and_warn(coursedir, assignment: str, students: list, penalties: dict)
     for student in students:
         problems = carry_submission_files(
             coursedir.format_path(coursedir.submitted_directory, student, assignment),
-            coursedir.format_path(coursedir.autograded_directory, student, assignment))
+            coursedir.format_path(coursedir.autograded_directory, student, assignment),
+            root=submitted_root(coursedir))
         for problem in problems:
             print(f"autograder: warning: {problem}", file=sys.stderr)
         if penalties.get(student):
@@ -462,13 +435,12 @@ def _execute(tasks: list, options: Options):
                 if number is None:
                     return
                 task = tasks[number]
-                shipped = dict(task)
+                shipped = {key: value for key, value in task.items() if key not in ("root", "parts")}
                 try:
-                    from autograder.grading.worker import read_submission
-                    shipped["submission"] = read_submission(task, task["limits"])
-                    del shipped["path"]
-                except Exception:  # noqa: BLE001 - the worker reports the refusal itself
-                    pass
+                    # Read through the intake here (the Dask worker parses it within the same limits).
+                    shipped["submission"] = intake.read_text(task["root"], task["parts"], task["limits"])
+                except intake.Refused as refused:
+                    shipped["refused"] = refused.refusal.as_dict()
                 future = client.submit(_dask_task, shipped, pure=False)
                 index[future.key] = task
                 running.add(future)

@@ -78,9 +78,28 @@ def assignment_sources(coursedir: CourseDirectory, assignment: str) -> dict:
     return dict(sorted(specs.items()))
 
 
+def submitted_root(coursedir: CourseDirectory) -> Path:
+    """The course's ``submitted/`` folder: the trusted root below which the intake reads student files."""
+    return Path(coursedir.root) / coursedir.submitted_directory
+
+
 def submitted_students(coursedir: CourseDirectory, assignment: str, only: list | None = None) -> list:
-    base = Path(coursedir.root) / coursedir.submitted_directory
-    found = sorted(entry.name for entry in base.iterdir() if (entry / assignment).is_dir()) if base.is_dir() else []
+    """Students with a ``submitted/<student>/<assignment>`` entry, listed through the intake.
+
+    A student folder or assignment folder that is a symbolic link is listed too (never followed): the
+    batch reports it with its status instead of leaving the student out without a word.
+    """
+    from autograder.grading import intake
+
+    base = submitted_root(coursedir)
+    found = []
+    for entry in intake.list_folder(base).entries:
+        if entry.kind == "symlink":
+            found.append(entry.name)
+        elif entry.kind == "directory":
+            inner = intake.list_folder(base, (entry.name,))
+            if any(e.name == assignment and e.kind in ("directory", "symlink") for e in inner.entries):
+                found.append(entry.name)
     if only:
         unknown = sorted(set(only) - set(found))
         if unknown:
@@ -154,7 +173,7 @@ class GradebookWriter:
         """
         gb = self.gradebook
         path = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assignment)
-        timestamp = read_timestamp(path)
+        timestamp = read_timestamp(path, root=submitted_root(self.coursedir))
         with warnings.catch_warnings():
             # nbgrader's own submission setup trips SQLAlchemy's autoflush warnings; they are harmless.
             warnings.simplefilter("ignore")

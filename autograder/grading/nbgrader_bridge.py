@@ -1,22 +1,31 @@
 """nbgrader's own ``autograde`` (command line and formgrader's Autograde button) on the sandboxed grader.
 
-``nbgrader autograde`` runs each submitted notebook through two preprocessor chains of its
-``Autograde`` converter: ``sanitize_preprocessors`` (clear outputs, overwrite locked cells, check
-metadata) and ``autograde_preprocessors`` (``Execute`` in a kernel as the grading user, then
-``SaveAutoGrades`` and ``AssignLatePenalties``). formgrader's button calls the same converter through
-``NbGraderAPI.autograde``. Both read the course's ``nbgrader_config.py``, where :func:`install` puts:
+``nbgrader autograde`` and formgrader's button (``NbGraderAPI.autograde``) run nbgrader's ``Autograde``
+converter. Left to itself (nbgrader 0.9.6, ``nbgrader/converters/base.py`` and ``autograde.py``) it
+finds submissions with ``glob`` (following every link), copies every other file of the submission
+folder into ``autograded/`` with ``shutil.copy`` (following links: a link to the instructor's source
+notebook put it in a student's autograded folder), and has nbconvert's exporter open and parse each
+notebook whole before any preprocessor runs (a FIFO blocks it forever; 200,000 cells cost 1.1 GB and
+27 s). :func:`install`, called by the course's ``nbgrader_config.py``, replaces each of those steps so
+that this door reads student files only through :mod:`autograder.grading.intake`, as ``autograder
+grade`` does:
 
-* ``sanitize_preprocessors = [DropSubmission]``: the student's file is not trusted, so nothing of it
-  is kept at this step (nbgrader's ``CheckCellMetadata`` would let one hostile cell stop the whole
-  run with ``SchemaTooNewError``);
+* :class:`SandboxedAutograde` (the converter both nbgrader entry points build) lists students and
+  notebooks through the intake: a symbolic link at any level (student folder, assignment folder,
+  notebook) is logged with its status and sentence and never followed or graded; no file of the
+  submission folder is copied; ``timestamp.txt`` and ``submission_secret.txt`` (which ``nbgrader
+  release_feedback`` needs) are read through the intake and written by the bridge; a notebook that was
+  not submitted scores zero, as under nbgrader;
+* ``exporter_class = SubmissionExporter``: nbconvert's exporter never opens or parses a student file;
+  it hands the preprocessors an empty placeholder;
+* ``sanitize_preprocessors = [DropSubmission]`` (nbgrader's ``CheckCellMetadata`` would let one hostile
+  cell stop the whole run with ``SchemaTooNewError``);
 * ``autograde_preprocessors = [SandboxedGrade, SaveAutoGrades, AssignLatePenalties]``:
   :class:`SandboxedGrade` grades the submitted file with :func:`autograder.grading.worker.grade_notebook`
-  (the function ``autograder grade`` runs in its workers) and hands nbgrader the autograded
-  notebook it built; nbgrader's own ``SaveAutoGrades`` and ``AssignLatePenalties`` store it, exactly
-  as ``autograder grade`` does. Scores, gradebook rows, ``autograded/`` notebooks and feedback pages
-  are the same whichever command ran.
-* ``exporter_class = SubmissionExporter``: a submitted file that is not a notebook at all is graded
-  as an empty submission (zero points) instead of failing that student's whole assignment.
+  (the function ``autograder grade`` runs in its workers, which reads the file through the intake
+  within the same limits) and hands nbgrader the autograded notebook it built; nbgrader's own
+  ``SaveAutoGrades`` and ``AssignLatePenalties`` store it, exactly as ``autograder grade`` does.
+  Scores, gradebook rows, ``autograded/`` notebooks and feedback pages are the same whichever command ran.
 
 nbgrader 0.9.6 crashes on an unparseable ``timestamp.txt`` (it calls ``CourseDirectory.fail``, which
 does not exist); :func:`install` makes it read timestamps with
@@ -26,28 +35,39 @@ does not exist); :func:`install` makes it read timestamps with
 from __future__ import annotations
 
 import atexit
+import fnmatch
+import os
 from pathlib import Path
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Float, Integer
 
-from autograder.grading.timestamps import read_timestamp
+from autograder.grading import intake
+from autograder.grading.statuses import Status
+from autograder.grading.timestamps import carry_submission_files, read_timestamp
 
 #: Set on a notebook by :class:`DropSubmission`, checked by :class:`SandboxedGrade`.
 _PLACEHOLDER_KEY = "module6_placeholder"
 
 
-def _coursedir_of(configurable) -> CourseDirectory:
-    """The ``CourseDirectory`` of the nbgrader app or API a preprocessor runs under."""
+def _parents(configurable):
     node = configurable
     while node is not None:
+        yield node
+        node = getattr(node, "parent", None)
+
+
+def _coursedir_of(configurable) -> CourseDirectory:
+    """The ``CourseDirectory`` of the nbgrader app or API a preprocessor runs under."""
+    for node in _parents(configurable):
         coursedir = getattr(node, "coursedir", None)
         if isinstance(coursedir, CourseDirectory):
             return coursedir
-        node = getattr(node, "parent", None)
     raise RuntimeError("SandboxedGrade runs only inside nbgrader's Autograde converter "
                        "(nbgrader autograde or formgrader's Autograde button)")
 
@@ -82,12 +102,15 @@ class SandboxedGrade(NbGraderPreprocessor):
                       ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        from autograder.grading.gradebook import assignment_sources, write_outputs
+        from autograder.grading.gradebook import assignment_sources, submitted_root, write_outputs
         from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
 
         if not nb.metadata.get(_PLACEHOLDER_KEY):
             raise RuntimeError("SandboxedGrade needs DropSubmission as Autograde.sanitize_preprocessors: "
                                "use autograder.grading.nbgrader_bridge.install(c) in nbgrader_config.py")
+        if not any(isinstance(node, SandboxedAutograde) for node in _parents(self)):
+            raise RuntimeError("SandboxedGrade runs only under SandboxedAutograde (nbgrader's own converter copies "
+                               "the submission's other files): use autograder.grading.nbgrader_bridge.install(c)")
         info = resources["nbgrader"]
         student, assignment, stem = info["student"], info["assignment"], info["notebook"]
         coursedir = _coursedir_of(self)
@@ -98,60 +121,231 @@ class SandboxedGrade(NbGraderPreprocessor):
         if not self.no_sandbox:
             from autograder.grading.sandbox import require_sandbox
             require_sandbox()  # no sandbox, no grading: the same rule as `autograder grade`
-        submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{stem}.ipynb"
-        # The worker opens the file itself, within the limits and without following a symbolic link.
+        # The worker reads the file itself, through the intake: within the limits, no link followed.
         task = {"student": student, "assignment": assignment, "stem": stem, "source": spec["source"],
-                "checksums": spec["checksums"], "path": str(submitted),
+                "checksums": spec["checksums"], "root": str(submitted_root(coursedir)),
+                "parts": [student, assignment, f"{stem}.ipynb"],
                 "limits": limits_for(self.timeout, self.memory_mb),
                 "options": {"use_bwrap": False if self.no_sandbox else None},
                 "digest": None}
         atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
         result = grade_notebook(task)
         write_outputs(coursedir, assignment, result)
+        if result.get("refusal"):
+            self.log.warning(intake.Refusal.from_dict(result["refusal"]).line(student, stem))
         self.log.info("%s/%s graded in the sandbox (%s)", student, stem, result["reason"])
         return nbformat.reads(result["autograded"], as_version=4), resources
 
 
 class SubmissionExporter(NotebookExporter):
-    """nbconvert's notebook exporter, except that an unreadable submission becomes an empty notebook.
+    """nbconvert's notebook exporter that never opens or parses a submitted file.
 
-    Without it, one file that is not JSON fails the student's whole assignment in nbgrader; with it,
-    the notebook reaches :class:`SandboxedGrade`, whose grader reads the file itself and reports it
-    ``unreadable`` (zero points, never run), as ``autograder grade`` does. Only reading is forgiven:
-    an error of the grader itself still fails the notebook.
+    nbgrader's converter hands the exporter each submitted notebook's path (nbconvert==7.17.2, ``exporters/exporter.py``,
+    ``Exporter.from_filename`` opens and parses it whole: a FIFO blocks there, 200,000 cells are
+    validated one by one). Here it gets an empty placeholder instead; :class:`SandboxedGrade` reads the
+    file through the intake, within the grader's limits. The autograde step's input (the placeholder
+    the sanitize step wrote into ``autograded/``) is not opened either: it holds nothing.
+    A file that is not a notebook reaches :class:`SandboxedGrade` too, whose grader reports it
+    ``unreadable`` (zero points, never run), as ``autograder grade`` does.
     """
 
-    #: Characters read at the most (None: the grader's ``notebook_bytes`` limit). :class:`DropSubmission`
-    #: drops the content anyway (the sandboxed grader reads the file itself, within its limits), so a
-    #: larger file is neither read on nor parsed by nbgrader's side.
-    max_chars = None
+    def from_filename(self, filename, resources=None, **kw):
+        resources = {} if resources is None else resources
+        if not resources.get("metadata"):
+            resources["metadata"] = {}
+        path, basename = os.path.split(filename)
+        resources["metadata"]["name"] = os.path.splitext(basename)[0]
+        resources["metadata"]["path"] = path
+        return self.from_notebook_node(_placeholder(), resources, **kw)
 
     def from_file(self, file_stream, resources=None, **kw):
-        from autograder.grading.worker import DEFAULT_LIMITS
+        return self.from_notebook_node(_placeholder(), resources, **kw)
 
-        cap = int(self.max_chars or DEFAULT_LIMITS["notebook_bytes"])
+
+def _placeholder():
+    placeholder = nbformat.v4.new_notebook()
+    placeholder.metadata[_PLACEHOLDER_KEY] = True
+    return placeholder
+
+
+_DEFAULT_LAYOUT = os.path.join("{nbgrader_step}", "{student_id}", "{assignment_id}")
+
+
+class SandboxedAutograde(Autograde):
+    """nbgrader's ``Autograde`` converter, with every student file found and read through the intake.
+
+    Replaces three steps of nbgrader 0.9.6 (``nbgrader/converters/base.py``, ``autograde.py``):
+    ``BaseConverter.init_notebooks`` (``glob``, which follows links), ``BaseConverter.init_assignment``
+    (``shutil.copy`` of every other file of the submission folder, following links) and the file
+    handling of ``Autograde.init_assignment`` (the copy of ``source/``'s other files, which
+    ``autograder grade`` does not make either, and the ``os.path.exists`` that scores a link as
+    present). The gradebook steps are nbgrader's, in nbgrader's order.
+    """
+
+    def _root(self) -> Path:
+        from autograder.grading.gradebook import submitted_root
+
+        if self.coursedir.directory_structure != _DEFAULT_LAYOUT:
+            raise NbGraderException("the sandboxed grader reads submissions laid out as nbgrader's default "
+                                    f"CourseDirectory.directory_structure ({_DEFAULT_LAYOUT}), got "
+                                    f"{self.coursedir.directory_structure!r}")
+        return submitted_root(self.coursedir)
+
+    def _stems(self, assignment: str) -> list:
         try:
-            text = file_stream.read(cap + 1)
-            if len(text) > cap:
-                raise ValueError(f"larger than {cap} characters")
-            nb = nbformat.reads(text, as_version=4)
-        except Exception as error:  # noqa: BLE001 - the file is the student's; grading goes on
-            self.log.warning("The submitted notebook could not be read (%s); the grader reports it unreadable",
-                             type(error).__name__)
-            nb = nbformat.v4.new_notebook()
-        return self.from_notebook_node(nb, resources, **kw)
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                return sorted(notebook.name for notebook in gb.find_assignment(assignment).notebooks)
+        except MissingEntry:
+            return ["*"]
+
+    def _refused(self, student: str, assignment: str, refusal: intake.Refusal, stems=None) -> None:
+        for stem in stems if stems is not None else self._stems(assignment):
+            self.log.warning(refusal.line(student, stem))
+
+    def init_notebooks(self) -> None:
+        self.assignments = {}
+        self.notebooks = []
+        # Submission folders whose every notebook was refused: still a submission (as under `autograder
+        # grade`: the student and submission are recorded, the refused notebooks get no grade).
+        self._only_refused = set()
+        root = self._root()
+        wanted_student, wanted_assignment = self.coursedir.student_id, self.coursedir.assignment_id
+        pattern = self.coursedir.notebook_id + ".ipynb"
+        listing = intake.list_folder(root)
+        for student in listing.entries:
+            if not fnmatch.fnmatchcase(student.name, wanted_student) or student.kind not in ("directory", "symlink"):
+                continue
+            if student.kind == "symlink":
+                self._refused(student.name, wanted_assignment, intake.locate(root, (student.name,), folder=True))
+                continue
+            for folder in intake.list_folder(root, (student.name,)).entries:
+                if not fnmatch.fnmatchcase(folder.name, wanted_assignment):
+                    continue
+                parts = (student.name, folder.name)
+                if folder.kind == "symlink":
+                    self._refused(student.name, folder.name, intake.locate(root, parts, folder=True))
+                    continue
+                if folder.kind != "directory":
+                    continue
+                path = self.coursedir.format_path(self.coursedir.submitted_directory, student.name, folder.name)
+                found, refused = [], False
+                for item in intake.list_folder(root, parts).entries:
+                    if not fnmatch.fnmatchcase(item.name, pattern) or not item.name.endswith(".ipynb"):
+                        continue
+                    if item.kind == "symlink":
+                        self._refused(student.name, folder.name, intake.locate(root, (*parts, item.name)),
+                                      [item.name[:-len(".ipynb")]])
+                        refused = True
+                        continue
+                    # Anything else that is not a regular file (a FIFO, a device) goes to the grader,
+                    # which refuses it unopened and scores it zero, as `autograder grade` does.
+                    found.append(os.path.join(path, item.name))
+                if found or refused:
+                    self.assignments[path] = sorted(found)
+                    if not found:
+                        self._only_refused.add(path)
+                else:
+                    self.log.warning("No notebooks were matched by '%s'", os.path.join(path, pattern))
+        if not self.assignments:
+            msg = "No notebooks were matched by '%s'" % self._format_source(wanted_assignment, wanted_student)
+            self.log.error(msg)
+            raise NbGraderException(msg)
+
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        root = self._root()
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            if self.create_student:
+                self.log.info("Creating/updating student with ID '%s': %s", student_id, {})
+                gb.update_or_create_student(student_id)
+            else:
+                try:
+                    gb.find_student(student_id)
+                except MissingEntry:
+                    msg = "No student with ID '%s' exists in the database" % student_id
+                    self.log.error(msg)
+                    raise NbGraderException(msg) from None
+            try:
+                gb.find_assignment(assignment_id)
+            except MissingEntry:
+                msg = "No assignment with ID '%s' exists in the database" % assignment_id
+                self.log.error(msg)
+                raise NbGraderException(msg) from None
+
+        src_path = self._format_source(assignment_id, student_id)
+        timestamp = self.coursedir.get_existing_timestamp(src_path)  # through the intake (see install)
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            if timestamp:
+                submission = gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
+                self.log.info("%s submitted at %s", submission, timestamp)
+                if submission.total_seconds_late > 0:
+                    self.log.warning("%s is %s seconds late", submission, submission.total_seconds_late)
+            else:
+                gb.update_or_create_submission(assignment_id, student_id)
+
+        # Nothing of the submission folder is copied: the two files `nbgrader release_feedback` needs
+        # are read through the intake and written here; every other file the grader writes itself.
+        for problem in carry_submission_files(src_path, self._format_dest(assignment_id, student_id), root=root):
+            self.log.warning(problem)
+
+        notebooks = []
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            for notebook in self.notebooks:
+                notebook_id = os.path.splitext(os.path.basename(notebook))[0]
+                try:
+                    gb.find_notebook(notebook_id, assignment_id)
+                except MissingEntry:
+                    self.log.warning("Skipping unknown notebook: %s", notebook)
+                    continue
+                notebooks.append(notebook)
+        self.notebooks = notebooks
+        if not self.notebooks and src_path not in getattr(self, "_only_refused", ()):
+            msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
+            self.log.error(msg)
+            raise NbGraderException(msg)
+
+        # A notebook that was not submitted scores zero (nbgrader's rule); a link is not "submitted"
+        # and not "missing" either: it gets no grade, as under `autograder grade`.
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            for notebook in gb.find_assignment(assignment_id).notebooks:
+                refusal = intake.locate(root, (student_id, assignment_id, f"{notebook.name}.ipynb"))
+                if refusal is not None and refusal.status == Status.MISSING:
+                    self.log.warning("No submitted file: %s", refusal.reason.removesuffix(" does not exist"))
+                    submission = gb.find_submission_notebook(notebook.name, assignment_id, student_id)
+                    for grade in submission.grades:
+                        grade.auto_score = 0
+                        grade.needs_manual_grade = False
+                    gb.db.commit()
 
 
 def _tolerant_timestamp(self, dest_path: str):
-    timestamp = read_timestamp(dest_path)
+    # The folder is one of the course's (submitted/ or autograded/): read below it through the intake.
+    root = None
+    for step in (self.submitted_directory, self.autograded_directory):
+        base = os.path.abspath(os.path.join(self.root, step))
+        if os.path.commonpath([base, os.path.abspath(dest_path)]) == base:
+            root = base
+            break
+    timestamp = read_timestamp(dest_path, root=root)
     if timestamp.problem:
         self.log.warning(timestamp.problem)
     return timestamp.value
 
 
 def install(c) -> None:
-    """Point nbgrader's Autograde (command line and formgrader) at the sandboxed grader, in config ``c``."""
+    """Point nbgrader's Autograde (command line and formgrader) at the sandboxed grader, in config ``c``.
+
+    ``nbgrader autograde`` (``nbgrader/apps/autogradeapp.py``) and ``NbGraderAPI.autograde``
+    (``nbgrader/apps/api.py``, behind formgrader's button) build the converter named ``Autograde`` in
+    their own modules: both names are pointed at :class:`SandboxedAutograde` (it reads the same
+    ``c.Autograde`` settings: traitlets applies a class's config to its subclasses).
+    """
+    import nbgrader.apps.api
+    import nbgrader.apps.autogradeapp
+    import nbgrader.converters
+
     c.Autograde.sanitize_preprocessors = [DropSubmission]
     c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveAutoGrades, AssignLatePenalties]
     c.Autograde.exporter_class = SubmissionExporter
+    for module in (nbgrader.apps.autogradeapp, nbgrader.apps.api, nbgrader.converters):
+        module.Autograde = SandboxedAutograde
     CourseDirectory.get_existing_timestamp = _tolerant_timestamp

@@ -15,7 +15,6 @@ import dataclasses
 import datetime
 import os
 import re
-import stat
 from pathlib import Path
 
 TIMESTAMP_FILE = "timestamp.txt"
@@ -36,27 +35,38 @@ class Timestamp:
     problem: str | None = None
 
 
-def _read_small(path: Path) -> bytes | None:
-    """The bytes of a regular file at ``path`` (never through a symlink), or None if there is none.
+def _below(folder, name: str, root) -> tuple:
+    """``(root, parts)`` naming ``folder/name`` for the intake: walked from ``root`` without following a
+    link (``root`` None: ``folder`` itself is the trusted root)."""
+    if root is None:
+        return Path(folder), (name,)
+    relative = os.path.relpath(os.path.abspath(folder), os.path.abspath(root))
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+        raise ValueError(f"folder: expected a folder inside {root}, got {folder}")
+    return Path(root), tuple(part for part in Path(relative).parts if part != os.curdir) + (name,)
 
-    Raises ``ValueError`` for something that is there but is not a small regular file.
+
+def _read_small(folder, name: str, root=None) -> bytes | None:
+    """The bytes of the small regular file ``folder/name`` read through the intake, or None if there is none.
+
+    Raises ``ValueError`` for something that is there but is not a small regular file (a link anywhere
+    below ``root``, a FIFO, a folder, megabytes).
     """
+    from autograder.grading import intake
+    from autograder.grading.statuses import Status
+
+    base, parts = _below(folder, name, root)
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(info.st_mode):
-        raise ValueError("it is a symbolic link (not followed)")
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError("it is not a regular file")
-    if info.st_size > MAX_BYTES:
-        raise ValueError(f"it holds {info.st_size} bytes (at most {MAX_BYTES} expected)")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    try:
-        return os.read(fd, MAX_BYTES + 1)[:MAX_BYTES]
-    finally:
-        os.close(fd)
+        return intake.read_bytes(base, parts, MAX_BYTES)
+    except intake.Refused as refused:
+        if refused.refusal.status == Status.MISSING:
+            return None
+        if refused.refusal.status == Status.SYMLINK:
+            itself = len(parts) == 1 or intake.locate(base, parts[:-1], folder=True) is None
+            raise ValueError(f"{'it is a symbolic link' if itself else refused.refusal.reason} (not followed)") from None
+        if refused.refusal.limit == "notebook_bytes":
+            raise ValueError(f"it holds more than {MAX_BYTES} bytes") from None
+        raise ValueError(refused.refusal.reason) from None
 
 
 def parse_timestamp(text: str) -> datetime.datetime:
@@ -86,15 +96,18 @@ def parse_timestamp(text: str) -> datetime.datetime:
     return value
 
 
-def read_timestamp(folder: str | os.PathLike) -> Timestamp:
+def read_timestamp(folder: str | os.PathLike, *, root: str | os.PathLike | None = None) -> Timestamp:
     """The submission time in ``folder/timestamp.txt``; missing or unusable gives ``Timestamp(None, ...)``.
+
+    ``root`` is the trusted folder ``folder`` lies in (the course's ``submitted/``): no link below it
+    is followed (see :mod:`autograder.grading.intake`).
 
     ``problem`` is None when the file is simply absent (nbgrader's "no timestamp"), a sentence
     otherwise (the file is then treated as missing).
     """
     path = Path(folder) / TIMESTAMP_FILE
     try:
-        raw = _read_small(path)
+        raw = _read_small(folder, TIMESTAMP_FILE, root)
     except (OSError, ValueError) as error:
         return Timestamp(None, f"{path} is unusable: {error}; treated as missing")
     if raw is None:
@@ -111,10 +124,12 @@ def read_timestamp(folder: str | os.PathLike) -> Timestamp:
         return Timestamp(None, f"{path} is unusable: {error}; treated as missing")
 
 
-def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.PathLike) -> list:
+def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.PathLike, *,
+                           root: str | os.PathLike | None = None) -> list:
     """Copy ``timestamp.txt`` and ``submission_secret.txt`` from a submission folder into its autograded folder.
 
-    Only small regular files are copied, as they are (``release_feedback`` only logs the timestamp);
+    Both are read through the intake (``root``: the course's ``submitted/``, no link below it followed)
+    and written here: nothing else of the submission folder is copied. Only small regular files are copied, as they are (``release_feedback`` only logs the timestamp);
     one that is there but unusable (a symlink, a folder, megabytes) is never followed or read: an
     empty file stands in for it, so that ``nbgrader release_feedback`` still runs for everyone (it
     stops at the first student without one). A file that is gone from the submission is removed from
@@ -124,7 +139,7 @@ def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.Pa
     target = Path(autograded)
     for name in CARRIED:
         try:
-            data = _read_small(Path(submitted) / name)
+            data = _read_small(submitted, name, root)
         except (OSError, ValueError) as error:
             problems.append(f"{Path(submitted) / name} was not copied ({error}); an empty one stands in for it")
             data = b""

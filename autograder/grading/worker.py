@@ -9,7 +9,6 @@ decoded outcomes here, in the trusted process.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import threading
 import time
@@ -21,6 +20,7 @@ from autograder.channel import Unreadable, decode_outcome
 from autograder.feedback import page as feedback_html
 from autograder.feedback.withheld import withhold_after_hidden_tests
 from autograder.grading.outcome_text import trusted_outcome
+from autograder.grading import intake
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
@@ -38,21 +38,10 @@ DEFAULT_LIMITS = {
     "stream_chars": 10_000,  # printed text kept per cell (enforced again by the coordinator)
     "frame_bytes": 64 * 1024 * 1024,  # everything the notebook may send back
     "reply_bytes": 32 * 1024 * 1024,  # one reply (one cell's output or one call's outcome)
-    # Bounds on the submitted file, checked by the coordinator before anything runs:
-    "notebook_bytes": 20 * 1024 * 1024,  # size of the .ipynb file
-    "cells": 2_000,  # cells in it
-    "json_depth": 100,  # nesting of its JSON
-    "parse_seconds": 20,  # time to parse it
+    # Bounds on the submitted file, checked by the intake before anything is parsed or runs:
+    **intake.FILE_LIMITS,
     # Bounds on what the judge decodes from one call's outcome (array elements plus other values):
     "decoded_elements": 4_000_000,
-}
-
-#: What the coordinator's limits are called in messages (each limit hit has its own status).
-LIMIT_NAMES = {
-    "notebook_bytes": "the notebook file is larger than {value} bytes",
-    "cells": "the notebook has more than {value} cells",
-    "json_depth": "the notebook's JSON is nested more than {value} levels deep",
-    "parse_seconds": "the notebook could not be read within {value} s",
 }
 
 _local = threading.local()
@@ -126,112 +115,21 @@ _REASONS = {
     "unreadable": "the submitted notebook could not be read",
 }
 
-#: The run's ``reason`` (and the ``limit`` of a :class:`Rejected`) when the submitted file could not be read.
+#: The run's ``reason`` (and the ``limit`` of its :class:`~autograder.grading.intake.Refusal`) when the submitted file is not a readable notebook.
 UNREADABLE = "unreadable"
 #: Row status when some cases of a test cell did not run, by the run's reason.
 _STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED,
                      UNREADABLE: Status.UNREADABLE}
 
 
-class Rejected(Exception):
-    """The submitted file breaks one of the coordinator's limits (``limit`` names it)."""
-
-    def __init__(self, limit: str, message: str):
-        super().__init__(message)
-        self.limit = limit
-
-
-def _json_depth(raw: bytes) -> int:
-    """Deepest nesting of ``[``/``{`` in JSON text, strings ignored; O(n log n) time, in NumPy.
-
-    A quote opens or closes a string unless an odd number of backslashes precedes it; a bracket
-    counts when an even number of such quotes precedes it. (A regular expression over the strings
-    backtracks quadratically on an unterminated string full of escaped quotes: 32 kB of them took
-    half a minute, and this runs before any time limit.)
-    """
-    import numpy as np
-    codes = np.frombuffer(raw, dtype=np.uint8)
-    slashes = np.flatnonzero(codes == ord("\\"))
-    quotes = np.flatnonzero(codes == ord('"'))
-    if slashes.size and quotes.size:
-        # Index (in ``slashes``) of the first backslash of the run each backslash belongs to.
-        runs = np.maximum.accumulate(np.where(np.diff(slashes, prepend=-2) != 1, np.arange(slashes.size), 0))
-        k = np.searchsorted(slashes, quotes)  # backslashes before each quote
-        last = np.maximum(k - 1, 0)
-        touching = (k > 0) & (slashes[last] == quotes - 1)
-        run_length = np.where(touching, last - runs[last] + 1, 0)
-        quotes = quotes[run_length % 2 == 0]
-    opening = np.flatnonzero((codes == ord("[")) | (codes == ord("{")))
-    closing = np.flatnonzero((codes == ord("]")) | (codes == ord("}")))
-    opening = opening[np.searchsorted(quotes, opening) % 2 == 0]
-    closing = closing[np.searchsorted(quotes, closing) % 2 == 0]
-    if not opening.size:
-        return 0
-    steps = np.zeros(codes.size, dtype=np.int8)
-    steps[opening], steps[closing] = 1, -1
-    return max(int(np.cumsum(steps, dtype=np.int32).max()), 0)
-
-
-def read_submission(task: dict, limits: dict) -> str:
-    """The submitted notebook's text, read within the limits; :class:`Rejected` otherwise.
-
-    A path is opened without following symbolic links and must name a regular file (a FIFO would block).
-    """
-    import stat
-    cap = int(limits["notebook_bytes"])
-    if "path" in task:
-        fd = os.open(task["path"], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise Rejected("file", "the submission is not a regular file")
-            if info.st_size > cap:
-                raise Rejected("notebook_bytes", LIMIT_NAMES["notebook_bytes"].format(value=cap))
-            with os.fdopen(fd, "rb", closefd=False) as handle:
-                raw = handle.read(cap + 1)
-        finally:
-            os.close(fd)
-    else:
-        raw = task["submission"].encode("utf-8", "surrogatepass")
-    if len(raw) > cap:
-        raise Rejected("notebook_bytes", LIMIT_NAMES["notebook_bytes"].format(value=cap))
-    if _json_depth(raw) > int(limits["json_depth"]):
-        raise Rejected("json_depth", LIMIT_NAMES["json_depth"].format(value=limits["json_depth"]))
-    return raw.decode("utf-8", "replace")
-
-
-class _ParseTimeout(BaseException):
-    pass
-
-
-def parse_submission(text: str, limits: dict):
-    """Parse within ``parse_seconds`` (enforced when this is a process's main thread) and ``cells``."""
-    import signal
-    seconds = float(limits["parse_seconds"])
-    timed = threading.current_thread() is threading.main_thread()
-
-    def expire(signum, frame):
-        raise _ParseTimeout()
-
-    previous = signal.signal(signal.SIGALRM, expire) if timed else None
-    if timed:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        import json
-        # Count the cells on the plain parse (fast, in C) before nbformat validates them one by one.
-        data = json.loads(text)
-        cells = data.get("cells") if isinstance(data, dict) else None
-        if isinstance(cells, list) and len(cells) > int(limits["cells"]):
-            raise Rejected("cells", LIMIT_NAMES["cells"].format(value=limits["cells"]))
-        data = cells = None
-        nb = read_notebook(text)
-    except _ParseTimeout:
-        raise Rejected("parse_seconds", LIMIT_NAMES["parse_seconds"].format(value=seconds)) from None
-    finally:
-        if timed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-    return nb
+def read_submission(task: dict, limits: dict) -> intake.NotebookRead:
+    """The task's notebook through the intake: from ``root``/``parts`` (the worker sees the course), from
+    ``submission`` (its text, shipped to a Dask worker), or the ``refused`` refusal the coordinator met."""
+    if task.get("refused"):
+        return intake.NotebookRead("the submission", refusal=intake.Refusal.from_dict(task["refused"]))
+    if "submission" in task:
+        return intake.parse_text(task["submission"], limits)
+    return intake.read_notebook(task["root"], task["parts"], limits)
 
 
 def grade_notebook(task: dict) -> dict:
@@ -240,8 +138,9 @@ def grade_notebook(task: dict) -> dict:
     Parameters
     ----------
     task : dict
-        ``student``, ``assignment``, ``stem``, ``source`` (source notebook JSON text), ``path`` (the
-        submitted file) or ``submission`` (its JSON text), ``checksums`` (grade_id -> release checksum
+        ``student``, ``assignment``, ``stem``, ``source`` (source notebook JSON text), ``root`` and
+        ``parts`` (the submitted file: a trusted folder and the names below it, read through
+        :mod:`autograder.grading.intake`) or ``submission`` (its JSON text) or ``refused``, ``checksums`` (grade_id -> release checksum
         from the gradebook), ``limits`` and ``options`` (``use_bwrap``, ``ipython``).
 
     Returns
@@ -257,19 +156,14 @@ def grade_notebook(task: dict) -> dict:
     source_nb = read_notebook(task["source"])
     notes: list = []
     limits = {**DEFAULT_LIMITS, **(task.get("limits") or {})}
-    rejected = None
-    try:
-        submitted = parse_submission(read_submission(task, limits), limits)
-    except Rejected as refusal:
-        submitted, rejected = None, refusal
-        notes.append(f"your submission was not run: {refusal}")
-    except OSError as error:
-        submitted, rejected = None, Rejected("file", f"the submitted file could not be opened ({error.strerror})")
+    read = read_submission(task, limits)
+    submitted, rejected = read.notebook, read.refusal
+    if rejected is not None:
         notes.append(f"your submission was not run: {rejected}")
-    except Exception as error:  # noqa: BLE001 - a broken file is the student's, grading goes on
-        # Its own status (not "graded" with zero points): the rows, the report and the page say so.
-        submitted, rejected = None, Rejected(UNREADABLE, f"the submitted notebook could not be read "
-                                                         f"({type(error).__name__})")
+    if rejected is None and read.problem:
+        # Read within every limit but not a notebook (not JSON, not nbformat): its own status, not a
+        # zero that looks graded; the rows, the report and the page say so.
+        rejected = intake.Refusal(Status.UNREADABLE, UNREADABLE, read.problem)
         notes.append(f"your submission was not run: {rejected}")
     extraction = extract(source_nb, submitted)
     notes.extend(extraction.notes)
@@ -302,7 +196,8 @@ def grade_notebook(task: dict) -> dict:
     return {"student": task["student"], "assignment": task["assignment"], "stem": stem,
             "autograded": utf8(nbformat.writes(autograded)), "feedback": utf8(html), "rows": rows, "notes": notes,
             "reason": reason, "seconds": time.perf_counter() - started, "digest": task.get("digest"),
-            "rejected": None if rejected is None else rejected.limit}
+            "rejected": None if rejected is None else rejected.limit,
+            "refusal": None if rejected is None else rejected.as_dict()}
 
 
 def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: Run, checks, limits, statuses):
@@ -515,8 +410,7 @@ def _rows(task, nb, statuses: dict, rejected) -> list:
         score, max_score = nbutils.determine_grade(cell)
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         if rejected is not None:
-            status, text = _STATUS_OF_REASON[UNREADABLE if rejected.limit == UNREADABLE else "rejected"], \
-                f"not run: {rejected}"
+            status, text = rejected.status, rejected.feedback
             score = 0.0 if score is not None or nbutils.is_solution(cell) else score
         elif score is None:
             status, text = Status.NEEDS_MANUAL_GRADE, "waiting for the instructor"

@@ -18,11 +18,10 @@ costs only its own rows (status ``error``, scores from the gradebook).
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections import defaultdict
 from pathlib import Path
 
+from autograder.grading import intake
 from autograder.grading.report import normalise
 from autograder.grading.statuses import Status
 
@@ -58,30 +57,36 @@ _STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, 
 _AUTOGRADED_SLACK_BYTES = 64 * 1024 * 1024
 
 
-def _read_autograded(path: Path) -> dict:
-    """The JSON of an autograded notebook, read with the grader's bounded reader (never validated).
+#: ... and the cells the source notebook adds to the student's.
+_AUTOGRADED_SLACK_CELLS = 1_000
 
-    The one place this module opens a notebook file; raises ``OSError`` or ``ValueError`` (with
-    :class:`autograder.grading.worker.Rejected`) when it cannot be read within the limits.
+
+def _read_autograded(root: Path, parts: tuple) -> dict:
+    """The JSON of an autograded notebook, read through the grader's intake (no link in any component,
+    regular file, size, nesting and cell count checked before parsing; never validated).
+
+    The one place this module opens a notebook file; raises :class:`autograder.grading.intake.Refused`
+    or ``ValueError`` when it cannot be read within the limits.
     """
-    from autograder.grading.worker import DEFAULT_LIMITS, read_submission
+    from autograder.grading.worker import DEFAULT_LIMITS
 
-    limits = dict(DEFAULT_LIMITS, notebook_bytes=DEFAULT_LIMITS["notebook_bytes"] + _AUTOGRADED_SLACK_BYTES)
-    data = json.loads(read_submission({"path": str(path)}, limits))
+    limits = dict(DEFAULT_LIMITS, notebook_bytes=DEFAULT_LIMITS["notebook_bytes"] + _AUTOGRADED_SLACK_BYTES,
+                  cells=DEFAULT_LIMITS["cells"] + _AUTOGRADED_SLACK_CELLS)
+    data = json.loads(intake.read_text(root, parts, limits))
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ValueError("not a notebook (no cell list)")
     return data
 
 
-def _submitted_kind(path: Path) -> str:
-    """``missing``, ``symlink`` or ``present``: what ``submitted/`` holds where a notebook would be."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return "missing"
-    except OSError:
+def _kind_at(root: Path, parts: tuple) -> str:
+    """``missing``, ``symlink`` or ``present``: what a folder holds where a notebook would be (looked at
+    through the intake: a link in any component is a link, and nothing is opened)."""
+    refusal = intake.locate(root, parts)
+    if refusal is None:
         return "present"
-    return "symlink" if stat.S_ISLNK(mode) else "present"
+    if refusal.status in (Status.MISSING, Status.SYMLINK):
+        return refusal.status.value
+    return "present"
 
 
 def _text(value) -> str:
@@ -152,20 +157,20 @@ def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool 
 
     coursedir = course_directory(course_dir)
     grades = gradebook_grades(course_dir, assignment, manual=use_gradebook)
+    autograded = Path(coursedir.root) / coursedir.autograded_directory
+    submitted = Path(coursedir.root) / coursedir.submitted_directory
     rows = []
     for (student, notebook), cells in sorted(grades.items()):
         scores = {name: score for name, (score, _max) in cells.items()}
-        folder = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-        produced = folder / f"{notebook}.ipynb"
+        parts = (student, assignment, f"{notebook}.ipynb")
         problem = None
-        if _submitted_kind(produced) == "present":
+        if _kind_at(autograded, parts) == "present":
             try:
-                rows.extend(_cell_rows(student, notebook, _read_autograded(produced), scores))
+                rows.extend(_cell_rows(student, notebook, _read_autograded(autograded, parts), scores))
                 continue
             except Exception as error:  # noqa: BLE001 - one damaged file costs only its own rows
                 problem = f"the autograded notebook could not be read ({type(error).__name__}): regrade it"
-        submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{notebook}.ipynb"
-        kind = _submitted_kind(submitted)
+        kind = _kind_at(submitted, parts)
         if problem is not None:
             status, text = Status.ERROR, problem
         elif kind == "missing":

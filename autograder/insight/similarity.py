@@ -54,6 +54,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.grading import intake
+
 #: Tokens per shingle.
 K = 5
 #: Cells with fewer normalised tokens are not compared (too short to say anything).
@@ -205,24 +207,6 @@ def answer_ids(course_dir: Path, assignment: str) -> dict:
     return out
 
 
-def _read_submitted(path: Path):
-    """The submitted notebook at ``path``, read within the grader's own limits (size, JSON depth,
-    cells, parse time; no symbolic link followed, no FIFO waited on); :class:`Uncomparable` otherwise.
-
-    The one place this module opens a student's file.
-    """
-    from autograder.grading.worker import DEFAULT_LIMITS, Rejected, parse_submission, read_submission
-
-    try:
-        return parse_submission(read_submission({"path": str(path)}, DEFAULT_LIMITS), DEFAULT_LIMITS)
-    except Rejected as refusal:
-        raise Uncomparable(f"the notebook was not read: {refusal}") from None
-    except OSError as error:
-        raise Uncomparable(f"the notebook could not be opened ({error.strerror})") from None
-    except Exception as error:  # noqa: BLE001 - an unreadable notebook has no cells to compare, nothing more
-        raise Uncomparable(f"the notebook could not be read ({type(error).__name__})") from None
-
-
 def read_answers(course_dir: str | Path, assignment: str, not_compared: list | None = None) -> dict:
     """``(notebook, grade_id) -> {student: code}`` of the submitted code answer cells.
 
@@ -237,17 +221,21 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
         raise FileNotFoundError(f"course_dir: no release/{assignment} or source/{assignment} notebooks in "
                                 f"{course_dir.resolve()} (run in the course directory)")
     answers: dict = defaultdict(dict)
-    for folder in sorted(course_dir.glob(f"submitted/*/{assignment}")):
-        student = folder.parent.name
+    # Student files are found and read through the grader's intake: no link followed at any level,
+    # a FIFO or device never opened, the grader's size, nesting, cell and parse-time limits first.
+    root = course_dir / "submitted"
+    for student in intake.list_folder(root).named("directory"):
+        if intake.locate(root, (student, assignment), folder=True) is not None:
+            continue
         for notebook, cells in wanted.items():
-            path = folder / f"{notebook}.ipynb"
-            if not path.exists() and not path.is_symlink():
+            read = intake.read_notebook(root, (student, assignment, f"{notebook}.ipynb"))
+            if read.notebook is None:
+                if read.refusal is not None and read.refusal.status == Status.MISSING:
+                    continue  # not submitted: nothing to compare
+                why = read.refusal.reason if read.refusal is not None else read.problem
+                skipped.append(NotCompared(student, notebook, None, f"the notebook was not read: {why}"))
                 continue
-            try:
-                nb = _read_submitted(path)
-            except Uncomparable as problem:
-                skipped.append(NotCompared(student, notebook, None, problem.reason))
-                continue
+            nb = read.notebook
             stubs = dict(cells)
             for cell in nb.cells:
                 if not isinstance(cell, dict) or cell.get("cell_type") != "code":
