@@ -13,13 +13,14 @@ def _task(tmp_path, student, stem, size):
     path = tmp_path / f"{student}-{stem}.ipynb"
     with open(path, "wb") as handle:
         handle.truncate(size)  # sparse: the size is all that is read
-    return {"student": student, "stem": stem, "path": str(path), "limits": {"wall_seconds": 60}}
+    return {"student": student, "stem": stem, "root": str(tmp_path), "parts": [path.name],
+            "limits": {"wall_seconds": 60}}
 
 
 def test_heavy_submissions_go_last_smallest_first_others_keep_their_order(tmp_path):
     tasks = [_task(tmp_path, "ann", "01", 10_000), _task(tmp_path, "bob", "01", HEAVY_BYTES * 20),
              _task(tmp_path, "bob", "02", HEAVY_BYTES * 2), _task(tmp_path, "cai", "01", 30_000),
-             {"student": "dan", "stem": "01", "path": str(tmp_path / "missing.ipynb"), "limits": {}}]
+             {"student": "dan", "stem": "01", "root": str(tmp_path), "parts": ["missing.ipynb"], "limits": {}}]
     ordered = [(t["student"], t["stem"]) for t in _cheap_first(tasks)]
     assert ordered == [("ann", "01"), ("cai", "01"), ("dan", "01"), ("bob", "02"), ("bob", "01")]
 
