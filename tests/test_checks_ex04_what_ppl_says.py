@@ -12,14 +12,14 @@ NAMES = ("claims", "incomparable_reasons")
 
 CANONICAL = """
 claims = {"more_correct_answers": False, "more_useful": False, "better_token_prediction": True}
-incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset", "log_base"}
+incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset", "aggregation", "log_base"}
 """
 
 CORRECT = {
     "canonical": CANONICAL,
     "list, other spelling, numpy booleans": """
 claims = {"better_token_prediction": np.True_, "more_useful": np.False_, "more_correct_answers": 0}
-incomparable_reasons = ["Tokenizer", "response mask", "chat-template", "DATASET", "log_base", "dataset"]
+incomparable_reasons = ["Tokenizer", "response mask", "chat-template", "DATASET", "log_base", "dataset", "Aggregation"]
 """,
     "tuple of reasons and printing": CANONICAL + """
 incomparable_reasons = tuple(sorted(incomparable_reasons))
@@ -28,17 +28,20 @@ print("lower PPL means", claims)
 }
 
 # Perplexity does not depend on the log base, so leaving "log_base" out is as right as choosing it.
-CORRECT["without the log base"] = CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset"}'
+CORRECT["without the log base"] = CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset", "aggregation"}'
 
 WRONG = [
-    ("misses the mask", CANONICAL + 'incomparable_reasons = {"tokenizer", "chat_template", "dataset", "log_base"}',
+    ("misses the mask", CANONICAL + 'incomparable_reasons = {"tokenizer", "chat_template", "dataset", "aggregation", "log_base"}',
      "mask-irrelevant"),
-    ("misses the tokenizer", CANONICAL + 'incomparable_reasons = {"response_mask", "chat_template", "dataset"}',
+    ("misses the tokenizer", CANONICAL + 'incomparable_reasons = {"response_mask", "chat_template", "dataset", "aggregation"}',
      "tokenizer-irrelevant"),
-    ("misses the template", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "dataset"}',
+    ("misses the template", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "dataset", "aggregation"}',
      "template-irrelevant"),
-    ("misses the dataset", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template"}',
+    ("misses the dataset", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "aggregation"}',
      "dataset-irrelevant"),
+    # the previous answer key (before issue 23, item 9): pooled and per-response means taken as one number
+    ("misses the aggregation", CANONICAL + 'incomparable_reasons = {"tokenizer", "response_mask", "chat_template", "dataset", "log_base"}',
+     "aggregation-irrelevant"),
     ("a single reason", CANONICAL + 'incomparable_reasons = {"dataset"}', "tokenizer-irrelevant",
      "at least two valid reasons and no irrelevant one"),
     ("a reason outside the table", CANONICAL + 'incomparable_reasons = incomparable_reasons | {"model_family"}', None,
@@ -65,8 +68,8 @@ WRONG = [
     ('set()', 1.0),
 ])
 def test_partial_selections_earn_partial_credit(reasons, earned):
-    source = CANONICAL + ('OPTIONS = ["tokenizer", "response_mask", "chat_template", "dataset", "log_base", '
-                          '"batch_size", "example_order", "parameter_count"]\n') + f"incomparable_reasons = {reasons}"
+    source = CANONICAL + ('OPTIONS = ["tokenizer", "response_mask", "chat_template", "dataset", "aggregation", '
+                          '"log_base", "batch_size", "example_order", "parameter_count"]\n') + f"incomparable_reasons = {reasons}"
     result = support.result_of(STEM, source)
     assert result.points_earned == earned, result.feedback()
 
@@ -91,7 +94,8 @@ def _open_check(cell_id: str) -> str:
     return next(cell.source for cell in support.source_notebook(STEM).cells if cell.id == cell_id)
 
 
-@pytest.mark.parametrize("reasons", ['{"tokenizer", "response_mask", "chat_template", "dataset"}',
-                                     '{"tokenizer", "response_mask", "chat_template", "dataset", "log_base"}'])
+@pytest.mark.parametrize("reasons", ['{"tokenizer", "response_mask", "chat_template", "dataset", "aggregation"}',
+                                     '{"tokenizer", "response_mask", "chat_template", "dataset", "aggregation", '
+                                     '"log_base"}'])
 def test_both_readings_of_the_log_base_pass_the_open_check(reasons):
     exec(_open_check("check-reasons"), support.namespace_from(CANONICAL + f"incomparable_reasons = {reasons}"))

@@ -134,6 +134,14 @@ def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1):
         "def temperature_distribution(logits, temperature):",
         "def temperature_distribution(logits, temperature, axis=-1):").replace(
         "def top_k_distribution(logits, k):", "def top_k_distribution(logits, k, *, renormalise=True):"),
+    # The engines' rule at a tie (the notebook accepts it): every token tied with the k-th survives,
+    # written as transformers' TopKLogitsWarper (a threshold on the logits) and as a threshold on p.
+    "top_k_keeps_ties_like_transformers": COMMON + TEMPERATURE + TOP_K.replace(
+        "return _renormalise(p, _order(p)[:k])",
+        "z = _check_logits(logits)\n    kth = np.sort(z)[::-1][k - 1]\n"
+        "    return _renormalise(p, np.flatnonzero(~(z < kth)))") + TOP_P,
+    "top_k_value_threshold": REFERENCE_STYLE.replace(
+        "return _renormalise(p, _order(p)[:k])", "return _renormalise(p, p >= p[_order(p)[k - 1]])"),
     "log_space_renormalisation": COMMON + TEMPERATURE + TOP_K.replace(
         "return _renormalise(p, _order(p)[:k])",
         "z = np.log(p)\n    keep = _order(p)[:k]\n    out = np.full(p.size, -np.inf)\n    out[keep] = z[keep]\n"
@@ -171,9 +179,6 @@ WRONG = {
         "    e = np.exp(z - z.max())\n    return e / e.sum()",
         "    z = z.astype(np.float32)\n    e = np.exp(z - z.max())\n    return (e / e.sum()).astype(np.float64)"),
         "float32-arithmetic"),
-    "top_k_value_threshold": (REFERENCE_STYLE.replace(
-        "return _renormalise(p, _order(p)[:k])", "return _renormalise(p, p >= p[_order(p)[k - 1]])"),
-        "top-k-ties-extra"),
     "top_k_bad_k_accepted": (REFERENCE_STYLE.replace(
         "    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p.size:\n"
         "        raise ValueError(\"k must be an integer in [1, V]\")\n",

@@ -109,6 +109,13 @@ def truncated_is_weights(trainer_logprobs, engine_logprobs, mask, cap=2.0):
         sequence[b] = math.exp(min(total, math.log(cap)))
     return {"token": token, "sequence": sequence}
 """,
+    # The engines' rule at a tie (transformers' TopKLogitsWarper, vLLM's apply_top_k_only): every token
+    # tied with the k-th is kept, so the tied token "exactly k" drops is sampleable; the notebook accepts it.
+    "keeps_ties_like_transformers": SEED_STYLE.replace(
+        '    ranks = np.argsort(np.argsort(-lp, axis=-1, kind="stable"), axis=-1, kind="stable")\n'
+        "    keep = ranks < top_k\n",
+        "    kth = np.sort(lp, axis=-1)[..., -top_k][..., None]  # torch.topk(lp, k)[0][..., -1, None]\n"
+        "    keep = ~(lp < kth)\n"),
     "prints_and_warns": SEED_STYLE.replace(
         "    m = np.asarray(mask).astype(bool)\n",
         "    m = np.asarray(mask).astype(bool)\n    print('weights for', m.sum(), 'tokens')\n"
@@ -123,6 +130,12 @@ WRONG = {
     "ties_larger_id_first": (SEED_STYLE.replace('np.argsort(-lp, axis=-1, kind="stable")',
                                                 'np.argsort(lp, axis=-1, kind="stable")[..., ::-1]'), "tie-order",
                              "log-probs: a tied token that the smaller-id rule drops"),
+    # Half of each rule: ties kept when computing log Z_S, yet the tied token outside exactly-k rejected.
+    "ties_kept_in_z_but_rejected": (SEED_STYLE.replace(
+        "    log_z = np.log(np.where(keep, np.exp(lp), 0.0).sum(axis=-1))",
+        "    kth = np.sort(lp, axis=-1)[..., -top_k][..., None]\n"
+        "    log_z = np.log(np.where(lp >= kth, np.exp(lp), 0.0).sum(axis=-1))"), "tie-rule-mixed",
+        "log-probs: a tied token that the smaller-id rule drops"),
     "ties_default_sort": (SEED_STYLE.replace('np.argsort(-lp, axis=-1, kind="stable")', "np.argsort(-lp, axis=-1)"),
                           "tie-order"),
     "ties_argpartition": (SEED_STYLE.replace(

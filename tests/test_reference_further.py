@@ -42,6 +42,32 @@ def test_engine_and_trainer_logprobs_match_mpmath(temperature, top_k):
         assert close_mp(engine, lp[token] - log_z)
 
 
+def test_the_keep_ties_engine_rule_matches_mpmath_and_the_exact_rule_elsewhere():
+    # Ties with the k-th token: exactly k keeps ids 1 and 2 of the three tied ones, the engines' other rule
+    # (transformers' TopKLogitsWarper: drop only scores below the k-th largest) keeps all three.
+    z = np.array([[2.0, 1.0, 1.0, 1.0, -1.0]])
+    lp = mp_log_softmax(z[0] / 0.8)
+    exact = further.engine_and_trainer_logprobs(z, [2], 0.8, 3)
+    ties = further.engine_and_trainer_logprobs(z, [2], 0.8, 3, keep_ties=True)
+    assert close_mp(exact["engine"][0], lp[2] - mpmath.log(mpmath.fsum(mpmath.exp(lp[i]) for i in (0, 1, 2))))
+    assert close_mp(ties["engine"][0], lp[2] - mpmath.log(mpmath.fsum(mpmath.exp(lp[i]) for i in (0, 1, 2, 3))))
+    np.testing.assert_array_equal(exact["trainer"], ties["trainer"])
+    # the tied token beyond the first k: unsampleable under one rule, sampleable under the other
+    with pytest.raises(ValueError, match="token_ids"):
+        further.engine_and_trainer_logprobs(z, [3], 0.8, 3)
+    np.testing.assert_array_equal(further.engine_and_trainer_logprobs(z, [3], 0.8, 3, keep_ties=True)["engine"],
+                                  ties["engine"])
+    # without a tie at the cut both rules are the same rule
+    rng = np.random.default_rng(3)
+    free = rng.normal(size=(4, 9))
+    ids = np.argsort(-free, axis=-1, kind="stable")[:, 1]
+    for key in ("engine", "trainer"):
+        np.testing.assert_array_equal(further.engine_and_trainer_logprobs(free, ids, 1.3, 4)[key],
+                                      further.engine_and_trainer_logprobs(free, ids, 1.3, 4, keep_ties=True)[key])
+    with pytest.raises(TypeError, match="keep_ties"):
+        further.engine_and_trainer_logprobs(z, [2], 0.8, 3, keep_ties="yes")
+
+
 def test_a_support_holding_nearly_all_mass_matches_mpmath():
     # Dropping one token of probability ~e-30: log Z_S ~ -5e-14 is taken as log1p(-dropped mass).
     z = np.array([[0.0, 0.0, -30.0]])
@@ -163,6 +189,8 @@ def test_the_identities_the_notebook_teaches():
     np.testing.assert_allclose(loss["k3"], true["forward"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(reward["k1"], true["reverse"], rtol=1e-12, atol=1e-15)
     assert not np.allclose(reward["k3"], true["reverse"]) and not np.allclose(reward["k3"], true["forward"])
+    # TRL's bias-corrected KL (k3 times a differentiable ratio) has loss + reward gradient: the reverse KL's
+    np.testing.assert_allclose(loss["k3"] + reward["k3"], true["reverse"], rtol=1e-12, atol=1e-15)
 
 
 def test_kl_gradients_work_at_logits_of_order_1e3_and_reject_bad_input():

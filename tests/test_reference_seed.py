@@ -362,6 +362,20 @@ def test_ties_smaller_id_wins_in_top_k():
     np.testing.assert_allclose(top_k_distribution(logits, 3)[[0, 1, 3]].sum(), 1.0, rtol=1e-15)
 
 
+def test_keep_ties_keeps_every_token_tied_with_the_kth_as_transformers_does():
+    # transformers' TopKLogitsWarper removes scores < topk(scores, k)[..., -1]: written here on the logits.
+    logits = np.array([0.0, 1.0, 0.0, 1.0, 0.0, -2.0])
+    for k in range(1, logits.size + 1):
+        kth = np.sort(logits)[::-1][k - 1]
+        kept = top_k_distribution(logits, k, keep_ties=True)
+        np.testing.assert_array_equal(kept > 0, ~(logits < kth))
+        p = np.exp(logits - logits.max())
+        np.testing.assert_allclose(kept, np.where(logits < kth, 0.0, p) / p[logits >= kth].sum(), rtol=1e-15)
+    np.testing.assert_array_equal(top_k_distribution(logits, 3, keep_ties=True) > 0, [1, 1, 1, 1, 1, 0])
+    with pytest.raises(TypeError, match="keep_ties"):
+        top_k_distribution(logits, 2, keep_ties=1)
+
+
 def test_ties_smaller_id_wins_in_top_p():
     # Uniform over four tokens: 0.3 needs two tokens, and they are ids 0 and 1.
     result = top_p_distribution(np.zeros(4), 0.3)

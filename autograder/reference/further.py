@@ -31,15 +31,20 @@ LABEL_DIAGNOSES = ("ok", "double_shift", "mismatch")
 # ----------------------------------------------------------------------------- 21
 
 
-def _top_k_keep(tempered_log_p: np.ndarray, top_k: int) -> np.ndarray:
-    """Boolean mask of the ``top_k`` largest entries along the last axis (smaller id wins ties)."""
+def _top_k_keep(tempered_log_p: np.ndarray, top_k: int, keep_ties: bool = False) -> np.ndarray:
+    """Boolean mask of the ``top_k`` largest entries along the last axis (smaller id wins ties), or with
+    ``keep_ties`` every entry at least the ``top_k``-th largest (ties with it kept, as transformers and
+    vLLM's PyTorch path do)."""
     order = np.argsort(-tempered_log_p, axis=-1, kind="stable")[..., :top_k]
+    if keep_ties:
+        kth = np.take_along_axis(tempered_log_p, order[..., -1:], axis=-1)
+        return tempered_log_p >= kth
     keep = np.zeros(tempered_log_p.shape, dtype=bool)
     np.put_along_axis(keep, order, True, axis=-1)
     return keep
 
 
-def engine_and_trainer_logprobs(logits, token_ids, temperature=1.0, top_k=None):
+def engine_and_trainer_logprobs(logits, token_ids, temperature=1.0, top_k=None, *, keep_ties=False):
     r"""Log-probabilities of sampled tokens as a truncating engine and a plain trainer report them.
 
     The engine samples from :math:`\mathrm{softmax}(z/T)` restricted to its top-``k`` tokens S and
@@ -54,6 +59,11 @@ def engine_and_trainer_logprobs(logits, token_ids, temperature=1.0, top_k=None):
         The sampled tokens; each must lie in the engine's top-k support (else ``ValueError``).
     temperature : float, > 0
     top_k : int in [1, V] or None (no truncation)
+    keep_ties : bool, default False
+        The engine's rule at a tie with the ``k``-th token: ``False`` keeps exactly ``k`` (smaller id
+        first, as vllm==0.33.0's Triton kernel ``_topk_topp_kernel``), ``True`` keeps every tied token
+        (transformers==5.24.0 ``TopKLogitsWarper``, vllm==0.33.0 ``apply_top_k_only``). Exercise 21
+        accepts either.
 
     Returns
     -------
@@ -82,7 +92,9 @@ def engine_and_trainer_logprobs(logits, token_ids, temperature=1.0, top_k=None):
     if top_k is None:
         return {"engine": trainer.copy(), "trainer": trainer}
     top_k = as_int(top_k, "top_k", low=1, high=vocab)
-    keep = _top_k_keep(tempered, top_k)
+    if not isinstance(keep_ties, (bool, np.bool_)):
+        raise TypeError(f"keep_ties must be a bool, got {keep_ties!r}")
+    keep = _top_k_keep(tempered, top_k, keep_ties)
     if not np.all(np.take_along_axis(keep, ids[..., None], axis=-1)):
         raise ValueError("token_ids: a token lies outside the engine's top-k support, so the engine "
                          "could not have sampled it")

@@ -4,7 +4,10 @@ Conventions of this course (they differ from some engines on purpose; see the no
 
 * **Stable order.** Tokens are ranked by probability with a stable sort, so among equal
   probabilities the smaller token id ranks first (and is kept first).
-* **top-k** keeps exactly ``k`` tokens, ties broken by the stable order.
+* **top-k** keeps exactly ``k`` tokens, ties broken by the stable order (vLLM's Triton top-k kernel
+  does the same). ``keep_ties=True`` gives the other rule in use, every token tied with the ``k``-th
+  (transformers' ``TopKLogitsWarper``, vLLM's PyTorch ``apply_top_k_only``); exercises 19 and 21
+  accept either, see their notebooks.
 * **top-p** keeps the smallest prefix of the ranked tokens whose mass *reaches* ``top_p``: the token
   that crosses the threshold is kept. ``top_p = 1`` keeps the whole support.
 * **Tolerance rule.** Probabilities computed from logits carry rounding error: the seed's
@@ -85,7 +88,7 @@ def temperature_distribution(logits, temperature):
     return np.exp(stable_log_softmax((z - z.max()) / temperature))
 
 
-def top_k_distribution(logits, k):
+def top_k_distribution(logits, k, *, keep_ties=False):
     r"""Keep the ``k`` most probable tokens (smaller id first among ties) and renormalise.
 
     Parameters
@@ -93,11 +96,18 @@ def top_k_distribution(logits, k):
     logits : array_like of float, shape [V]
     k : int
         ``1 <= k <= V``; bools and floats are rejected.
+    keep_ties : bool, default False
+        ``False``: exactly ``k`` tokens, the smaller id kept first among ties at the cut (this course's
+        rule; vllm==0.33.0 ``vllm/v1/sample/ops/topk_topp_triton.py`` ``_topk_topp_kernel`` keeps the
+        same set). ``True``: every token whose probability equals the ``k``-th's is kept too, so more
+        than ``k`` may remain (transformers==5.24.0 ``TopKLogitsWarper.__call__`` removes only
+        ``scores < topk(scores, k)[..., -1]``; vllm==0.33.0 ``apply_top_k_only`` likewise).
 
     Returns
     -------
     numpy.ndarray of float64, shape [V]
-        Exactly ``k`` non-zero entries (fewer only if probabilities underflowed), summing to one.
+        ``k`` non-zero entries (fewer only if probabilities underflowed; more with ``keep_ties`` when
+        the ``k``-th is tied), summing to one.
 
     Examples
     --------
@@ -105,12 +115,21 @@ def top_k_distribution(logits, k):
     array([0.731059, 0.268941, 0.      , 0.      ])
     >>> top_k_distribution([0.0, 1.0, 1.0, 0.0], 1)
     array([0., 1., 0., 0.])
+    >>> top_k_distribution([0.0, 1.0, 1.0, 0.0], 1, keep_ties=True)
+    array([0. , 0.5, 0.5, 0. ])
     """
     z = _logits_1d(logits)
     k = as_int(k, "k", low=1, high=z.size)
+    if not isinstance(keep_ties, (bool, np.bool_)):
+        raise TypeError(f"keep_ties must be a bool, got {keep_ties!r}")
     log_p = stable_log_softmax(z)
-    keep = np.zeros(z.size, dtype=bool)
-    keep[_ranked(log_p)[:k]] = True
+    ranked = _ranked(log_p)
+    if keep_ties:
+        # equal logits give bit-identical log-probabilities, so == on them is the engines' tie
+        keep = log_p >= log_p[ranked[k - 1]]
+    else:
+        keep = np.zeros(z.size, dtype=bool)
+        keep[ranked[:k]] = True
     return _restrict(log_p, keep)
 
 

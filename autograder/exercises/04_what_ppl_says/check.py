@@ -60,6 +60,11 @@ MISSING_MISTAKES = {
         "dataset-irrelevant",
         "PPL on other prompts and responses measures other text: two datasets give two numbers that do not "
         "measure the same thing."),
+    "aggregation": Misconception(
+        "aggregation-irrelevant",
+        "How the responses are combined changes the number: exp of the mean NLL over all tokens pooled weights "
+        "long responses more, while the mean of per-response PPLs (verl's training_ppl) weights every response "
+        "equally and averages after the exp. They agree only when every response has the same mean NLL."),
 }
 if set(DISTRACTOR_MISTAKES) != set(key.DISTRACTORS):
     raise RuntimeError("every distractor needs its misconception")

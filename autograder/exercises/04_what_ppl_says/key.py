@@ -7,9 +7,11 @@ CLAIM_TRUTH = {"more_correct_answers": False, "more_useful": False, "better_toke
 
 #: The differences between two protocols that the notebook offers (public), split into those that can
 #: make PPL values incomparable and those that cannot.
-REASON_OPTIONS = ("tokenizer", "response_mask", "chat_template", "dataset", "log_base",
+REASON_OPTIONS = ("tokenizer", "response_mask", "chat_template", "dataset", "aggregation", "log_base",
                   "batch_size", "example_order", "parameter_count")
-VALID_REASONS = frozenset({"tokenizer", "response_mask", "chat_template", "dataset"})
+#: "aggregation" (issue 23, item 9): exp of the pooled mean NLL, as 04 and 09 define PPL, or the mean of
+#: per-response PPLs, as verl==0.9.1 reports ``training_ppl`` (``compute_offpolicy_metrics``).
+VALID_REASONS = frozenset({"tokenizer", "response_mask", "chat_template", "dataset", "aggregation"})
 #: Accepted either way. Perplexity itself does not depend on the base (2 ** mean bits == e ** mean nats);
 #: what the base changes is a reported NLL or cross-entropy, and "the reported number" can fairly be read
 #: as either, so choosing it or not both earn the points.

@@ -6,7 +6,9 @@ an inverted ratio, PPO-style two-sided clipping, a sequence weight built from tr
 padding counted) are recognised by computing their outputs on the same input.
 
 Every stated rule has a case: ties at the top-k cut (exercise 19's tie block, so an unstable sort fails
-too), T <= 0, top_k > V, cap = 0 and cap = inf, an empty row's min(1, C), shapes that NumPy would
+too; as in exercise 19 the engines' other rule, every token tied with the k-th kept, is accepted: the
+tie cases take either log Z_S, and the tied token that "exactly k" drops must raise for an answer that
+keeps exactly k and come out right for one that keeps the ties, told apart by a control call), T <= 0, top_k > V, cap = 0 and cap = inf, an empty row's min(1, C), shapes that NumPy would
 broadcast. An engine that is not renormalised (or adds log Z_S) caps the notebook at a third; bad-input
 points need valid input accepted (the gate); "exactly the keys" is graded in the open checks only.
 """
@@ -19,9 +21,9 @@ import numpy as np
 
 from autograder.channel import Call, Raised, Returned
 from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
+from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
-from autograder.checks._judge import Misconception, error_case
+from autograder.checks._judge import Misconception, error_case, expect_error
 from autograder.checks._dict_results import judge_key, overflow_named
 from autograder.reference import further
 
@@ -70,6 +72,12 @@ SEQUENCE_FROM_TOKENS = Misconception(
     "sequence-from-truncated-tokens",
     "The sequence weight was built from the already truncated token weights: it is exp(sum of the response's "
     "log-ratios), truncated once at the end.")
+TIE_RULE_MIXED = Misconception(
+    "tie-rule-mixed",
+    "Two tie rules at once: the engine's log-probabilities keep every token tied with the k-th in Z_S, yet a "
+    "tied token beyond the first k is rejected as unsampleable. Either rule is accepted (exactly k, smaller "
+    "id first; or every token tied with the k-th), but the support you sample from and the one you "
+    "normalise over must be the same set.")
 #: The key exercises 01, 17 and 20 use too: one key, one sentence.
 PADDING_COUNTED = _shared.PADDING_COUNTED
 
@@ -94,17 +102,41 @@ def _logprob_wrong(z, ids, temperature, top_k) -> dict:
             for key, pairs in wrong.items()}
 
 
+def _verdict(judge, outcomes) -> Verdict:
+    try:
+        return judge(outcomes)
+    except Reject as rejection:
+        return Verdict(False, rejection.message, rejection.misconception)
+
+
+def _either(primary, *others):
+    """PASS when ``primary`` or one of ``others`` passes; otherwise ``primary``'s verdict (its feedback
+    names the taught rule's mistakes)."""
+
+    def judge(outcomes):
+        first = _verdict(primary, outcomes)
+        if first.passed or any(_verdict(other, outcomes).passed for other in others):
+            return PASS
+        return first
+
+    return judge
+
+
 def _logprob_cases(name, z, ids, temperature, top_k, *, as_lists=False, large=False, ties=False):
     """``large``: logits of order 1e3, called again moved down by their maximum (same expected values) to
     name a missing max shift; ``ties``: every valid token is one of the tied tokens kept by the smaller-id
-    rule, so an answer that raises on it ranked the ties the other way."""
+    rule, so an answer that raises on it ranked the ties the other way; the engine's log-probability
+    may follow either tie rule (exactly k, or every token tied with the k-th)."""
     expected = further.engine_and_trainer_logprobs(z, ids, temperature, top_k)
+    kept_ties = further.engine_and_trainer_logprobs(z, ids, temperature, top_k, keep_ties=True) if ties else None
     wrong = _logprob_wrong(z, ids, temperature, top_k)
     args = (z.tolist(), ids.tolist()) if as_lists else (z, ids)
     kwargs = {"temperature": temperature, "top_k": top_k}
     cases = []
     for key in KEYS_LP:
         judge = judge_key("engine_and_trainer_logprobs", key, expected, KEYS_LP, wrong=wrong[key])
+        if kept_ties is not None:
+            judge = _either(judge, judge_key("engine_and_trainer_logprobs", key, kept_ties, KEYS_LP))
         calls = (Call("engine_and_trainer_logprobs", args, kwargs),)
         if large:
             calls += (Call("engine_and_trainer_logprobs", (z - z.max(), ids), kwargs),)
@@ -128,6 +160,33 @@ def _ties_named(judge):
         return judge(outcomes[:1])
 
     return wrapped
+
+
+def _tied_token_case(tie_z, dropped, kept, k, temperature) -> Case:
+    """The tied token that "exactly k, smaller id first" drops. An answer that keeps exactly k must raise
+    on it (the engine could not have sampled it); one that keeps every token tied with the k-th (the other
+    rule the notebook accepts) must return its log-probability. A control call on a tied token both rules
+    keep tells which rule the answer applies, so neither rule can be half-applied to dodge this case."""
+    kwargs = {"temperature": temperature, "top_k": k}
+    control_ids = np.array([kept])
+    keep_rule = judge_key("engine_and_trainer_logprobs", "engine",
+                          further.engine_and_trainer_logprobs(tie_z, control_ids, temperature, k, keep_ties=True),
+                          KEYS_LP)
+    dropped_value = judge_key("engine_and_trainer_logprobs", "engine",
+                              further.engine_and_trainer_logprobs(tie_z, np.array([dropped]), temperature, k,
+                                                                  keep_ties=True), KEYS_LP)
+    problem = "a tied token just below the top-k cut (the smaller ids are kept)"
+
+    def judge(outcomes):
+        if isinstance(outcomes[1], Returned) and _verdict(keep_rule, outcomes[1:]).passed:
+            if isinstance(outcomes[0], Raised):
+                return Verdict(False, TIE_RULE_MIXED.sentence, TIE_RULE_MIXED.key)
+            return _verdict(dropped_value, outcomes[:1])
+        return expect_error(outcomes[0], problem=problem, argument="token_ids")
+
+    return Case("log-probs: a tied token that the smaller-id rule drops", "validation",
+                (Call("engine_and_trainer_logprobs", (tie_z, np.array([dropped])), kwargs),
+                 Call("engine_and_trainer_logprobs", (tie_z, control_ids), kwargs)), judge)
 
 
 def _tie_rows(vocabulary: int) -> tuple:
@@ -260,11 +319,9 @@ def build_cases():
     outside = ids.copy()
     outside[1] = np.argsort(-z[1], kind="stable")[4]  # the least likely token: outside the top-2
     good_t, good_e, good_m = _mismatch_batch(rng, 2, 3)
-    tie_z, _, tie_k, dropped = _tie_rows(100)
+    tie_z, tie_kept, tie_k, dropped = _tie_rows(100)
     cases += [
-        error_case("log-probs: a tied token that the smaller-id rule drops", "engine_and_trainer_logprobs",
-                   (tie_z[:1], np.array([dropped])), "a tied token just below the top-k cut (the smaller ids "
-                   "are kept)", "token_ids", kwargs={"temperature": 0.8, "top_k": tie_k}),
+        _tied_token_case(tie_z[:1], dropped, int(tie_kept[0]), tie_k, 0.8),
         error_case("log-probs: a negative temperature", "engine_and_trainer_logprobs",
                    (z, ids), "temperature -1", "temperature", kwargs={"temperature": -1.0, "top_k": None}),
         error_case("log-probs: top_k larger than the vocabulary", "engine_and_trainer_logprobs",
