@@ -88,3 +88,30 @@ def regions(fragment: str, inside) -> int:
 
 def has_class(name: str):
     return lambda tag, attrs: name in (attrs.get("class") or "").split()
+
+
+class _Ancestors(HTMLParser):
+    def __init__(self, needle: str):
+        super().__init__(convert_charrefs=True)
+        self.needle, self.stack, self.found = needle, [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.stack:
+            while self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data):
+        if self.found is None and self.needle in data:
+            self.found = list(self.stack)
+
+
+def ancestors(fragment: str, needle: str) -> list | None:
+    """The open elements around the first text holding ``needle`` (None when it is not shown)."""
+    parser = _Ancestors(needle)
+    parser.feed(fragment)
+    parser.close()
+    return parser.found

@@ -15,7 +15,7 @@ import html
 import nbformat
 import pytest
 from hostile.markdown_payloads import PAYLOADS
-from inert_support import has_class, regions, violations
+from inert_support import ancestors, has_class, regions, violations
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from autograder.feedback import page as feedback
@@ -46,6 +46,14 @@ def test_renderer_output_is_on_the_allow_list(payload):
     words = [w for w in payload.text.replace("\x00", " ").split() if w.isalpha() and len(w) > 3]
     shown = html.unescape(body)
     assert all(w in shown for w in words[:3]), (words[:3], body)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=IDS)
+def test_no_payload_moves_the_rest_of_the_answer(payload):
+    # What follows a payload is a paragraph of its own, or code when CommonMark says the payload opened
+    # a fence that never closes; never inside a formula, a link or a table (a formula whose TeX carried
+    # markup that closed it early did that: such a formula is shown as TeX).
+    assert ancestors(markdown_html(payload.text + "\n\nM6NEXT"), "M6NEXT") in (["p"], ["pre", "code"])
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=IDS)
@@ -95,6 +103,11 @@ def test_written_answer_budget_is_shared_and_falls_back_to_plain_text():
     assert frozen_html(first).count("<math") == 1 and '<code class="tex">y</code>' in frozen_html(first)
     second = notebook_cell_source("*far too long*", budget)
     assert TOO_LONG in second and "<em>" not in second and "*far too long*" in second
+
+
+def test_formulas_carrying_markup_are_shown_as_tex():
+    body = markdown_html("$\\text{</math><b>x</b>}$ and $\\text{ok}$")
+    assert body.count("<math") == 1 and '<code class="tex">\\text{&lt;/math&gt;&lt;b&gt;x&lt;/b&gt;}</code>' in body
 
 
 def test_bad_arguments_are_named():

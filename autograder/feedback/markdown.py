@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import html
+from xml.etree import ElementTree
 
 import nh3
 from markdown_it import MarkdownIt
@@ -90,9 +91,24 @@ def _math(tokens, idx, env, display: bool) -> str:
     budget = env["formulas"]
     budget[0] -= 1
     tex = tokens[idx].content
-    if budget[0] < 0:  # over the budget: the TeX source, as text
-        return f'<code class="tex">{html.escape(tex.strip())}</code>'
-    return mathml(tex, display=display)
+    markup = mathml(tex, display=display) if budget[0] >= 0 else ""  # over the budget: the TeX source
+    return markup if _is_plain_mathml(markup) else f'<code class="tex">{html.escape(tex.strip())}</code>'
+
+
+def _is_plain_mathml(markup: str) -> bool:
+    """``markup`` is well-formed XML made of MathML elements only.
+
+    ``latex2mathml`` copies ``\\text{...}`` into ``<mtext>`` unescaped, so a formula can carry markup
+    (``\\text{</math><img ...>}``). The sanitizer would remove what is not allowed, but markup that closes
+    the formula early also moves the rest of the answer inside it: such a formula is shown as its TeX.
+    """
+    if not markup.startswith("<math"):
+        return False
+    try:
+        root = ElementTree.fromstring(markup)
+    except ElementTree.ParseError:
+        return False
+    return all(element.tag.rpartition("}")[2] in MATHML_TAGS for element in root.iter())
 
 
 def _plain_fence(self, tokens, idx, options, env) -> str:
