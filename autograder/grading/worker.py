@@ -342,8 +342,12 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
                 cells.append(duplicate)
         elif kind == "manual":
             # The student's words as sanitized HTML that nbconvert shows verbatim (formgrader, nbgrader's
-            # feedback and the kit's page): see autograder/feedback/markdown.py.
-            cell.source = notebook_cell_source(extraction.manual.get(grade_id, ""), written)
+            # feedback and the kit's page): see autograder/feedback/markdown.py. An answer left as the
+            # release's stub (its checksum matches: the instructor's words) stays as it is, so that nbgrader
+            # still scores it 0, "No response" (nbgrader.utils.determine_grade compares checksums).
+            cell.source = extraction.manual.get(grade_id, "")
+            if not (isinstance(meta, dict) and meta.get("checksum") == nbutils.compute_checksum(cell)):
+                cell.source = notebook_cell_source(cell.source, written)
             cell.pop("attachments", None)
             cells.append(cell)
         elif kind == "test":
