@@ -11,7 +11,8 @@ import pytest
 
 from autograder.checks._core import CaseResult, GroupResult
 from autograder.feedback import page as feedback
-from autograder.feedback.math_markup import markdown_html, mathml
+from autograder.feedback.markdown import markdown_html
+from autograder.feedback.math_markup import mathml
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -1,10 +1,12 @@
-"""Markdown with TeX mathematics to HTML whose formulas are MathML, made offline at grading time.
+"""TeX formulas to MathML, made offline at grading time, and heading levels fitted for a page.
 
 Feedback pages must read without network access, so no MathJax from a CDN: ``$...$`` and
 ``$$...$$`` are converted to MathML by ``latex2mathml`` (pure Python) and browsers draw MathML
-natively. The formulas are cut out before the Markdown renderer sees them (it would read ``_`` and
-``*`` inside them as emphasis) and put back afterwards. A formula the converter cannot read is shown
-as its TeX source in ``<code>``, never dropped.
+natively. A formula the converter cannot read is shown as its TeX source in ``<code>``, never dropped.
+
+:func:`mathml` serves :mod:`autograder.feedback.markdown` (which renders and sanitizes written answers
+and notebook prose for every page). :func:`substitute_math` puts MathML into the Markdown source of the
+course's own cells for ``nbgrader generate_feedback``'s page (instructors' text, not students').
 """
 
 from __future__ import annotations
@@ -18,13 +20,6 @@ try:
 except ImportError:  # pragma: no cover - a declared dependency; TeX source is the fallback
     _to_mathml = None
 
-try:  # nbconvert's Markdown renderer (a dependency of nbgrader)
-    import mistune
-
-    _markdown = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
-except Exception:  # noqa: BLE001 - plain text is the fallback
-    _markdown = None
-
 # Display math first ($$...$$, \[...\]), then inline ($...$ on one line, \(...\) on one line). A
 # dollar that is escaped or followed by a space does not open inline math (prices, shell prompts).
 # A form is (opening, closing, spans lines, least inside) or (pattern, None, ...): see _spans.
@@ -33,12 +28,10 @@ _INLINE = ((re.compile(r"(?<![\\$])\$(?![\s$])([^$\n]+?)(?<!\s)\$(?!\$)"), None,
            ("\\(", "\\)", False, 1))
 # Code spans and fenced blocks keep their dollars.
 _CODE = (("```", "```", True, 0), (re.compile(r"`[^`\n]*`"), None, False, 0))
-_HEADING = re.compile(r"<(/?)h([1-6])([ >])")
 #: Formulas converted to MathML per text (a student's written answer); the rest stay TeX source, so
 #: that an answer made of a million ``$x$`` costs the grader a bounded time.
 MAX_FORMULAS = 500
 _CODE_SLOT = re.compile(r"CODESLOT[0-9a-f]{12}X")
-_MATH_SLOT = re.compile(r"<p>(MATHSLOT[0-9a-f]{12}X)</p>|(MATHSLOT[0-9a-f]{12}X)")
 
 
 class _Form:
@@ -165,35 +158,6 @@ def _budgeted_mathml(budget: list | None = None):
     return render
 
 
-def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None) -> str:
-    """HTML for Markdown ``text``, its formulas as MathML, its headings moved ``demote`` levels down.
-
-    ``formulas`` (a one-item list, shared across calls) is how many formulas may still become MathML;
-    default: :data:`MAX_FORMULAS` for this text alone.
-
-    >>> "<math" in markdown_html("Let $y_{<t}$ be the prefix.")
-    True
-    >>> markdown_html("# Title", demote=2)
-    '<h3>Title</h3>\\n'
-    """
-    slots: dict = {}
-    render = _budgeted_mathml(formulas)
-
-    def keep(tex: str, display: bool) -> str:
-        # Formulas are cut out before the Markdown renderer sees them: it would read _ and * as emphasis.
-        key = f"MATHSLOT{secrets.token_hex(6)}X"
-        slots[key] = render(tex, display)
-        return key
-
-    text = substitute_math(text, keep)
-    body = _markdown(text) if _markdown is not None else f"<pre>{html.escape(text)}</pre>"
-    if slots:  # one pass: a replace per formula would be quadratic in the number of formulas
-        body = _MATH_SLOT.sub(lambda m: slots.get(m.group(1) or m.group(2), m.group(0)), body)
-    if demote:
-        body = _HEADING.sub(lambda m: f"<{m.group(1)}h{min(6, int(m.group(2)) + demote)}{m.group(3)}", body)
-    return body
-
-
 _ANY_HEADING = re.compile(r"<(/?)h([1-6])(?=[\s>])", re.IGNORECASE)
 
 
@@ -238,4 +202,4 @@ def fit_markdown_headings(source: str, current: int) -> tuple[str, int]:
     return "\n".join(lines), current
 
 
-__all__ = ["fit_heading_levels", "fit_markdown_headings", "markdown_html", "mathml", "substitute_math"]
+__all__ = ["MAX_FORMULAS", "fit_heading_levels", "fit_markdown_headings", "mathml", "substitute_math"]

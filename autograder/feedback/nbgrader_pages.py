@@ -9,8 +9,7 @@ hidden tests and renders with the ``module6_feedback`` template (``autograder/fe
   :mod:`autograder.feedback.page`): they are shown as the same verdict block as the grader's own
   page (a word, a symbol and a colour per case; the teaching sentence of each failure);
 * when the notebook stopped early (crash, time-out, a resource limit), one sentence at the top says
-  what happened and what to try.
-
+  what happened and what to try;
 * the outputs of cells that ran after the first hidden test are dropped and the page says so in one
   sentence (:mod:`autograder.feedback.withheld`: the same rule as the grader's own page);
 * what nbconvert spends on the page is bounded whatever the notebook holds (:func:`bound_page`): code
@@ -19,6 +18,15 @@ hidden tests and renders with the ``module6_feedback`` template (``autograder/fe
   ``input`` block), and the student's code and outputs fill at most :data:`STUDENT_PAGE_BYTES` of the
   page; beyond, the page says what was left out. The autograded notebook itself is not changed
   (this runs on nbconvert's copy) and the student's file stays in ``submitted/``.
+
+Written answers are shown as the grader froze them in the autograded notebook (sanitized HTML that
+nbconvert passes through verbatim: :mod:`autograder.feedback.markdown`). :class:`InertWrittenAnswers` is
+a second layer on nbconvert's side, for formgrader's grading view and for this page alike: every
+written-answer cell is sanitized again, or rendered by the kit's renderer when it holds anything else
+(an autograded notebook made before that renderer). nbconvert's own ``HTMLExporter.sanitize_html``
+(nbconvert 7.17, ``filters/strings.py``, ``clean_html``) is not used: formgrader's ``formgrade``
+template does not apply it to Markdown cells, and its bleach allow-list (no ``p``, headings or MathML)
+escapes the rest into visible tags.
 """
 
 from __future__ import annotations
@@ -28,11 +36,13 @@ from pathlib import Path
 
 import nbformat
 from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import default
 
 from autograder.feedback import page as grader_feedback
 from autograder.feedback import withheld
+from autograder.feedback.markdown import inert_cell_source
 from autograder.feedback.math_markup import fit_markdown_headings, substitute_math
 
 #: The folder holding the ``module6_feedback`` nbconvert template.
@@ -151,6 +161,9 @@ def configure(c) -> None:
     from nbgrader.preprocessors import GetGrades
 
     c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
+    # formgrader's grading view renders with HTMLExporter(config=...) from this config; FeedbackExporter is
+    # an HTMLExporter and reads the same section: both run the second layer first.
+    c.HTMLExporter.preprocessors = [InertWrittenAnswers]
     c.GenerateFeedback.exporter_class = FeedbackExporter
     # Both settings name this class, never HTMLExporter (see FeedbackExporter); nbgrader's feedback
     # template folder comes second, for the index.html.j2 the kit's template extends.
@@ -171,6 +184,17 @@ def math_to_mathml(source: str) -> str:
     '`$HOME` costs $5'
     """
     return substitute_math(source)
+
+
+class InertWrittenAnswers(Preprocessor):
+    """Every written-answer cell (Markdown with ``nbgrader.solution``) as sanitized HTML nbconvert shows verbatim."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        meta = cell.metadata.get("nbgrader")
+        if cell.cell_type == "markdown" and isinstance(meta, dict) and meta.get("solution"):
+            cell.source = inert_cell_source(cell.source)
+            cell.pop("attachments", None)
+        return cell, resources
 
 
 class ReadableFeedback(NbGraderPreprocessor):
@@ -223,5 +247,6 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_PAGE_CHARS", "PLAIN_KEY", "ReadableFeedback",
-           "STUDENT_PAGE_BYTES", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure", "math_to_mathml"]
+__all__ = ["CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_PAGE_CHARS", "InertWrittenAnswers", "PLAIN_KEY",
+           "ReadableFeedback", "STUDENT_PAGE_BYTES", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
+           "math_to_mathml"]

@@ -6,8 +6,9 @@ notebook). Each test cell's points output carries the group's verdicts as data (
 :data:`METADATA_KEY`, written by :func:`group_record`); the page and the class report read them from
 there, never from the printed text.
 
-The page is one self-contained file that reads offline: formulas are MathML made at grading time
-(:mod:`autograder.feedback.math_markup`), code is highlighted by Pygments with inline CSS, figures are
+The page is one self-contained file that reads offline: written answers and notebook prose are
+CommonMark rendered and sanitized by :mod:`autograder.feedback.markdown` (formulas are MathML made at
+grading time), code is highlighted by Pygments with inline CSS, figures are
 data URIs. Accessibility: headings never skip a level, figures carry alt text, and every verdict is
 a word ("Passed", "Failed", "Not run") as well as a colour and a symbol.
 """
@@ -20,7 +21,8 @@ import html
 import re
 
 from autograder.feedback import withheld
-from autograder.feedback.math_markup import fit_heading_levels, markdown_html
+from autograder.feedback.markdown import PAGE_FORMULAS, PAGE_MARKDOWN_CHARS, frozen_html, markdown_html
+from autograder.feedback.math_markup import fit_heading_levels
 from autograder.grading.statuses import Status
 
 try:
@@ -39,12 +41,8 @@ except ImportError:  # pragma: no cover - pygments comes with nbconvert
 METADATA_KEY = "autograder"
 #: Printed text kept per output on the page (the sandbox already caps what a cell may print).
 MAX_TEXT_CHARS = 10_000
-#: Characters of the student's written answers rendered as Markdown with formulas, per page, and the
-#: formulas made MathML among them; answers beyond are shown as plain text, formulas as TeX. Rendering
-#: runs in the grading process, with no time limit of the sandbox's: what a 20 MB answer may cost it
-#: must be bounded by these, not by its size.
-PAGE_MARKDOWN_CHARS = 200_000
-PAGE_FORMULAS = 2_000
+# PAGE_MARKDOWN_CHARS and PAGE_FORMULAS (imported above) bound what the written answers of one page
+# may cost to format: see autograder/feedback/markdown.py.
 #: What the trusted side spends on a notebook's code, whatever the notebook holds. Pygments costs about
 #: 6 microseconds and makes up to 25 bytes of markup per character of code made of tiny tokens
 #: (``a+1;a+1;...``): code is highlighted up to these many characters per cell and per page (an honest
@@ -468,13 +466,17 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     for index, cell in enumerate(nb.cells):
         kind = _kind(cell)
         if kind in ("markdown", "manual"):
-            if kind == "manual" and len(cell.source) > rich:
+            # A written answer of the grader's autograded notebook was rendered and sanitized when it was
+            # graded (charged to that notebook's budget): here it only goes through the allow-list again.
+            body = frozen_html(cell.source) if kind == "manual" else None
+            if body is None and kind == "manual" and len(cell.source) > rich:
                 page.add(f"<div class='cell manual'><p class='label'>Your written answer (as plain text: too long "
                          f"to format)</p>{_text(cell.source)}</div>")
                 continue
-            rich -= len(cell.source) if kind == "manual" else 0
-            # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
-            body = markdown_html(cell.source, demote=2, formulas=formulas if kind == "manual" else None)
+            if body is None:
+                rich -= len(cell.source) if kind == "manual" else 0
+                # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
+                body = markdown_html(cell.source, demote=2, formulas=formulas if kind == "manual" else None)
             found = [int(n) for n in re.findall(r"<h([1-6])[ >]", body)]
             if found:
                 level = found[-1]

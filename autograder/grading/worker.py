@@ -21,6 +21,8 @@ from autograder.feedback import page as feedback_html
 from autograder.feedback.withheld import withhold_after_hidden_tests
 from autograder.grading.outcome_text import trusted_outcome
 from autograder.grading import intake
+from autograder.feedback.markdown import Budget as WrittenBudget
+from autograder.feedback.markdown import notebook_cell_source
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
@@ -205,6 +207,7 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
     checksums = task.get("checksums") or {}
     stem = task["stem"]
     cell_frames = run.cells
+    written = WrittenBudget()  # one formatting budget for all of this notebook's written answers
     by_source: dict = {}
     for number, slot in enumerate(slots):
         by_source.setdefault(slot.source_index, []).append((number, slot))
@@ -242,8 +245,13 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
                 duplicate.outputs = _cell_outputs(cell_frames.get(number))
                 cells.append(duplicate)
         elif kind == "manual":
-            # What formgrader shows the instructor: the student's words, with no active content.
-            cell.source = inert_markdown(extraction.manual.get(grade_id, ""))
+            # The student's words as sanitized HTML that nbconvert shows verbatim (formgrader, nbgrader's
+            # feedback and the kit's page): see autograder/feedback/markdown.py. An answer left as the
+            # release's stub (its checksum matches: the instructor's words) stays as it is, so that nbgrader
+            # still scores it 0, "No response" (nbgrader.utils.determine_grade compares checksums).
+            cell.source = extraction.manual.get(grade_id, "")
+            if not (isinstance(meta, dict) and meta.get("checksum") == nbutils.compute_checksum(cell)):
+                cell.source = notebook_cell_source(cell.source, written)
             cell.pop("attachments", None)
             cells.append(cell)
         elif kind == "test":
@@ -268,37 +276,6 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
     withhold_after_hidden_tests(nb)
     _renumber(nb)
     return nb
-
-
-_ACTIVE_SCHEME = re.compile(r"(?i)(j[\s\x00-\x1f]*a[\s\x00-\x1f]*v[\s\x00-\x1f]*a[\s\x00-\x1f]*"
-                            r"s[\s\x00-\x1f]*c[\s\x00-\x1f]*r[\s\x00-\x1f]*i[\s\x00-\x1f]*p[\s\x00-\x1f]*t"
-                            r"|v[\s\x00-\x1f]*b[\s\x00-\x1f]*s[\s\x00-\x1f]*c[\s\x00-\x1f]*r[\s\x00-\x1f]*i"
-                            r"[\s\x00-\x1f]*p[\s\x00-\x1f]*t|d[\s\x00-\x1f]*a[\s\x00-\x1f]*t[\s\x00-\x1f]*a)"
-                            r"[\s\x00-\x1f]*:")
-_CODE = re.compile(r"^(```|~~~)[^\n]*\n.*?(?:^\1[^\n]*$|\Z)", re.S | re.M)
-
-
-def inert_markdown(text: str) -> str:
-    """Student markdown that renders the same words but runs nothing in the instructor's browser.
-
-    Outside fenced code blocks, ``&`` and ``<`` become entities (so no tag, comment,
-    autolink or entity trick survives: ``<script>``, ``<img onerror=...>``, ``<svg onload>`` show as
-    text), and ``javascript:``, ``vbscript:`` and ``data:`` URL schemes (with any spacing) are broken
-    with a visible ``-blocked``. Markdown inside code is shown verbatim by every renderer anyway.
-    """
-    parts = []
-    last = 0
-    for match in _CODE.finditer(text):
-        parts.append(_inert(text[last:match.start()]))
-        parts.append(match.group(0))
-        last = match.end()
-    parts.append(_inert(text[last:]))
-    return "".join(parts)
-
-
-def _inert(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;")
-    return _ACTIVE_SCHEME.sub(lambda m: re.sub(r"[\s\x00-\x1f]", "", m.group(1)) + "-blocked:", text)
 
 
 def _renumber(nb) -> None:
