@@ -20,6 +20,7 @@ import html
 import re
 
 from autograder.feedback.math_markup import fit_heading_levels, markdown_html
+from autograder.feedback.rubric import is_rubric_cell
 from autograder.grading.statuses import Status
 
 try:
@@ -336,6 +337,8 @@ STATUS_WORDS = {
     Status.TIMEOUT: "ran out of time", Status.MISSING: "not submitted", Status.REJECTED: "not run (see the notes)",
     Status.GRADER_ERROR: "not graded: the grader failed", Status.SYMLINK: "not read (a symbolic link)",
     Status.BAD_TIMESTAMP: "timestamp unreadable",
+    Status.TIMESTAMP_DISPUTED: "timestamp not the received time",
+    Status.UNREADABLE: "not a readable notebook: resubmit it",
 }
 
 
@@ -378,6 +381,8 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     level = 2  # the deepest heading so far; a verdict heading goes one below it
     rich, formulas = PAGE_MARKDOWN_CHARS, [PAGE_FORMULAS]
     for cell in nb.cells:
+        if is_rubric_cell(cell):
+            continue  # the rubric is for the person grading (formgrader), never on the student's page
         kind = _kind(cell)
         if kind in ("markdown", "manual"):
             if kind == "manual" and len(cell.source) > rich:

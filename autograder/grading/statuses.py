@@ -27,6 +27,8 @@ class Status(enum.StrEnum):
     SYMLINK = "symlink"
     MISSING = "missing"
     BAD_TIMESTAMP = "bad_timestamp"
+    TIMESTAMP_DISPUTED = "timestamp_disputed"
+    UNREADABLE = "unreadable"
 
     @property
     def meaning(self) -> str:
@@ -36,7 +38,7 @@ class Status(enum.StrEnum):
     def per_cell(self) -> bool:
         """True when the row names a cell (``grade_id``); False when it stands for a whole notebook
         (``symlink``, and ``error`` rows the coordinator writes) or for the timestamp file."""
-        return self not in (Status.SYMLINK, Status.BAD_TIMESTAMP)
+        return self not in (Status.SYMLINK, Status.BAD_TIMESTAMP, Status.TIMESTAMP_DISPUTED)
 
 
 _MEANINGS = {
@@ -57,6 +59,11 @@ _MEANINGS = {
     Status.MISSING: "the student submitted no such notebook: every graded cell scores 0",
     Status.BAD_TIMESTAMP: "the submission's timestamp.txt could not be read: the notebooks are graded as if it "
                           "had no timestamp, so no late penalty is applied (a row for the file, not a cell)",
+    Status.TIMESTAMP_DISPUTED: "the submission's timestamp.txt (written on the student's side) disagrees with the "
+                               "time the exchange received the submission: the received time counts, for the late "
+                               "penalty too (a row for the file, not a cell)",
+    Status.UNREADABLE: "the submitted file is not a readable notebook (not JSON, or not nbformat): nothing in it "
+                       "could be graded, so every cell scores 0; the student should submit the notebook again",
 }
 
 #: Rows whose notebook was not graded at all; the summary counts them with the errors.

@@ -19,6 +19,7 @@ from nbgrader import utils as nbutils
 
 from autograder.channel import Unreadable, decode_outcome
 from autograder.feedback import page as feedback_html
+from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
@@ -125,6 +126,13 @@ _REASONS = {
 
 #: Row status when some cases of a test cell did not run, by the run's reason.
 _STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED}
+
+
+#: ``Rejected.limit`` of a file that is not a notebook at all (status ``unreadable``, not ``rejected``).
+UNREADABLE = "unreadable"
+#: Notebook metadata key of the autograded notebook naming a state every cell shares (``unreadable``):
+#: the gradebook's comments say it (:class:`autograder.grading.gradebook.SaveStatedGrades`).
+STATE_KEY = "module6_state"
 
 
 class Rejected(Exception):
@@ -261,8 +269,11 @@ def grade_notebook(task: dict) -> dict:
         submitted, rejected = None, Rejected("file", f"the submitted file could not be opened ({error.strerror})")
         notes.append(f"your submission was not run: {rejected}")
     except Exception as error:  # noqa: BLE001 - a broken file is the student's, grading goes on
-        submitted = None
-        notes.append(f"the submitted notebook could not be read ({type(error).__name__}); graded as empty")
+        # Not a notebook at all (not JSON, not nbformat): nothing in it can be graded, and every page
+        # and row says so with its own status instead of treating each answer as not written yet.
+        submitted, rejected = None, Rejected(UNREADABLE, f"the submitted file is not a readable notebook "
+                                                         f"({type(error).__name__}); submit the notebook again")
+        notes.append(f"your submission could not be graded: {rejected}")
     extraction = extract(source_nb, submitted)
     notes.extend(extraction.notes)
 
@@ -287,6 +298,8 @@ def grade_notebook(task: dict) -> dict:
 
     statuses: dict = {}
     autograded = _build_notebook(task, source_nb, extraction, steps, slots, run, checks, limits, statuses)
+    if rejected is not None and rejected.limit == UNREADABLE:
+        autograded.metadata[STATE_KEY] = {"status": str(Status.UNREADABLE), "comment": f"Not graded: {rejected}."}
     rows = _rows(task, autograded, statuses, rejected)
     # A rejected submission never ran: the page explains it through the notes, not as a crash.
     html = feedback_html.render(autograded, task, rows, notes, reason=None if rejected else reason,
@@ -342,6 +355,9 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cell.source = inert_markdown(extraction.manual.get(grade_id, ""))
             cell.pop("attachments", None)
             cells.append(cell)
+            rubric = rubric_cell(stem, grade_id)  # for formgrader's view only: feedback drops it
+            if rubric is not None:
+                cells.append(rubric)
         elif kind == "test":
             cell.source = test_docstring(original.source)
             number = next((n for n, s in by_source.get(index, []) if s.kind == "calls"), None)
@@ -474,7 +490,8 @@ def _rows(task, nb, statuses: dict, rejected) -> list:
         score, max_score = nbutils.determine_grade(cell)
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         if rejected is not None:
-            status, text = Status.REJECTED, f"not run: {rejected}"
+            status = Status.UNREADABLE if rejected.limit == UNREADABLE else Status.REJECTED
+            text = f"not run: {rejected}"
             score = 0.0 if score is not None or nbutils.is_solution(cell) else score
         elif score is None:
             status, text = Status.NEEDS_MANUAL_GRADE, "waiting for the instructor"
