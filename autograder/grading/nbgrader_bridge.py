@@ -9,18 +9,20 @@ metadata) and ``autograde_preprocessors`` (``Execute`` in a kernel as the gradin
 * ``sanitize_preprocessors = [DropSubmission]``: the student's file is not trusted, so nothing of it
   is kept at this step (nbgrader's ``CheckCellMetadata`` would let one hostile cell stop the whole
   run with ``SchemaTooNewError``);
-* ``autograde_preprocessors = [SandboxedGrade, SaveAutoGrades, AssignLatePenalties]``:
+* ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]``:
   :class:`SandboxedGrade` grades the submitted file with :func:`autograder.grading.worker.grade_notebook`
   (the function ``autograder grade`` runs in its workers) and hands nbgrader the autograded
-  notebook it built; nbgrader's own ``SaveAutoGrades`` and ``AssignLatePenalties`` store it, exactly
+  notebook it built; nbgrader's own ``SaveAutoGrades`` (whose comments also name an unreadable notebook) and ``AssignLatePenalties`` store it, exactly
   as ``autograder grade`` does. Scores, gradebook rows, ``autograded/`` notebooks and feedback pages
   are the same whichever command ran.
 * ``exporter_class = SubmissionExporter``: a submitted file that is not a notebook at all is graded
   as an empty submission (zero points) instead of failing that student's whole assignment.
 
 nbgrader 0.9.6 crashes on an unparseable ``timestamp.txt`` (it calls ``CourseDirectory.fail``, which
-does not exist); :func:`install` makes it read timestamps with
-:func:`autograder.grading.timestamps.read_timestamp` (unusable: treated as missing, with a warning).
+does not exist) and trusts the time a student wrote there; :func:`install` makes it read submission
+times with :func:`autograder.grading.timestamps.submission_time` (the exchange's receipt written by
+:class:`autograder.grading.receipts.ReceiptCollect` when there is one; an unusable file counts as
+missing, with a warning), as ``autograder grade`` does.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from pathlib import Path
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor, SaveAutoGrades
+from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer
 
-from autograder.grading.timestamps import read_timestamp
+from autograder.grading.gradebook import SaveStatedGrades
+from autograder.grading.timestamps import submission_time
 
 #: Set on a notebook by :class:`DropSubmission`, checked by :class:`SandboxedGrade`.
 _PLACEHOLDER_KEY = "module6_placeholder"
@@ -96,8 +99,7 @@ class SandboxedGrade(NbGraderPreprocessor):
             raise RuntimeError(f"notebook {stem!r} is not part of {assignment!r} in the gradebook")
         spec = specs[stem]
         if not self.no_sandbox:
-            from autograder.grading.sandbox import require_sandbox
-            require_sandbox()  # no sandbox, no grading: the same rule as `autograder grade`
+            self._require_sandbox(coursedir, student, assignment)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{stem}.ipynb"
         # The worker opens the file itself, within the limits and without following a symbolic link.
         task = {"student": student, "assignment": assignment, "stem": stem, "source": spec["source"],
@@ -110,6 +112,26 @@ class SandboxedGrade(NbGraderPreprocessor):
         write_outputs(coursedir, assignment, result)
         self.log.info("%s/%s graded in the sandbox (%s)", student, stem, result["reason"])
         return nbformat.reads(result["autograded"], as_version=4), resources
+
+
+    def _require_sandbox(self, coursedir, student: str, assignment: str) -> None:
+        """No sandbox, no grading (the rule of ``autograder grade``), said once for the whole run.
+
+        nbgrader prints a traceback for every student whose notebook raises; a ``SystemExit`` passes
+        through its per-student handler, so the command stops at the first notebook with the one
+        sentence (formgrader's button shows it as the error of that click). The autograded folder
+        nbgrader had just made for this student is removed, as nbgrader removes a failed one, so the
+        next run does not skip the student.
+        """
+        from autograder.grading.sandbox import SandboxError, require_sandbox
+
+        try:
+            require_sandbox("set c.SandboxedGrade.no_sandbox = True in nbgrader_config.py")
+        except SandboxError as error:
+            import shutil
+            shutil.rmtree(coursedir.format_path(coursedir.autograded_directory, student, assignment),
+                          ignore_errors=True)
+            raise SystemExit(f"nbgrader autograde: {error}") from None
 
 
 class SubmissionExporter(NotebookExporter):
@@ -142,7 +164,8 @@ class SubmissionExporter(NotebookExporter):
 
 
 def _tolerant_timestamp(self, dest_path: str):
-    timestamp = read_timestamp(dest_path)
+    # The same time as `autograder grade`: the exchange's receipt when there is one (see receipts.py).
+    timestamp = submission_time(dest_path)
     if timestamp.problem:
         self.log.warning(timestamp.problem)
     return timestamp.value
@@ -151,6 +174,8 @@ def _tolerant_timestamp(self, dest_path: str):
 def install(c) -> None:
     """Point nbgrader's Autograde (command line and formgrader) at the sandboxed grader, in config ``c``."""
     c.Autograde.sanitize_preprocessors = [DropSubmission]
-    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveAutoGrades, AssignLatePenalties]
+    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]
     c.Autograde.exporter_class = SubmissionExporter
     CourseDirectory.get_existing_timestamp = _tolerant_timestamp
+    from autograder.grading import receipts
+    receipts.install(c)
