@@ -10,6 +10,8 @@ it. Everything that makes a page for a student drops it: :class:`autograder.feed
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 
 #: Cell metadata key marking a rubric cell; its value is the grade id of the answer it grades.
@@ -26,7 +28,9 @@ def rubric_cell(stem: str, grade_id: str):
         text = rubric_path(stem).read_text(encoding="utf-8")
     except (FileNotFoundError, KeyError):
         return None
-    cell = nbformat.v4.new_markdown_cell(f"{HEADING}\n\n{text.strip()}\n", id=f"rubric-{grade_id}")
+    # Its headings go three levels down: in formgrader's view the rubric sits under the notebook's own.
+    text = re.sub(r"(?m)^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", text.strip())
+    cell = nbformat.v4.new_markdown_cell(f"{HEADING}\n\n{text}\n", id=f"rubric-{grade_id}")
     cell.metadata[METADATA_KEY] = grade_id
     return cell
 
