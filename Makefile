@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml course/pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup
 
-## make demo: build the release, grade a simulated class in a scratch copy, print the grade table
+## make demo: build the releases, grade a simulated class in a scratch copy (module6, then module6_further), print the grade tables
 demo: $(STAMP)
 	$(PY) -m autograder.demo
 

@@ -13,6 +13,7 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
 
 EXIT_STATUSES = """\
@@ -24,6 +25,9 @@ exit status:
      (listed on stderr; they have no grade, run again to retry)
   1  the grader crashed (a bug: the traceback is printed)
 """
+
+#: An nbgrader setting on the command line, as nbgrader's apps take it: ``--Class.trait=value``.
+_NBGRADER_SETTING = re.compile(r"--[A-Za-z_]\w*(\.[A-Za-z_]\w*)+=.*", re.S)
 
 #: Subcommands that hand their arguments to a module's own ``main(argv)``.
 TOOLS = {
@@ -49,7 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     grade = commands.add_parser(
         "grade", help="grade submitted/<student>/ASSIGNMENT/*.ipynb into the gradebook, autograded/ and feedback/",
         description="Grade every submission in the sandbox. Run in the course directory (the one with "
-                    "nbgrader_config.py), after `nbgrader generate_assignment` and `nbgrader collect`.",
+                    "nbgrader_config.py), after `nbgrader generate_assignment` and `nbgrader collect`. "
+                    "The configuration is nbgrader's own, read as its commands read it (every "
+                    "nbgrader_config.py of `jupyter --paths`, then the course's); nbgrader settings given "
+                    "as --Class.trait=value (e.g. --CourseDirectory.db_url=sqlite:///other.db) come last.",
         epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     grade.add_argument("assignment", help="assignment name, e.g. module6")
     grade.add_argument("--student", action="append", dest="students", metavar="ID",
@@ -160,7 +167,8 @@ def grade(args) -> int:
 
         options = Options(assignment=args.assignment, students=args.students, jobs=args.jobs, dask=args.dask,
                           report=args.report, timeout=args.timeout, memory_mb=args.memory, force=args.force,
-                          course_dir=args.course_dir, progress=not args.no_progress)
+                          course_dir=args.course_dir, progress=not args.no_progress,
+                          nbgrader_args=tuple(args.nbgrader_args))
         if args.no_sandbox:  # explicit only: the summary then says the run was not sandboxed
             options.use_bwrap = False
         return run(options)
@@ -172,8 +180,13 @@ def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in TOOLS:
         module = importlib.import_module(TOOLS[argv[0]][0])
-        return module.main(argv[1:])
-    args = _parser().parse_args(argv)
+        return module.main(argv[1:], prog=f"autograder {argv[0]}")
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    settings = [item for item in extra if _NBGRADER_SETTING.fullmatch(item)]
+    if args.command != "grade" and extra or len(settings) != len(extra):
+        parser.error(f"unrecognized arguments: {' '.join(item for item in extra if item not in settings or args.command != 'grade')}")
+    args.nbgrader_args = settings
     logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
     if args.command in ("report", "similarity"):
         return _run_insight(args)

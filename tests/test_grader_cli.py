@@ -123,7 +123,9 @@ def test_cli_exit_status(course):
     env_bin = str(__import__("pathlib").Path(sys.executable).parent)
     unknown = subprocess.run([sys.executable, "-m", "autograder", "grade", "nope", "--no-progress"], cwd=course,
                              capture_output=True, text=True, env={"PATH": env_bin + ":/usr/bin:/bin"})
-    assert unknown.returncode == 2 and "generate_assignment" in unknown.stderr
+    # A mistyped assignment is named with the ones the course has, not sent to generate_assignment.
+    assert unknown.returncode == 2 and "no assignment 'nope'" in unknown.stderr and "known: toy" in unknown.stderr
+    assert "generate_assignment" not in unknown.stderr
     helped = subprocess.run([sys.executable, "-m", "autograder", "grade", "--help"], capture_output=True, text=True)
     assert helped.returncode == 0 and "--dask" in helped.stdout
 

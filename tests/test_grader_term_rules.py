@@ -254,13 +254,13 @@ def test_one_line_errors_and_no_gradebook_created(tmp_path, course):
     assert "not a directory" in error(_cli("grade", "toy", "--course-dir", str(tmp_path / "nope"), cwd=tmp_path))
     assert "--jobs must be at least 1" in error(_cli("grade", "toy", "--jobs", "0", cwd=course))
     assert "--timeout must be a positive" in error(_cli("grade", "toy", "--timeout", "-1", cwd=course))
-    assert "generate_assignment" in error(_cli("grade", "nope", cwd=course))
+    assert "no assignment 'nope' in this course" in error(_cli("grade", "nope", cwd=course))
 
     bare = tmp_path / "bare"
     bare.mkdir()
     shutil.copyfile(course / "nbgrader_config.py", bare / "nbgrader_config.py")
     line = error(_cli("grade", "toy", cwd=bare))
-    assert "no gradebook at" in line and "generate_assignment" in line
+    assert "no gradebook at" in line and "nbgrader generate_assignment ASSIGNMENT --force" in line
     assert not (bare / "gradebook.db").exists()
 
     # A PostgreSQL gradebook whose driver is missing, or whose server does not answer.

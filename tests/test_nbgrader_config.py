@@ -87,7 +87,8 @@ def test_values_are_in_effect(where, tmp_path):
     # `nbgrader autograde` and formgrader's button grade in the sandbox: no kernel ever runs student code.
     bridge = "autograder.grading.nbgrader_bridge."
     assert got["sanitize"] == [bridge + "DropSubmission"]
-    assert got["autograde"] == [bridge + "SandboxedGrade", "nbgrader.preprocessors.saveautogrades.SaveAutoGrades",
+    # nbgrader's SaveAutoGrades, whose comments also name an unreadable notebook (a subclass).
+    assert got["autograde"] == [bridge + "SandboxedGrade", "autograder.grading.gradebook.SaveStatedGrades",
                                 "nbgrader.preprocessors.latesubmissions.AssignLatePenalties"]
     assert got["autograde_exporter"] == bridge + "SubmissionExporter"
 

@@ -43,6 +43,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
 STEM = "09_sequence_ppl"  # code answers, hidden tests and a written (manually graded) answer
 BIN = str(Path(sys.executable).parent)
 STUDENT_PYTHON: list = []  # set once the first student exists
+COMMENT = "A person read this: the denominator is the point."
 
 
 def _need_root():
@@ -249,7 +250,8 @@ def _run_term(base: Path, exchange: Path, users: Users) -> dict:
         server.close()
     after_manual = snapshot(course)
 
-    run_nbgrader(course, "generate_feedback", ASSIGNMENT, "--force")
+    # As the README says, without --force: the pages are made from the gradebook every time.
+    run_nbgrader(course, "generate_feedback", ASSIGNMENT)
     run_nbgrader(course, "release_feedback", ASSIGNMENT)
     feedback = {}
     for role, (user, home) in students.items():
@@ -275,6 +277,9 @@ def _grade_written_answer(server: Formgrader, student: str) -> dict:
     assert written["needs_manual_grade"] and written["auto_score"] is None
     updated = server.call("PUT", f"/formgrader/api/grade/{written['id']}",
                           body={"manual_score": written["max_score"], "extra_credit": None})
+    (comment,) = [c for c in server.call("GET", f"/formgrader/api/comments?submission_id={record['id']}")
+                  if c["name"] == written["name"]]
+    server.call("PUT", f"/formgrader/api/comment/{comment['id']}", body={"manual_comment": COMMENT})
     return {"name": written["name"], "max_score": written["max_score"], "updated": updated}
 
 
@@ -345,6 +350,16 @@ def test_students_fetch_feedback_without_hidden_tests(term):
     for cell in tests:
         shown = test_docstring(cell.source).strip('"')
         assert shown and shown in html.unescape(term["feedback"]["ann"])
+
+
+def test_the_fetched_feedback_holds_the_comment_and_the_current_total(term):
+    import html
+    rows, _ = term["after_ours"]
+    ann = term["ids"]["ann"]
+    total = sum(g[0] or 0 for g in rows[(ann, STEM)]["grades"].values()) + term["manual"]["max_score"]
+    page = html.unescape(term["feedback"]["ann"])
+    assert COMMENT in page and f"{STEM} (Score: {float(round(total, 2))} / " in page  # nbgrader's own heading
+    assert COMMENT not in html.unescape(term["feedback"]["ben"])
 
 
 def test_export_applies_the_late_penalty(term):

@@ -74,8 +74,9 @@ def check_release(committed: Path | None = None) -> list:
         return compare_trees(Path(tmp) / "release", committed)
 
 
-def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.authoring.release", description=__doc__.splitlines()[0])
+def main(argv: list | None = None, prog: str = "python -m autograder.authoring.release") -> int:
+    # ``autograder release`` passes its own name, so --help shows the command that was typed.
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="do not write: exit 1 if a release/<assignment> differs from a fresh build")
     args = parser.parse_args(argv)

@@ -138,8 +138,9 @@ def build_all(root: Path = DEFAULT_ROOT) -> dict:
             for assignment in ASSIGNMENTS}
 
 
-def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list | None = None, prog: str = "python -m autograder.authoring.selfstudy_build") -> int:
+    # ``autograder selfstudy`` passes its own name, so --help shows the command that was typed.
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_ROOT,
                         help="output folder (one subfolder per assignment)")
     args = parser.parse_args(argv)

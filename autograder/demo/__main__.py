@@ -1,13 +1,13 @@
 """End-to-end demo: release, a simulated class, grading, and a grade table, all in a scratch course.
 
 ``python -m autograder.demo`` copies the course into a temporary directory (never touching the
-repository), generates the release there, writes five students' submissions (see
-:func:`autograder.demo.simulate.default_class`), grades them and prints each student's autograded points
-per notebook and overall. A notebook whose grading failed shows ``ERR``; one not handed in shows ``-``.
+repository), and for each assignment (``module6``, then ``module6_further``) generates the release
+there, writes five students' submissions (see :func:`autograder.demo.simulate.default_class`), grades
+them and prints each student's autograded points per notebook and overall. A notebook whose grading failed shows ``ERR``; one not handed in shows ``-``.
 The graded course is kept in ``build/demo`` (``--keep``) with the feedback pages, the class report
 and the similarity page (``autograder report`` / ``similarity``), and the demo prints where they are.
 
-``--grader autograder`` grades with the course's batch grader (``autograder grade module6``),
+``--grader autograder`` grades with the course's batch grader (``autograder grade ASSIGNMENT``),
 ``--grader nbgrader`` with plain ``nbgrader autograde``; the default uses the batch grader when
 ``autograder.cli`` is installed and works, nbgrader otherwise.
 """
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from autograder.authoring.scratch_course import (
-    ASSIGNMENT, generate_release, make_course_copy, notebook_points, read_gradebook, run_nbgrader,
+    ASSIGNMENT, ASSIGNMENTS, generate_release, make_course_copy, notebook_points, read_gradebook, run_nbgrader,
 )
 from autograder.demo.simulate import default_class, write_class
 
@@ -39,18 +39,18 @@ def batch_grader_available() -> bool:
     return proc.returncode == 0
 
 
-def grade_with_nbgrader(course: Path) -> tuple:
-    run = run_nbgrader(course, "autograde", ASSIGNMENT, "--force", check=False)
+def grade_with_nbgrader(course: Path, assignment: str = ASSIGNMENT) -> tuple:
+    run = run_nbgrader(course, "autograde", assignment, "--force", check=False)
     return run.returncode, run.output
 
 
-def grade_with_autograder(course: Path) -> tuple:
+def grade_with_autograder(course: Path, assignment: str = ASSIGNMENT) -> tuple:
     from autograder.grading.sandbox import bubblewrap
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     # The demo grades simulated students in a scratch copy: where bubblewrap cannot run it says so and
     # grades without the sandbox (the grader's summary repeats the warning); real grading never does.
     unsandboxed = [] if bubblewrap() else ["--no-sandbox"]
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--no-progress", "--jobs", "2",
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", assignment, "--no-progress", "--jobs", "2",
                            *unsandboxed],
                           cwd=course, env=env,
                           text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -102,71 +102,87 @@ def format_table(scores: dict, points: dict, profiles: dict | None = None, hande
 
 def run_demo(grader: str = "auto", students: dict | None = None, stems: list | None = None,
              keep: Path | None = None, out=sys.stdout) -> dict:
-    """Run the whole demo; returns ``{"scores", "points", "profiles", "seconds", "grader"}``."""
+    """Run the whole demo, every assignment; returns the first assignment's ``{"scores", "points", "profiles",
+    "seconds", "grader"}`` and ``"assignments"``, the same for each assignment by name."""
     if grader == "auto":
         grader = "autograder" if batch_grader_available() else "nbgrader"
     tmp = Path(tempfile.mkdtemp(prefix="module6-demo-"))
     try:
         course = make_course_copy(tmp / "course", stems=stems)
-        start = time.perf_counter()
-        generate_release(course)
-        print(f"release generated in {time.perf_counter() - start:.1f} s ({course})", file=out)
-        students = students or default_class(course)
-        write_class(course, students)
-        for name in sorted(students):
-            print(f"  {name}: {students[name]}", file=out)
-        start = time.perf_counter()
-        code, log = (grade_with_autograder if grader == "autograder" else grade_with_nbgrader)(course)
-        seconds = time.perf_counter() - start
-        print(f"graded {len(students)} students with {grader} in {seconds:.1f} s (exit status {code})", file=out)
-        if code != 0:
-            # Expected when a simulated student crashes a kernel: the table still comes out.
-            errors = [line for line in log.splitlines() if "ERROR" in line][:8]
-            print("grader reported errors:\n  " + "\n  ".join(errors), file=out)
-        scores = read_gradebook(course, sorted(students))
-        points = notebook_points(course)
-        print("", file=out)
-        handed_in = {name: {p.stem for p in (course / "submitted" / name / ASSIGNMENT).glob("*.ipynb")}
-                     for name in students}
-        print(format_table(scores, points, students, handed_in), file=out)
-        if grader == "autograder":
-            insight_reports(course)
+        results = {}
+        # Every assignment of the course, one after the other, as an instructor grades them.
+        for assignment in ASSIGNMENTS:
+            if not any((course / "source" / assignment).glob("*.ipynb")):
+                continue  # --notebook kept none of its notebooks
+            results[assignment] = _grade_assignment(course, assignment, grader, students, out)
         if keep is not None:
             keep = Path(keep).resolve()
             if keep.exists():
                 shutil.rmtree(keep)
             shutil.copytree(course, keep)
-            print_pages(keep, sorted(students), out)
-        return {"scores": scores, "points": points, "profiles": students, "seconds": seconds, "grader": grader}
+            for assignment, result in results.items():
+                print_pages(keep, sorted(result["profiles"]), out, assignment)
+        first = results[next(iter(results))]
+        return {**first, "assignments": results}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def insight_reports(course: Path) -> None:
+def _grade_assignment(course: Path, assignment: str, grader: str, students: dict, out) -> dict:
+    """Release, hand in, grade and print the table of one assignment."""
+    start = time.perf_counter()
+    generate_release(course, assignment)
+    print(f"\n{assignment}: release generated in {time.perf_counter() - start:.1f} s ({course})", file=out)
+    students = students or default_class(course, assignment)  # chosen from this assignment's notebooks
+    for name in sorted(students):
+        print(f"  {name}: {students[name]}", file=out)
+    write_class(course, students, assignment)
+    start = time.perf_counter()
+    code, log = (grade_with_autograder if grader == "autograder" else grade_with_nbgrader)(course, assignment)
+    seconds = time.perf_counter() - start
+    print(f"{assignment}: graded {len(students)} students with {grader} in {seconds:.1f} s (exit status {code})",
+          file=out)
+    if code != 0:
+        # Expected when a simulated student crashes a kernel: the table still comes out.
+        errors = [line for line in log.splitlines() if "ERROR" in line][:8]
+        print("grader reported errors:\n  " + "\n  ".join(errors), file=out)
+    scores = read_gradebook(course, sorted(students), assignment)
+    points = notebook_points(course, assignment)
+    print("", file=out)
+    handed_in = {name: {p.stem for p in (course / "submitted" / name / assignment).glob("*.ipynb")}
+                 for name in students}
+    print(format_table(scores, points, students, handed_in), file=out)
+    if grader == "autograder":
+        insight_reports(course, assignment)
+    return {"scores": scores, "points": points, "profiles": students, "seconds": seconds, "grader": grader}
+
+
+def insight_reports(course: Path, assignment: str = ASSIGNMENT) -> None:
     """``autograder report`` and ``autograder similarity`` on the graded class (pages in course/reports)."""
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     for command in ("report", "similarity"):
-        subprocess.run([sys.executable, "-m", "autograder.cli", command, ASSIGNMENT], cwd=course, env=env,
+        subprocess.run([sys.executable, "-m", "autograder.cli", command, assignment], cwd=course, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
 
 
-def print_pages(course: Path, students: list, out=sys.stdout) -> None:
+def print_pages(course: Path, students: list, out=sys.stdout, assignment: str = ASSIGNMENT) -> None:
     """Where the pages of a kept demo course are: feedback per student, class report, similarity."""
     print("\nPages (open them in a browser; they need no network):", file=out)
     for student in students:
-        folder = course / "feedback" / student / ASSIGNMENT
+        folder = course / "feedback" / student / assignment
         pages = sorted(folder.glob("*.html"))
         if pages:
             print(f"  feedback for {student}: {folder}/ ({len(pages)} pages, e.g. {pages[-1].name})", file=out)
-    for label, name in (("class report", f"{ASSIGNMENT}-report.html"), ("class report CSV", f"{ASSIGNMENT}-groups.csv"),
-                        ("similar answers", f"{ASSIGNMENT}-similarity.html")):
+    for label, name in (("class report", f"{assignment}-report.html"), ("class report CSV", f"{assignment}-groups.csv"),
+                        ("similar answers", f"{assignment}-similarity.html")):
         path = course / "reports" / name
         if path.exists():
             print(f"  {label}: {path}", file=out)
 
 
-def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.demo", description=__doc__.splitlines()[0])
+def main(argv: list | None = None, prog: str = "python -m autograder.demo") -> int:
+    # ``autograder demo`` passes its own name, so --help shows the command that was typed.
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--grader", choices=["auto", "autograder", "nbgrader"], default="auto")
     parser.add_argument("--student", action="append", metavar="NAME=PROFILE",
                         help="a simulated student (repeatable; default: five students with different profiles)")

@@ -55,6 +55,7 @@ STATUS_CAUSES = {
     Status.MISSING: "grader-missing",
     Status.NEEDS_MANUAL_GRADE: "grader-manual",
     Status.BAD_TIMESTAMP: "grader-bad-timestamp",
+    Status.TIMESTAMP_DISPUTED: "grader-timestamp-disputed",
 }
 #: Causes where the batch grader did not run the check.
 GRADER_CAUSES = ("grader-call-timeout",) + tuple(STATUS_CAUSES.values())

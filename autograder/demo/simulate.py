@@ -240,14 +240,14 @@ def write_class(course: Path, students: Mapping[str, str], assignment: str = ASS
     return profiles
 
 
-def default_class(course: Path) -> dict:
-    """Five students covering the profiles, chosen from the notebooks present in ``course``."""
-    stems = sorted(path.stem for path in release_dir(course).glob("*.ipynb"))
+def default_class(course: Path, assignment: str = ASSIGNMENT) -> dict:
+    """Five students covering the profiles, chosen from the notebooks of ``assignment`` present in ``course``."""
+    stems = sorted(path.stem for path in release_dir(course, assignment).glob("*.ipynb"))
     coding = [s for s in stems if s[:2].isdigit() and int(s[:2]) >= 15] or stems
     concept = [s for s in stems if s not in coding] or stems
 
     def first_code_answer(stem):
-        ids = [gid for gid, kind in answer_cells(stem, course) if kind == "code"]
+        ids = [gid for gid, kind in answer_cells(stem, course, assignment) if kind == "code"]
         return ids[0] if ids else None
 
     wrong_coding = next(((s, first_code_answer(s)) for s in coding if first_code_answer(s)), None)

@@ -157,6 +157,7 @@ def configure(c) -> None:
     import nbgrader
 
     from autograder.feedback.redaction import RedactHiddenTests
+    from autograder.feedback.release import CurrentReleaseFeedback
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
@@ -165,6 +166,11 @@ def configure(c) -> None:
     # an HTMLExporter and reads the same section: both run the second layer first.
     c.HTMLExporter.preprocessors = [InertWrittenAnswers]
     c.GenerateFeedback.exporter_class = FeedbackExporter
+    # Feedback is derived data: every run writes each page again from autograded/ and the gradebook
+    # (nbgrader would skip a student whose feedback folder exists, keeping a page older than a manual
+    # grade, a comment or a regrade), and release_feedback generates it again before releasing.
+    c.GenerateFeedback.force = True
+    c.ExchangeFactory.release_feedback = CurrentReleaseFeedback
     # Both settings name this class, never HTMLExporter (see FeedbackExporter); nbgrader's feedback
     # template folder comes second, for the index.html.j2 the kit's template extends.
     c.FeedbackExporter.template_name = TEMPLATE_NAME

@@ -23,6 +23,7 @@ import re
 from autograder.feedback import withheld
 from autograder.feedback.markdown import PAGE_FORMULAS, PAGE_MARKDOWN_CHARS, frozen_html, markdown_html
 from autograder.feedback.math_markup import fit_heading_levels
+from autograder.feedback.rubric import is_rubric_cell
 from autograder.grading.statuses import Status
 
 try:
@@ -416,9 +417,10 @@ def _kind(cell) -> str:
 STATUS_WORDS = {
     Status.GRADED: "graded", Status.NEEDS_MANUAL_GRADE: "waiting for a person", Status.ERROR: "did not run",
     Status.TIMEOUT: "ran out of time", Status.MISSING: "not submitted", Status.REJECTED: "not run (see the notes)",
-    Status.UNREADABLE: "not run: the file could not be read",
     Status.GRADER_ERROR: "not graded: the grader failed", Status.SYMLINK: "not read (a symbolic link)",
     Status.BAD_TIMESTAMP: "timestamp unreadable",
+    Status.TIMESTAMP_DISPUTED: "timestamp not the received time",
+    Status.UNREADABLE: "not a readable notebook: resubmit it",
 }
 
 
@@ -464,6 +466,8 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     level = 2  # the deepest heading so far; a verdict heading goes one below it
     rich, formulas = PAGE_MARKDOWN_CHARS, [PAGE_FORMULAS]
     for index, cell in enumerate(nb.cells):
+        if is_rubric_cell(cell):
+            continue  # the rubric is for the person grading (formgrader), never on the student's page
         kind = _kind(cell)
         if kind in ("markdown", "manual"):
             # A written answer of the grader's autograded notebook was rendered and sanitized when it was

@@ -3,7 +3,8 @@
 nbgrader 0.9.6 renders feedback from the autograded notebook, whose test cells were restored from the
 gradebook with their hidden regions, and prints tracebacks that quote those lines. The preprocessor
 here runs first in ``GenerateFeedback`` (see ``nbgrader_config.py``): it cuts every hidden region out
-of the test cells and reduces their error outputs to the exception's name.
+of the test cells and reduces their error outputs to the exception's name, and it drops the
+rubric cells the grader put beside each written answer for formgrader (:mod:`autograder.feedback.rubric`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
+
+from autograder.feedback.rubric import without_rubrics
 
 #: What a student sees in place of a hidden region.
 PLACEHOLDER = "# (hidden tests: not shown in feedback)"
@@ -47,6 +50,10 @@ class RedactHiddenTests(NbGraderPreprocessor):
             else:
                 kept.append(line)
         return "\n".join(kept)
+
+    def preprocess(self, nb, resources):
+        without_rubrics(nb)  # the rubric is for the person grading, never for the student
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
         if not _is_test_cell(cell):

@@ -44,6 +44,8 @@ class Options:
     course_dir: str = "."
     use_bwrap: bool | None = None
     progress: bool = True
+    #: ``--Class.trait=value`` settings for nbgrader's configuration, applied last (as on nbgrader's command line).
+    nbgrader_args: tuple = ()
 
 
 #: What a score can depend on, relative to the ``autograder`` package: the grader, the checks, the
@@ -169,17 +171,26 @@ def _row(student, stem, status, feedback, grade_id=None, max_score=None, score=N
             "status": status, "feedback": feedback}
 
 
+def _configured_limits(coursedir, options: Options) -> tuple:
+    """``(timeout, memory_mb)``: the command line's, else those ``nbgrader autograde`` uses (``c.SandboxedGrade``)."""
+    from autograder.grading.nbgrader_bridge import SandboxedGrade
+
+    configured = SandboxedGrade(config=coursedir.config)
+    return (options.timeout if options.timeout is not None else configured.timeout,
+            options.memory_mb if options.memory_mb is not None else configured.memory_mb)
+
+
 def run(options: Options) -> int:
     """Grade a batch; return the process exit status (:data:`EXIT_OK` or :data:`EXIT_UNGRADED`)."""
     if options.use_bwrap is not False:
         from autograder.grading.sandbox import _cached_view, require_sandbox
         require_sandbox()  # before anything is touched: no sandbox, no grading (unless --no-sandbox)
         _cached_view()  # the allow-list, read from the installed metadata once, before workers fork
-    coursedir = course_directory(options.course_dir)
+    coursedir = course_directory(options.course_dir, options.nbgrader_args)
     assignment = options.assignment
     specs = assignment_sources(coursedir, assignment)
     students = submitted_students(coursedir, assignment, options.students)
-    limits = limits_for(options.timeout, options.memory_mb)
+    limits = limits_for(*_configured_limits(coursedir, options))
     task_options = {"use_bwrap": options.use_bwrap}
     grader = _digest(_grader_fingerprint(coursedir.root), task_options)
 
@@ -213,7 +224,8 @@ def run(options: Options) -> int:
                 # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
                 print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
                 rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
-                             "max_score": None, "status": Status.BAD_TIMESTAMP, "feedback": timestamp.problem})
+                             "max_score": None, "feedback": timestamp.problem,
+                             "status": Status.TIMESTAMP_DISPUTED if timestamp.disputed else Status.BAD_TIMESTAMP})
             state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
             try:
                 state = json.loads(state_path.read_text()) if state_path.is_file() else {}

@@ -16,15 +16,48 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
-from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.grading import preflight
 from autograder.grading.errors import GradingError
-from autograder.grading.timestamps import Timestamp, read_timestamp
+from autograder.grading.timestamps import Timestamp, submission_time
 
 
-def course_directory(root: str | Path) -> CourseDirectory:
-    """nbgrader's view of the course in ``root``, with its ``nbgrader_config.py`` applied.
+def load_config(root: str | Path, argv: list | tuple = ()):
+    """The configuration every nbgrader command run in ``root`` sees, loaded the way its apps load it.
+
+    nbgrader's ``NbGrader.initialize`` reads ``nbgrader_config.py`` from each Jupyter config
+    directory (``jupyter --paths``: system, environment, then the user's own, e.g.
+    ``~/.jupyter``), then from the working directory and the course root, and applies
+    ``--Class.trait=value`` arguments last. The same app class does it here, in ``root``, so a late
+    penalty plugin, a database URL or an exchange set in the instructor's own config applies to
+    ``autograder grade`` exactly as to ``nbgrader autograde``. Unlike nbgrader, a config file that
+    raises stops everything (:class:`GradingError`) instead of leaving the defaults in force.
+    """
+    import contextlib
+
+    from nbgrader.apps.baseapp import NbGrader
+
+    class _Configuration(NbGrader):
+        """nbgrader's base app, used only for its configuration (it never starts)."""
+        name = "autograder"
+
+    app = _Configuration()
+    app.raise_config_file_errors = True
+    try:
+        with contextlib.chdir(root):
+            app.initialize(list(argv))
+    except SystemExit as error:  # traitlets' own message about a bad argument is already printed
+        raise GradingError(f"the nbgrader settings {' '.join(argv)} could not be read") from error
+    except Exception as error:  # noqa: BLE001 - unlike nbgrader, never grade silently on defaults
+        raise GradingError(f"the nbgrader configuration of {root} could not be loaded: "
+                           f"{type(error).__name__}: {error}") from error
+    finally:
+        app.clear_instance()
+    return app.config
+
+
+def course_directory(root: str | Path, argv: list | tuple = ()) -> CourseDirectory:
+    """nbgrader's view of the course in ``root``, with nbgrader's whole config chain applied (:func:`load_config`).
 
     Raises :class:`GradingError` when ``root`` is not a course directory or its gradebook is missing
     or unreachable (see :mod:`autograder.grading.preflight`); never creates a gradebook.
@@ -34,11 +67,7 @@ def course_directory(root: str | Path) -> CourseDirectory:
     bindir = os.path.dirname(sys.executable)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    try:
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    except Exception as error:  # noqa: BLE001 - unlike nbgrader, never grade silently on defaults
-        raise GradingError(f"{root / 'nbgrader_config.py'} could not be loaded: "
-                           f"{type(error).__name__}: {error}") from error
+    config = load_config(root, argv)
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)
     preflight.check_gradebook(coursedir.db_url, root)
@@ -64,8 +93,7 @@ def assignment_sources(coursedir: CourseDirectory, assignment: str) -> dict:
         try:
             record = gb.find_assignment(assignment)
         except MissingEntry:
-            raise GradingError(f"assignment {assignment!r} is not in the gradebook: "
-                               f"run `nbgrader generate_assignment {assignment}` first") from None
+            raise GradingError(_unknown_assignment(coursedir, assignment, [a.name for a in gb.assignments])) from None
         specs = {}
         for notebook in record.notebooks:
             path = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / f"{notebook.name}.ipynb"
@@ -81,6 +109,17 @@ def assignment_sources(coursedir: CourseDirectory, assignment: str) -> dict:
 def submitted_root(coursedir: CourseDirectory) -> Path:
     """The course's ``submitted/`` folder: the trusted root below which the intake reads student files."""
     return Path(coursedir.root) / coursedir.submitted_directory
+
+
+def _unknown_assignment(coursedir: CourseDirectory, assignment: str, recorded: list) -> str:
+    """Why ``assignment`` cannot be graded, and the one thing to do about it."""
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    if source.is_dir():
+        return (f"assignment {assignment!r} is not in the gradebook yet: run "
+                f"`{preflight.SETUP_COMMAND.format(assignment=assignment)}` in {coursedir.root}")
+    sources = Path(coursedir.root) / coursedir.source_directory
+    known = sorted(set(recorded) | {p.name for p in sources.iterdir() if p.is_dir()} if sources.is_dir() else set(recorded))
+    return f"no assignment {assignment!r} in this course (no {source}); known: {', '.join(known) or 'none'}"
 
 
 def submitted_students(coursedir: CourseDirectory, assignment: str, only: list | None = None) -> list:
@@ -132,7 +171,30 @@ class _Deferred:
         return getattr(self._gradebook, name)
 
 
-class _SaveWithGradebook(SaveAutoGrades):
+class SaveStatedGrades(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades``, whose comments name a state of the whole notebook when it has one.
+
+    An unreadable submission (not a notebook) gets, on every answer cell, the sentence the grader put in
+    the autograded notebook's metadata (``worker.STATE_KEY``), so formgrader's comment boxes say why
+    there is nothing to grade instead of nothing at all. Otherwise the comments are nbgrader's.
+    """
+
+    def preprocess(self, nb, resources):
+        state = nb.metadata.get("module6_state")
+        self._state_comment = state.get("comment") if isinstance(state, dict) else None
+        return super().preprocess(nb, resources)
+
+    def _add_comment(self, cell, resources) -> None:
+        super()._add_comment(cell, resources)
+        comment = getattr(self, "_state_comment", None)
+        if comment:
+            found = self.gradebook.find_comment(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                                self.assignment_id, self.student_id)
+            found.auto_comment = comment
+            self.gradebook.db.commit()
+
+
+class _SaveWithGradebook(SaveStatedGrades):
     """nbgrader's SaveAutoGrades on an already open gradebook (the cell logic is nbgrader's own)."""
 
     def save(self, gradebook: Gradebook, nb, resources: dict):
@@ -141,6 +203,8 @@ class _SaveWithGradebook(SaveAutoGrades):
         self.student_id = resources["nbgrader"]["student"]
         self.db_url = resources["nbgrader"]["db_url"]
         self.gradebook = _Deferred(gradebook)
+        state = nb.metadata.get("module6_state")
+        self._state_comment = state.get("comment") if isinstance(state, dict) else None
         nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
         gradebook.db.commit()
         return nb, resources
@@ -168,12 +232,13 @@ class GradebookWriter:
     def prepare_student(self, student: str) -> Timestamp:
         """Create the student (if new) and the submission, with the timestamp nbgrader would read.
 
-        Returns the timestamp read; an unusable ``timestamp.txt`` is treated as missing and its
-        ``problem`` is for the caller to report.
+        Returns the time used (:func:`~autograder.grading.timestamps.submission_time`); an unusable
+        ``timestamp.txt`` or one that disagrees with the exchange's receipt has a ``problem`` for the
+        caller to report.
         """
         gb = self.gradebook
         path = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assignment)
-        timestamp = read_timestamp(path, root=submitted_root(self.coursedir))
+        timestamp = submission_time(path, root=submitted_root(self.coursedir))  # the exchange's receipt when there is one; timestamp.txt is a claim
         with warnings.catch_warnings():
             # nbgrader's own submission setup trips SQLAlchemy's autoflush warnings; they are harmless.
             warnings.simplefilter("ignore")

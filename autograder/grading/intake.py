@@ -471,7 +471,7 @@ def parse_text(text: str, limits: dict | None = None, *, path: str = "the submis
 
 
 def _not_a_notebook(error: BaseException) -> str:
-    return f"the submitted notebook could not be read ({type(error).__name__})"
+    return f"the submitted file is not a readable notebook: it could not be read ({type(error).__name__}); submit the notebook again"
 
 
 def read_notebook(root, parts, limits: dict | None = None) -> NotebookRead:

@@ -20,16 +20,18 @@ grade`` does:
   it hands the preprocessors an empty placeholder;
 * ``sanitize_preprocessors = [DropSubmission]`` (nbgrader's ``CheckCellMetadata`` would let one hostile
   cell stop the whole run with ``SchemaTooNewError``);
-* ``autograde_preprocessors = [SandboxedGrade, SaveAutoGrades, AssignLatePenalties]``:
+* ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]``:
   :class:`SandboxedGrade` grades the submitted file with :func:`autograder.grading.worker.grade_notebook`
   (the function ``autograder grade`` runs in its workers, which reads the file through the intake
   within the same limits) and hands nbgrader the autograded notebook it built; nbgrader's own
-  ``SaveAutoGrades`` and ``AssignLatePenalties`` store it, exactly as ``autograder grade`` does.
+  ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook) and ``AssignLatePenalties`` store it, exactly as ``autograder grade`` does.
   Scores, gradebook rows, ``autograded/`` notebooks and feedback pages are the same whichever command ran.
 
 nbgrader 0.9.6 crashes on an unparseable ``timestamp.txt`` (it calls ``CourseDirectory.fail``, which
-does not exist); :func:`install` makes it read timestamps with
-:func:`autograder.grading.timestamps.read_timestamp` (unusable: treated as missing, with a warning).
+does not exist) and trusts the time a student wrote there; :func:`install` makes it read submission
+times with :func:`autograder.grading.timestamps.submission_time` (the exchange's receipt written by
+:class:`autograder.grading.receipts.ReceiptCollect` when there is one; an unusable file counts as
+missing, with a warning), as ``autograder grade`` does.
 """
 
 from __future__ import annotations
@@ -44,12 +46,13 @@ from nbconvert.exporters import NotebookExporter
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor, SaveAutoGrades
+from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer
 
 from autograder.grading import intake
 from autograder.grading.statuses import Status
-from autograder.grading.timestamps import carry_submission_files, read_timestamp
+from autograder.grading.timestamps import carry_submission_files, submission_time
+from autograder.grading.gradebook import SaveStatedGrades
 
 #: Set on a notebook by :class:`DropSubmission`, checked by :class:`SandboxedGrade`.
 _PLACEHOLDER_KEY = "module6_placeholder"
@@ -119,8 +122,7 @@ class SandboxedGrade(NbGraderPreprocessor):
             raise RuntimeError(f"notebook {stem!r} is not part of {assignment!r} in the gradebook")
         spec = specs[stem]
         if not self.no_sandbox:
-            from autograder.grading.sandbox import require_sandbox
-            require_sandbox()  # no sandbox, no grading: the same rule as `autograder grade`
+            self._require_sandbox(coursedir, student, assignment)
         # The worker reads the file itself, through the intake: within the limits, no link followed.
         task = {"student": student, "assignment": assignment, "stem": stem, "source": spec["source"],
                 "checksums": spec["checksums"], "root": str(submitted_root(coursedir)),
@@ -135,6 +137,26 @@ class SandboxedGrade(NbGraderPreprocessor):
             self.log.warning(intake.Refusal.from_dict(result["refusal"]).line(student, stem))
         self.log.info("%s/%s graded in the sandbox (%s)", student, stem, result["reason"])
         return nbformat.reads(result["autograded"], as_version=4), resources
+
+
+    def _require_sandbox(self, coursedir, student: str, assignment: str) -> None:
+        """No sandbox, no grading (the rule of ``autograder grade``), said once for the whole run.
+
+        nbgrader prints a traceback for every student whose notebook raises; a ``SystemExit`` passes
+        through its per-student handler, so the command stops at the first notebook with the one
+        sentence (formgrader's button shows it as the error of that click). The autograded folder
+        nbgrader had just made for this student is removed, as nbgrader removes a failed one, so the
+        next run does not skip the student.
+        """
+        from autograder.grading.sandbox import SandboxError, require_sandbox
+
+        try:
+            require_sandbox("set c.SandboxedGrade.no_sandbox = True in nbgrader_config.py")
+        except SandboxError as error:
+            import shutil
+            shutil.rmtree(coursedir.format_path(coursedir.autograded_directory, student, assignment),
+                          ignore_errors=True)
+            raise SystemExit(f"nbgrader autograde: {error}") from None
 
 
 class SubmissionExporter(NotebookExporter):
@@ -325,7 +347,8 @@ def _tolerant_timestamp(self, dest_path: str):
         if os.path.commonpath([base, os.path.abspath(dest_path)]) == base:
             root = base
             break
-    timestamp = read_timestamp(dest_path, root=root)
+    # The same time as `autograder grade`: the exchange's receipt when there is one (see receipts.py).
+    timestamp = submission_time(dest_path, root=root)
     if timestamp.problem:
         self.log.warning(timestamp.problem)
     return timestamp.value
@@ -344,8 +367,10 @@ def install(c) -> None:
     import nbgrader.converters
 
     c.Autograde.sanitize_preprocessors = [DropSubmission]
-    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveAutoGrades, AssignLatePenalties]
+    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]
     c.Autograde.exporter_class = SubmissionExporter
     for module in (nbgrader.apps.autogradeapp, nbgrader.apps.api, nbgrader.converters):
         module.Autograde = SandboxedAutograde
     CourseDirectory.get_existing_timestamp = _tolerant_timestamp
+    from autograder.grading import receipts
+    receipts.install(c)

@@ -12,6 +12,10 @@ from pathlib import Path
 from autograder.grading.errors import GradingError
 
 DISTRIBUTION = "module6-instructor"
+#: What puts an assignment (and its notebooks) into the gradebook on a fresh clone. ``--force``: the
+#: committed ``release/<assignment>`` makes nbgrader skip the assignment otherwise, recording nothing;
+#: forced, it rebuilds that folder byte-identically (the same command ``make release`` runs).
+SETUP_COMMAND = "nbgrader generate_assignment {assignment} --force"
 
 
 def check_course_root(root: str | Path) -> Path:
@@ -43,7 +47,7 @@ def check_gradebook(db_url: str, root: str | Path) -> None:
         if not path.is_absolute():
             path = Path(root) / path
         if not path.is_file():
-            raise GradingError(f"no gradebook at {path}: run `nbgrader generate_assignment ASSIGNMENT` in "
+            raise GradingError(f"no gradebook at {path}: run `{SETUP_COMMAND.format(assignment='ASSIGNMENT')}` in "
                                f"{Path(root)} first (or check --course-dir)")
         return
     try:

@@ -30,9 +30,10 @@ def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: fl
     """Per notebook: submissions, mean score, cells needing manual grading, errors and timeouts."""
     per = defaultdict(lambda: {"students": set(), "score": 0.0, "max": 0.0, "manual": 0, "error": 0,
                                "timeout": 0, "missing": 0})
-    problems = [row for row in rows if row["status"] == Status.BAD_TIMESTAMP]
+    about_timestamps = (Status.BAD_TIMESTAMP, Status.TIMESTAMP_DISPUTED)
+    problems = [row for row in rows if row["status"] in about_timestamps]
     for row in rows:
-        if row["status"] == Status.BAD_TIMESTAMP:
+        if row["status"] in about_timestamps:
             continue
         entry = per[row["notebook"]]
         entry["students"].add(row["student"])
@@ -43,7 +44,7 @@ def summary(rows: list, *, graded: int, skipped: int, failures: int, seconds: fl
             entry["manual"] += 1
         elif status in (Status.ERROR, Status.TIMEOUT, Status.MISSING):
             entry[str(status)] += 1
-        elif status in NOT_GRADED:  # not graded: counted with the errors
+        elif status in NOT_GRADED:  # nothing graded: counted with the errors
             entry["error"] += 1
     head = f"{'notebook':32} {'students':>8} {'mean %':>7} {'manual':>6} {'errors':>6} {'timeouts':>8} {'missing':>7}"
     lines = [head, "-" * len(head)]

@@ -126,11 +126,16 @@ def _user_options() -> list:
             "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN"]
 
 
-def require_sandbox() -> None:
-    """Raise :class:`SandboxError` saying why and what to do when bubblewrap cannot run here."""
+def require_sandbox(how_to_skip: str = "pass --no-sandbox") -> None:
+    """Raise :class:`SandboxError` saying why and what to do when bubblewrap cannot run here.
+
+    ``how_to_skip`` names the way to grade without isolation of the command that asks (a flag of
+    ``autograder grade``, a config setting under ``nbgrader autograde``).
+    """
     path, why = _probe_bubblewrap()
     if path is None:
-        raise SandboxError(f"the grading sandbox cannot run: {why}. {NO_SANDBOX_HELP}")
+        help_text = NO_SANDBOX_HELP.replace("pass --no-sandbox", how_to_skip)
+        raise SandboxError(f"the grading sandbox cannot run: {why}. {help_text}")
 
 
 # --------------------------------------------------------------------------- what a student has

@@ -28,6 +28,7 @@ class Status(enum.StrEnum):
     SYMLINK = "symlink"
     MISSING = "missing"
     BAD_TIMESTAMP = "bad_timestamp"
+    TIMESTAMP_DISPUTED = "timestamp_disputed"
 
     @property
     def meaning(self) -> str:
@@ -37,7 +38,7 @@ class Status(enum.StrEnum):
     def per_cell(self) -> bool:
         """True when the row names a cell (``grade_id``); False when it stands for a whole notebook
         (``symlink``, and ``error`` rows the coordinator writes) or for the timestamp file."""
-        return self not in (Status.SYMLINK, Status.BAD_TIMESTAMP)
+        return self not in (Status.SYMLINK, Status.BAD_TIMESTAMP, Status.TIMESTAMP_DISPUTED)
 
 
 _MEANINGS = {
@@ -53,13 +54,16 @@ _MEANINGS = {
                          "failure, not the student's; nothing is remembered, the next run grades it again",
     Status.REJECTED: "the submitted file broke one of the grader's limits on what it reads (size, cells, JSON "
                      "nesting, parse time, or not a regular file) and was never run: every cell scores 0",
-    Status.UNREADABLE: "the submitted file is not a notebook that can be read (not JSON, or not nbformat's "
-                       "structure) and was never run: every cell scores 0",
     Status.SYMLINK: "the submission (its folder or the notebook) is a symbolic link, which the grader never "
                     "follows: the notebook was not read and has no grade",
     Status.MISSING: "the student submitted no such notebook: every graded cell scores 0",
     Status.BAD_TIMESTAMP: "the submission's timestamp.txt could not be read: the notebooks are graded as if it "
                           "had no timestamp, so no late penalty is applied (a row for the file, not a cell)",
+    Status.TIMESTAMP_DISPUTED: "the submission's timestamp.txt (written on the student's side) disagrees with the "
+                               "time the exchange received the submission: the received time counts, for the late "
+                               "penalty too (a row for the file, not a cell)",
+    Status.UNREADABLE: "the submitted file is not a readable notebook (not JSON, or not nbformat): nothing in it "
+                       "could be graded, so every cell scores 0; the student should submit the notebook again",
 }
 
 #: Rows whose notebook was not graded at all; the summary counts them with the errors.

@@ -27,12 +27,22 @@ MAX_BYTES = 1024
 _TIMESTAMP_TEXT = re.compile(r"[0-9A-Za-z_:+\-.,/ ]{1,64}")
 
 
+#: How much earlier than the exchange's receipt an honest ``timestamp.txt`` may be: ``nbgrader submit``
+#: writes it before it copies the notebooks, and the last file copied sets the receipt.
+CLAIM_LEEWAY = datetime.timedelta(seconds=60)
+
+
 @dataclasses.dataclass(frozen=True)
 class Timestamp:
-    """A submission's time: ``value`` (naive UTC, as nbgrader stores it) or ``None`` with ``problem``."""
+    """A submission's time: ``value`` (naive UTC, as nbgrader stores it) or ``None`` with ``problem``.
+
+    ``disputed`` is True when ``problem`` says that ``timestamp.txt`` disagrees with the exchange's
+    receipt (the receipt's time is then ``value``).
+    """
 
     value: datetime.datetime | None
     problem: str | None = None
+    disputed: bool = False
 
 
 def _below(folder, name: str, root) -> tuple:
@@ -122,6 +132,40 @@ def read_timestamp(folder: str | os.PathLike, *, root: str | os.PathLike | None 
         return Timestamp(parse_timestamp(text))
     except ValueError as error:
         return Timestamp(None, f"{path} is unusable: {error}; treated as missing")
+
+
+def submission_time(folder: str | os.PathLike, *, root: str | os.PathLike | None = None) -> Timestamp:
+    """The time a submission counts as handed in: the exchange's receipt if there is one, else the claim.
+
+    ``timestamp.txt`` is written on the student's side: with a receipt
+    (:mod:`autograder.grading.receipts`, written by the kit's collect) it is only a claim, used when it
+    lies within :data:`CLAIM_LEEWAY` before the receipt (the copy takes that long), and reported
+    (``disputed``) when it is earlier than that, later than the receipt, or unreadable. Without a
+    receipt it is read as nbgrader reads it (:func:`read_timestamp`, through the intake below ``root``).
+    """
+    from autograder.grading.receipts import read_receipt
+
+    claim = read_timestamp(folder, root=root)
+    received = read_receipt(folder)
+    if received is None:
+        return claim
+    if claim.value is None:
+        if claim.problem is None:  # no timestamp.txt at all: nothing claimed, nothing to dispute
+            return Timestamp(received)
+        return Timestamp(received, f"{claim.problem.removesuffix('; treated as missing')}; the exchange received "
+                                   f"the submission at {received} UTC, which counts", disputed=True)
+    if received - CLAIM_LEEWAY <= claim.value <= received:
+        return Timestamp(claim.value)
+    gap = received - claim.value
+    which = f"{_duration(gap)} before" if gap > datetime.timedelta(0) else f"{_duration(-gap)} after"
+    return Timestamp(received, f"{Path(folder) / TIMESTAMP_FILE} claims {claim.value} UTC, {which} the exchange "
+                               f"received the submission ({received} UTC); the received time counts", disputed=True)
+
+
+def _duration(delta: datetime.timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours} h {rest // 60} min" if hours else f"{rest // 60} min {rest % 60} s"
 
 
 def carry_submission_files(submitted: str | os.PathLike, autograded: str | os.PathLike, *,

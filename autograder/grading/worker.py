@@ -23,6 +23,7 @@ from autograder.grading.outcome_text import trusted_outcome
 from autograder.grading import intake
 from autograder.feedback.markdown import Budget as WrittenBudget
 from autograder.feedback.markdown import notebook_cell_source
+from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
@@ -132,6 +133,10 @@ def read_submission(task: dict, limits: dict) -> intake.NotebookRead:
     if "submission" in task:
         return intake.parse_text(task["submission"], limits)
     return intake.read_notebook(task["root"], task["parts"], limits)
+#: Notebook metadata key of the autograded notebook naming a state every cell shares (``unreadable``):
+#: the gradebook's comments say it (:class:`autograder.grading.gradebook.SaveStatedGrades`).
+STATE_KEY = "module6_state"
+
 
 
 def grade_notebook(task: dict) -> dict:
@@ -191,6 +196,8 @@ def grade_notebook(task: dict) -> dict:
 
     statuses: dict = {}
     autograded = _build_notebook(task, source_nb, extraction, steps, slots, run, checks, limits, statuses)
+    if rejected is not None and rejected.limit == UNREADABLE:
+        autograded.metadata[STATE_KEY] = {"status": str(Status.UNREADABLE), "comment": f"Not graded: {rejected}."}
     rows = _rows(task, autograded, statuses, rejected)
     # A rejected submission never ran: the page explains it through the notes, not as a crash.
     html = feedback_html.render(autograded, task, rows, notes, reason=None if rejected else reason,
@@ -254,6 +261,9 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
                 cell.source = notebook_cell_source(cell.source, written)
             cell.pop("attachments", None)
             cells.append(cell)
+            rubric = rubric_cell(stem, grade_id)  # for formgrader's view only: feedback drops it
+            if rubric is not None:
+                cells.append(rubric)
         elif kind == "test":
             cell.source = test_docstring(original.source)
             number = next((n for n, s in by_source.get(index, []) if s.kind == "calls"), None)

@@ -1,0 +1,37 @@
+"""``nbgrader release_feedback`` that never releases a stale page.
+
+nbgrader 0.9.6 releases whatever HTML lies in ``feedback/<student>/<assignment>/``, however old: a page
+generated before a manual grade, a comment or a regrade went out as it was, and a page written by
+``autograder grade`` (which has no ``timestamp.txt`` beside it) made the command crash with
+``FileNotFoundError``. :class:`CurrentReleaseFeedback` (``c.ExchangeFactory.release_feedback``, set by
+:func:`autograder.feedback.nbgrader_pages.configure`) first runs nbgrader's own ``GenerateFeedback``
+for the same assignment and students, with ``force`` (each student's feedback folder is emptied and
+written again from ``autograded/`` and the gradebook), then releases: what a student fetches holds the
+scores and comments of the moment of release, whichever commands ran before and in what order.
+A notebook whose page cannot be generated is not released (its old page was removed with the folder).
+"""
+
+from __future__ import annotations
+
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+
+class CurrentReleaseFeedback(ExchangeReleaseFeedback):
+    """nbgrader's release of feedback, after generating every page again from the gradebook."""
+
+    def copy_files(self):
+        from nbgrader.converters import GenerateFeedback
+        from nbgrader.converters.base import NbGraderException
+
+        self.log.info("Generating the feedback again before releasing it (current scores and comments)")
+        converter = GenerateFeedback(coursedir=self.coursedir, parent=self)
+        converter.force = True
+        try:
+            converter.start()
+        except NbGraderException:
+            # nbgrader has logged which notebooks failed; their folders were emptied, so no stale page goes out.
+            self.log.error("Some feedback could not be generated; only the pages generated now are released")
+        super().copy_files()
+
+
+__all__ = ["CurrentReleaseFeedback"]
