@@ -11,7 +11,10 @@ What is looked at (nothing here knows any answer):
 * the code this kernel has run (IPython's input history ``In``): ``import x``, ``from x import y``,
   and ``__import__("x")`` / ``importlib.import_module("x")`` with a literal name;
 * the names the notebook has defined: a module bound to a name, or a function, class or value that
-  comes from a module (``from scipy.special import log_softmax`` binds a function of ``scipy``).
+  comes from a module (``from scipy.special import log_softmax`` binds a function of ``scipy``);
+* the compiled code of the functions and classes the notebook defines, nested ones included: an
+  import statement inside a function body, and ``import_module("x")`` / ``__import__("x")`` called
+  with a literal name (found even when the input history is missing or was cleared).
 
 The kernel remembers what it has run, so an import that was deleted from a cell is still reported
 until the kernel is restarted; the message says so.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import dis
 import sys
 import types
 
@@ -40,6 +44,13 @@ HIDDEN_TESTS_MARK = "### BEGIN HIDDEN TESTS"
 
 #: Cells longer than this are not parsed (a pasted data blob holds no import worth the time).
 _MAX_CELL_CHARS = 200_000
+
+#: Code objects read per check: a notebook defines tens of functions; a bound keeps a hostile
+#: namespace (thousands of generated functions) from making the check slow.
+_MAX_CODE_OBJECTS = 5_000
+
+#: Instructions that only set up a call between loading ``import_module`` and its first argument.
+_CALL_SETUP = frozenset({"PUSH_NULL", "NOP", "CACHE", "EXTENDED_ARG"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +116,54 @@ def _bound_names(source: str) -> set:
             if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
 
 
+def _own_code(value, own: str) -> list:
+    """The code objects of a function or class the notebook defines (its methods too), else none."""
+    try:
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if isinstance(value, property):
+            return [code for part in (value.fget, value.fset, value.fdel) for code in _own_code(part, own)]
+        if isinstance(value, types.FunctionType):
+            if types.FunctionType.__dict__["__module__"].__get__(value) != own:
+                return []  # a function of an imported module: its origin is judged by _origin
+            return [types.FunctionType.__dict__["__code__"].__get__(value)]
+        if isinstance(value, type) and type.__dict__["__module__"].__get__(value) == own:
+            return [code for member in type.__dict__["__dict__"].__get__(value).values()
+                    if not isinstance(member, type) for code in _own_code(member, own)]
+    except Exception:  # a hostile or unusual object: it tells us nothing
+        return []
+    return []
+
+
+def _where(code: types.CodeType) -> str:
+    name = getattr(code, "co_qualname", code.co_name)  # Python 3.11+: "C.m.<locals>.inner"
+    return f"the code of {name}"
+
+
+def imports_in_code(code: types.CodeType) -> list:
+    """``[(module, statement)]`` for every import ``code`` (and the code nested in it) performs: the
+    ``IMPORT_NAME`` instructions, and ``import_module`` / ``__import__`` loaded just before a literal
+    string argument. Reading bytecode finds what the source in the history may no longer show."""
+    found, pending, seen = [], [code], 0
+    while pending and seen < _MAX_CODE_OBJECTS:
+        current = pending.pop()
+        seen += 1
+        pending += [const for const in current.co_consts if isinstance(const, types.CodeType)]
+        importer = None  # "import_module" or "__import__" just loaded, awaiting its argument
+        for instruction in dis.get_instructions(current):
+            if instruction.opname == "IMPORT_NAME" and isinstance(instruction.argval, str):
+                found.append((instruction.argval, f"import {instruction.argval} in {_where(current)}"))
+            elif instruction.argval in ("import_module", "__import__") and instruction.opname.startswith("LOAD"):
+                importer = instruction.argval
+                continue
+            elif importer and instruction.opname in _CALL_SETUP:
+                continue
+            elif importer and instruction.opname == "LOAD_CONST" and isinstance(instruction.argval, str):
+                found.append((instruction.argval, f"{importer}({instruction.argval!r}) in {_where(current)}"))
+            importer = None
+    return found
+
+
 def _origin(value) -> str | None:
     """The module a value comes from, without running anything the value could have overridden."""
     if isinstance(value, types.ModuleType):
@@ -147,6 +206,10 @@ def unavailable_imports(namespace: dict, provided: tuple = ()) -> tuple:
     for name, value in list(namespace.items()):
         if not isinstance(name, str) or name.startswith("_") or name in _SHELL_NAMES or name in instructors:
             continue
+        for code in _own_code(value, own):
+            for module, statement in imports_in_code(code):
+                if not is_allowed(module) and module.split(".", 1)[0] not in provided:
+                    found.setdefault(module.split(".", 1)[0], statement)
         module = _origin(value)
         if module is None or module == own or is_allowed(module) or module.split(".", 1)[0] in provided:
             continue
@@ -172,4 +235,4 @@ def check_imports(namespace: dict, provided: tuple = ()) -> None:
 
 
 __all__ = ["ALLOWED_PACKAGES", "RULE", "UnavailableImport", "UnavailableImportError", "check_imports",
-           "imports_in_source", "is_allowed", "message", "unavailable_imports"]
+           "imports_in_code", "imports_in_source", "is_allowed", "message", "unavailable_imports"]

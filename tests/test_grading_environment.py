@@ -88,3 +88,80 @@ def test_the_instructors_hidden_tests_are_not_the_students_code():
     assert unavailable_imports({"In": ["", hidden], "grade": grade}) == ()
     assert [i.package for i in unavailable_imports({"In": ["from autograder.checks import grade"],
                                                      "grade": grade})] == ["autograder"]
+
+
+_NESTED = '''
+import importlib
+
+def f(z):
+    from scipy.special import log_softmax
+    return log_softmax(z)
+
+def g():
+    return importlib.import_module("sklearn.metrics")
+
+def h():
+    return __import__("jax")
+
+class Model:
+    def method(self):
+        def inner():
+            import torch
+        return inner
+
+    @staticmethod
+    def helper():
+        import polars
+
+    @property
+    def size(self):
+        import pandas
+'''
+
+
+def test_imports_inside_functions_and_classes_are_found_without_the_history():
+    """The compiled code of what the notebook defines is read: an import in a function body, a method,
+    a nested function, a static method or a property, and import_module/__import__ with a literal."""
+    namespace = {"__name__": "__main__"}
+    exec(_NESTED, namespace)
+    del namespace["__builtins__"]
+    found = {item.package: item.evidence for item in unavailable_imports(namespace)}
+    assert found == {
+        "scipy": "import scipy.special in the code of f",
+        "sklearn": "import_module('sklearn.metrics') in the code of g",
+        "jax": "__import__('jax') in the code of h",
+        "torch": "import torch in the code of Model.method.<locals>.inner",
+        "polars": "import polars in the code of Model.helper",
+        "pandas": "import pandas in the code of Model.size",
+    }
+    with pytest.raises(UnavailableImportError, match="`scipy` is not available when your work is graded"):
+        check_imports(namespace)
+
+
+def test_the_history_sees_imports_nested_anywhere():
+    found = unavailable_imports({"In": ["", _NESTED]})
+    assert {item.package for item in found} == {"scipy", "sklearn", "jax", "torch", "polars", "pandas"}
+
+
+def test_allowed_imports_inside_functions_raise_nothing():
+    namespace = {"__name__": "__main__"}
+    exec("import importlib\n"
+         "def f(x):\n    import math, numpy as np\n    from collections import Counter\n"
+         "    from course.widgets import kl\n    from IPython.display import display\n"
+         "    from . import sibling\n    return importlib.import_module('json'), __import__('numpy.linalg')\n"
+         "class C:\n    def m(self):\n        import fractions\n        return 'scipy'  # a string, not an import\n",
+         namespace)
+    del namespace["__builtins__"]
+    assert unavailable_imports(namespace) == ()
+
+
+def test_functions_of_other_modules_are_not_read_as_the_notebooks_own():
+    """A function imported from an allowed module (its body imports whatever it likes) is not the
+    student's code; a function whose module is foreign is reported by its origin, once."""
+    import json
+    namespace = {"__name__": "__main__", "dumps": json.dumps, "np": np}
+    assert unavailable_imports(namespace) == ()
+    foreign = {"__name__": "scipy.fake"}
+    exec("def log_softmax(x):\n    import numpy\n    return x", foreign)
+    assert unavailable_imports({"__name__": "__main__", "log_softmax": foreign["log_softmax"]}) == \
+        (UnavailableImport("scipy", "the name 'log_softmax'"),)
