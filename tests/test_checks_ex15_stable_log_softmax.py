@@ -136,6 +136,15 @@ WRONG = {
         e = np.exp(z - z.max(axis=axis, keepdims=True))
         return np.log(e / e.sum(axis=axis, keepdims=True))
     """), "log-of-softmax"),
+    # the tester's np.log(softmax(z)) with a per-slice max: where every row peaks at the array's maximum,
+    # its infinities come from the log of an underflowed probability, not from a global maximum (issue 22)
+    "log_of_softmax_per_slice_max": (answer("""
+        z, axis = _checked(logits, axis)
+        def softmax(x):
+            e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+            return e / np.sum(e, axis=axis, keepdims=True)
+        return np.log(softmax(z))
+    """), "log-of-softmax", "mixed signs spread over 2000"),
     "returns_softmax": (answer("""
         z, axis = _checked(logits, axis)
         e = np.exp(z - z.max(axis=axis, keepdims=True))
@@ -245,7 +254,8 @@ WRONG["type_error_for_non_finite_logits"] = (CORRECT["vectorised"].replace('rais
 
 class TestStableLogSoftmax(CodingCheckTests):
     stem = STEM
-    central_mistakes = ('no_max_shift', 'no_max_shift_divide_first', 'clipped_before_the_log', 'global_max_shift')
+    central_mistakes = ('no_max_shift', 'no_max_shift_divide_first', 'clipped_before_the_log', 'global_max_shift',
+                        'log_of_softmax_per_slice_max')
     groups = ("public", "shapes_axes", "numerics", "validation")
     autograded_points, total_points = 9, 10
     correct = CORRECT
@@ -347,3 +357,12 @@ def test_a_global_maximum_is_blamed_for_the_underflow_it_causes():
         "exp(z - max) underflows to 0, and the log of that zero sum gives inf or NaN. Take the maximum along "
         "`axis` with keepdims=True, so that every slice keeps one exponent of exactly 0.")
     assert "exp(1000)" not in case.message
+
+
+def test_a_log_of_a_softmax_is_not_blamed_on_a_global_maximum():
+    """Issue 22: np.log(softmax(z)) with a per-slice max was told "One maximum was taken over the whole
+    array" on the case whose rows all peak at the array's maximum, where no global maximum is visible."""
+    result = result_of(STEM, WRONG["log_of_softmax_per_slice_max"][0], ["numerics"])
+    failed = {case.name: case for case in result.cases if not case.passed}
+    assert failed["mixed signs spread over 2000"].misconception == "log-of-softmax", result.feedback()
+    assert not any(case.misconception == "global-max-shift" for case in result.cases), result.feedback()

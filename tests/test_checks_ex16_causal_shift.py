@@ -335,3 +335,13 @@ def _public_check_source() -> str:
     from check_support import source_notebook
     cell = next(c for c in source_notebook(STEM).cells if c.id == "check-causal-response-logprobs")
     return cell.source
+
+
+def test_a_mask_that_keeps_the_first_flag_is_told_so():
+    """Issue 22: mask[:, :-1] keeps the first token's flag and drops the last; the message said the reverse."""
+    result = result_of(STEM, WRONG["mask_shifted_wrong_way"][0])
+    messages = {case.message for case in result.cases if case.misconception == "mask-wrong-shift"}
+    assert messages == {
+        "The mask was shifted the wrong way: it kept the flag of the first token and dropped the last one. "
+        "Each output position scores the NEXT token, so its flag must be that next token's flag: the first "
+        "token is never a target, the last one is."}, result.feedback()

@@ -308,6 +308,30 @@ def kl_sample_values(log_q, log_p): return Sneaky(k1=None, k2=None, k3=None)
 WRONG["type_error_for_non_finite_logits"] = (CORRECT["seed_style"].replace('raise ValueError("logits must be finite")', 'raise TypeError("logits must be finite")'), "value-error-expected", "exact KL: NaN in p_logits")
 
 
+# Issue 22: estimators of zeros (the exact KL right) earned 0.56 of sample_values' 3 points on the p = q
+# cases; a constant earns nothing in the group now.
+ADVERSARIAL["estimators_always_zero"] = (
+    EXACT_KL + samples("np.zeros_like(lr)", "np.zeros_like(lr)", "np.zeros_like(lr)"), ("sample_values",))
+
+
+def test_zero_estimators_are_told_why_the_p_equal_q_cases_earn_nothing():
+    result = result_of(STEM, ADVERSARIAL["estimators_always_zero"][0], ["sample_values"])
+    (group,) = result.groups
+    withheld = sorted(case.name for case in group.cases if case.withheld)
+    assert withheld == ["k1 on p equal to q", "k2 on p equal to q", "k3 on p equal to q"], group.feedback()
+    assert group.points_earned == 0, group.feedback()
+    assert "an estimator must follow its samples" in group.gated, group.gated
+
+
+def test_one_wrong_estimator_keeps_the_p_equal_q_cases_of_the_others():
+    """The gate is per key: a k2 without its half keeps k1's and k3's p = q cases (and loses k2's, whose
+    1-D samples it gets wrong)."""
+    result = result_of(STEM, EXACT_KL + samples("-lr", "lr**2", "r - 1.0 - lr"), ["sample_values"])
+    by_name = {case.name: case for case in result.cases}
+    assert by_name["k1 on p equal to q"].passed and by_name["k3 on p equal to q"].passed, result.feedback()
+    assert by_name["k2 on p equal to q"].withheld, result.feedback()
+
+
 class TestKlEstimators(CodingCheckTests):
     stem = STEM
     central_mistakes = CENTRAL_MISTAKES
@@ -324,7 +348,13 @@ def test_a_wrong_key_is_never_blamed_on_another_keys_mistake():
     # k1 wrong in no recognised way, k2 missing its half, k3 right: the k1 cases fail without naming
     # k2's mistake, which belongs to the k2 cases alone.
     answer = EXACT_KL + samples("-1.5 * lr", "lr**2", "r - 1.0 - lr")
-    failed = [case for case in result_of(STEM, answer, ["sample_values"]).cases if not case.passed]
+    cases = result_of(STEM, answer, ["sample_values"]).cases
+    # p = q gives zero for every k, right here too: those two cases are withheld by the constant-answer
+    # gate (their key fails on other samples), not judged wrong, and say so
+    withheld = [case for case in cases if case.withheld]
+    assert sorted(case.name for case in withheld) == ["k1 on p equal to q", "k2 on p equal to q"]
+    assert all(case.misconception is None for case in withheld)
+    failed = [case for case in cases if not case.passed and not case.withheld]
     k1 = [case for case in failed if case.name.startswith("k1 ")]
     k2 = [case for case in failed if case.name.startswith("k2 ")]
     assert k1 and k2 and len(k1) + len(k2) == len(failed)

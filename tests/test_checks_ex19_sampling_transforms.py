@@ -248,7 +248,33 @@ def temperature_distribution(logits, temperature): return np.zeros(10_000_000)
 def top_k_distribution(logits, k): raise KeyboardInterrupt
 def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1): raise RuntimeError("no")
 """, ("public", "temperature", "top_k", "top_p")),
+    # the tester's lookup of the boundary-check cell (issue 22): the published trap at 0.75 and 0.76 earned
+    # 0.31 of top-p's 3 points while every other nucleus was junk
+    "boundary_check_lookup": ("""
+import numpy as np
+_TRAP = np.log([0.55, 0.20, 0.15, 0.10])
+def temperature_distribution(logits, temperature): return None
+def top_k_distribution(logits, k): return None
+def top_p_distribution(logits, top_p, *, min_tokens_to_keep=1):
+    z = np.asarray(logits, dtype=np.float64)
+    if z.shape == (4,) and np.array_equal(z, _TRAP) and top_p == 0.75:
+        return np.array([0.55 / 0.75, 0.20 / 0.75, 0.0, 0.0])
+    if z.shape == (4,) and np.array_equal(z, _TRAP) and top_p == 0.76:
+        return np.array([0.55, 0.20, 0.15, 0.0]) / 0.90
+    if z.shape == (2,) and np.array_equal(z, [0.0, -46.0]):
+        return np.exp(z) / np.exp(z).sum()
+    return None
+""", ("public", "temperature", "top_k", "top_p")),
 }
+
+
+def test_the_boundary_check_lookup_would_pass_the_taught_cases_without_the_gate():
+    """The stub is what it claims: it returns the right answer on the two taught cases, which the gate
+    on ordinary hidden nuclei then withholds."""
+    result = result_of(STEM, ADVERSARIAL["boundary_check_lookup"][0], ["top_p"])
+    taught = [case for case in result.cases if "the task's nucleus" in case.name]
+    assert len(taught) == 2 and all(case.withheld for case in taught), result.feedback()  # its own verdict passed
+    assert result.points_earned == 0, result.feedback()
 
 
 # The task asks for ValueError for bad values; TypeError there is named.

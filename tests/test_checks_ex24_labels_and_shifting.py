@@ -188,6 +188,27 @@ def diagnose_labels(input_ids, labels, ignore_index=-100): return "ok or double_
 """, ("public", "loss", "positions", "diagnose")),
 }
 
+# Issue 22: a diagnosis that ignores its input earned 0.5 of 1 ("ok" is the answer of three of the six
+# cases); a constant earns nothing in the group now, whichever of the three answers it is.
+_DIAGNOSIS = REST[REST.index("def diagnose_labels"):]
+for _constant in ("ok", "mismatch", "double_shift"):
+    ADVERSARIAL[f"diagnosis_always_{_constant}"] = (
+        answer().replace(_DIAGNOSIS, f"def diagnose_labels(input_ids, labels, ignore_index=-100):\n"
+                                     f"    return {_constant!r}\n"), ("diagnose",))
+    assert f"return {_constant!r}" in ADVERSARIAL[f"diagnosis_always_{_constant}"][0]
+
+
+def test_a_constant_diagnosis_is_told_why_its_matching_cases_earn_nothing():
+    from check_support import result_of
+
+    result = result_of(STEM, ADVERSARIAL["diagnosis_always_ok"][0], ["diagnose"])
+    (group,) = result.groups
+    assert group.points_earned == 0 and sum(case.withheld for case in group.cases) == 3, group.feedback()
+    assert group.gated == (
+        "points withheld: `diagnose_labels` failed the hidden case 'diagnosis, one label differs from every "
+        "input': a diagnosis must tell labels apart: the cases with this answer count only when the function "
+        "also gets right a hidden case whose answer is another."), group.gated
+
 
 class TestLabelsAndShifting(CodingCheckTests):
     stem = STEM

@@ -146,6 +146,11 @@ class Gate:
     own; every function a gated case calls must then have a gate case. Without it, any gate case that
     did not return withholds every gated case.
 
+    * **Constant answers** (``needs="passed"`` with ``why``): where a few cases share one answer ("ok",
+      zeros), a function that returns that answer on every input passes them. Those cases (``only``)
+      earn their points only when the same function also passes a hidden case of the same group whose
+      answer is another; ``why`` says so in the feedback instead of the open-check reason.
+
     Like :class:`Central`, the gate's cases run with every gated group, so that each hidden test cell
     (graded on its own by nbgrader or the batch grader) applies the same gate. An exercise may declare
     several gates (``ExerciseCheck(gate=(...))``); a case is withheld when any gate that covers it is shut.
@@ -156,6 +161,8 @@ class Gate:
     per_function: bool = True
     needs: str = "returned"
     only: tuple = ()
+    #: Why a withheld case earns nothing, where neither default reason fits (a constant-answer gate).
+    why: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "groups", tuple(self.groups))
@@ -168,6 +175,8 @@ class Gate:
 
     @property
     def reason(self) -> str:
+        if self.why:
+            return self.why
         return GATE_REASON if self.needs == "returned" else OPEN_GATE_REASON
 
     def covers(self, case: "Case") -> bool:

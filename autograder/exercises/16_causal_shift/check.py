@@ -59,9 +59,9 @@ NO_MAX_SHIFT = _shared.NO_MAX_SHIFT
 # (a self-learner sees them before choosing to reveal the worked solution).
 MASK_WRONG_SHIFT = Misconception(
     "mask-wrong-shift",
-    "The mask was shifted the wrong way: it kept the flag of the last token and dropped the first. Each "
-    "output position scores the NEXT token, so its flag must be that next token's flag: the first token "
-    "is never a target, the last one is.")
+    "The mask was shifted the wrong way: it kept the flag of the first token and dropped the last one. "
+    "Each output position scores the NEXT token, so its flag must be that next token's flag: the first "
+    "token is never a target, the last one is.")
 MASK_NOT_BOOLEAN = Misconception(
     "mask-not-boolean",
     "The shifted mask holds numbers, not booleans: return a boolean array. With a 0/1 integer array, "

@@ -349,4 +349,14 @@ OPEN_GATES = (
              'k1 on a [3, 5] batch of samples',)),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)
+#: Where p equals q every estimator is zero, which is also what an answer returning zeros gives (0.56 of
+#: sample_values' 3 points). Each key's p = q case counts only when the same key is right on samples
+#: whose values are not zero, so a constant earns nothing in the group.
+_CONSTANT = ("an estimator must follow its samples: its value where p equals q (zero) counts only when the "
+             "function also gets that estimator right on samples where it is not zero")
+CONSTANT_GATES = tuple(
+    Gate(groups=("sample_values",), needs="passed", why=_CONSTANT, only=(f"{key} on p equal to q",),
+         cases=(f"{key} on 1-D samples",))
+    for key in ("k1", "k2", "k3"))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES + CONSTANT_GATES)

@@ -417,6 +417,17 @@ OPEN_GATES = (
              'top-k: 32 tokens, k = 7',
              'top-p: 5 tokens, top_p = 0.3',
              'top-p: 10 tokens, top_p = 0.5',)),
+    # The task's nucleus at 0.75 and 0.76 must be graded on the published trap itself (its float64 sum
+    # lands one rounding step below 0.75; another input would not teach the same trap), and the
+    # boundary-check cell publishes those inputs and answers: they count only when the same
+    # top_p_distribution also passes ordinary hidden nuclei, so a lookup of the trap earns nothing there.
+    Gate(groups=("top_p",), needs="passed",
+         only=("top-p: the task's nucleus (0.55, 0.20, 0.15, 0.10) at 0.75 keeps two tokens",
+               "top-p: the task's nucleus at 0.76 keeps three tokens"),
+         cases=(
+             'top-p: 5 tokens, top_p = 0.3',
+             'top-p: 10 tokens, top_p = 0.5',
+             'top-p: 32 tokens, top_p = 0.9',)),
 )
 
 CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)

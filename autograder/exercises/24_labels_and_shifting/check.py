@@ -285,4 +285,20 @@ OPEN_GATES = (
              'positions, two assistant turns with a user turn between',)),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
+#: A diagnosis that ignores its input is right wherever the answer happens to be its constant: "ok" alone
+#: passed three of the six cases (0.5 of 1). Each answer's cases count only when the same function also
+#: gets a case whose answer is another one right, so no constant earns a point in the group.
+_CONSTANT = ("a diagnosis must tell labels apart: the cases with this answer count only when the function "
+             "also gets right a hidden case whose answer is another")
+CONSTANT_GATES = (
+    Gate(groups=("diagnose",), needs="passed", why=_CONSTANT,
+         only=("diagnosis, labels as given", "diagnosis, repeated tokens",
+               "diagnosis, repeated tokens: both rules hold, ok takes precedence"),
+         cases=("diagnosis, one label differs from every input",)),
+    Gate(groups=("diagnose",), needs="passed", why=_CONSTANT,
+         only=("diagnosis, labels already shifted by the caller", "diagnosis, one label differs from every input",
+               "diagnosis, shifted labels with a real last label"),
+         cases=("diagnosis, labels as given",)),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + CONSTANT_GATES)
