@@ -32,3 +32,22 @@ def test_graded_feedback_does_not_quote_the_error_text(stem, capsys):
     for group in CHECKS[stem].groups:
         grade(stem, group.name, namespace)
         assert MARK not in capsys.readouterr().out
+
+
+def _shape_encoding(*args, **kwargs):
+    return np.empty((0, 123456, 7890))  # an empty array whose shape spells two numbers
+
+
+def _zero_division(*args, **kwargs):
+    raise ZeroDivisionError  # one class among the ~50 builtins an answer could pick by its input
+
+
+@pytest.mark.parametrize("stem", sorted(CHECKS))
+def test_graded_feedback_names_neither_the_answers_shape_nor_its_exception_class(stem):
+    """The shape an answer returns and the builtin class it raises are its own choice, so both could
+    carry a hidden input: graded feedback says "the wrong shape" and "an exception" instead."""
+    calls = [call for case in CHECKS[stem].cases() for call in case.calls]
+    for answer, leak in ((_shape_encoding, "123456"), (_zero_division, "ZeroDivisionError")):
+        result = run_check(stem, {call.target: answer for call in calls})
+        assert leak not in result.feedback() and "7890" not in result.feedback()
+        assert not all(case.passed for case in result.cases)

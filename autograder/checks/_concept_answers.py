@@ -223,7 +223,7 @@ def sequence(value: Any, what: str, *, length: int | None = None) -> list:
     if isinstance(value, (str, dict, SetData, ObjectData)) or not isinstance(value, (list, tuple)):
         raise Reject(f"{what} should be a list or tuple, not {_kind(value)}")
     if length is not None and len(value) != length:
-        raise Reject(f"{what} should have {length} items, not {len(value)}")
+        raise Reject(f"{what} should have {length} items")  # not how many it has: the answer's choice
     return list(value)
 
 

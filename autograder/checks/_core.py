@@ -459,7 +459,8 @@ def _safe_judge(case: Case, outcomes: tuple, unavailable: Sequence[str] = ()) ->
     except Reject as rejection:
         return Verdict(False, rejection.message, rejection.misconception)
     except Exception as error:  # a judge must never crash grading; an unexpected shape of answer fails the case
-        return Verdict(False, f"the returned value has an unexpected form ({type(error).__name__})")
+        # The error's class is not named: which one the judge hit depends on what the answer returned.
+        return Verdict(False, "the returned value has an unexpected form")
     if not isinstance(verdict, Verdict):
         raise TypeError(f"judge of {case.name!r} returned {type(verdict).__name__}, not Verdict")
     return verdict

@@ -19,12 +19,15 @@ from autograder.checks._judge import Misconception, close, field, float_array, n
 
 
 def key_difference(missing: list, others: int) -> str:
-    """How a dict's keys differ from the expected ones, in the grader's words only ("; missing 'k1'; 2 other keys")."""
+    """How a dict's keys differ from the expected ones, in fixed words ("; some are missing; it has other keys").
+
+    Neither which keys are missing nor how many others there are: the answer chooses both, so either
+    could count out a hidden input."""
     parts = []
     if missing:
-        parts.append("missing " + ", ".join(repr(name) for name in missing))
+        parts.append("some are missing")
     if others:
-        parts.append(f"{others} other key{'s' if others > 1 else ''}")
+        parts.append("it has other keys")
     return "".join(f"; {part}" for part in parts)
 
 def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: str, *, rtol: float,
@@ -86,7 +89,7 @@ def judge_array(function: str, expected, what: str, *, wrong: Iterable = (), rto
         value = value_of(outcomes[0], function)
         actual = float_array(value, what)
         if actual.shape != expected.shape and not (expected.shape == () and actual.size == 1):
-            raise Reject(f"{what} has shape {actual.shape}, expected {expected.shape}")
+            raise Reject(f"{what} has the wrong shape")  # never the answer's shape: it could encode numbers
         return _verdict(value, actual.reshape(expected.shape), expected, wrong, what, rtol=rtol, atol=atol)
 
     return judge

@@ -57,11 +57,26 @@ def raised_messages_quoted():
         _QUOTE_RAISED_MESSAGES.reset(token)
 
 
+#: The exception classes graded feedback names. Any other class is "an exception": an answer that picks
+#: the class it raises from the hidden input (ZeroDivisionError, KeyError, ... among ~50 builtins) would
+#: read bits of that input back from the feedback. These few are the ones the tasks ask for (or the stub).
+NAMED_EXCEPTIONS = ("ValueError", "TypeError", "NotImplementedError", "ImportError")
+OTHER_EXCEPTION = "an exception"
+
+
+def exception_name(outcome: Raised) -> str:
+    """How feedback names ``outcome``'s exception: its class in self-study, else one of
+    :data:`NAMED_EXCEPTIONS` or :data:`OTHER_EXCEPTION`."""
+    if _QUOTE_RAISED_MESSAGES.get() or outcome.type_name in NAMED_EXCEPTIONS:
+        return outcome.type_name
+    return OTHER_EXCEPTION
+
+
 def value_of(outcome: Any, what: str = "your function") -> Any:
     """The returned value, or :class:`Reject` with what went wrong instead.
 
     The exception's text is quoted only inside :func:`raised_messages_quoted`; graded feedback names the
-    exception's type and says where to read its text.
+    exception's type (one of a few, see :func:`exception_name`) and says where to read its text.
     """
     if isinstance(outcome, Returned):
         return outcome.value
@@ -73,7 +88,7 @@ def value_of(outcome: Any, what: str = "your function") -> Any:
         if _QUOTE_RAISED_MESSAGES.get():
             message = f": {outcome.message}" if outcome.message else ""
             raise Reject(f"{what} raised {outcome.type_name}{message}")
-        raise Reject(f"{what} raised {outcome.type_name} (graded feedback does not quote the error's text, "
+        raise Reject(f"{what} raised {exception_name(outcome)} (graded feedback does not quote the error's text, "
                      "which could carry the hidden input: call your function on a similar input in the "
                      "notebook to read it)")
     if isinstance(outcome, Unreadable):
@@ -124,7 +139,8 @@ def float_array(value: Any, what: str = "the result", *, shape: Sequence[int] | 
     except (ValueError, TypeError):
         raise Reject(f"{what} should be a rectangular array of numbers") from None
     if shape is not None and tuple(array.shape) != tuple(shape):
-        raise Reject(f"{what} has shape {tuple(array.shape)}, expected {tuple(shape)}")
+        # The shape is the answer's choice: quoting it would carry any numbers it encodes (np.empty((0, a, b))).
+        raise Reject(f"{what} has the wrong shape")
     if _any(_isnan(array)) and not allow_nan:
         raise Reject(f"{what} contains NaN")
     if finite and _any(~_isfinite(array) & ~_isnan(array)):
@@ -170,7 +186,7 @@ def scalar(value: Any, what: str = "the value", *, finite: bool = True) -> float
     """A single real number (a 0-d or one-element array is accepted too)."""
     array = float_array(value, what, finite=finite)
     if array.size != 1:
-        raise Reject(f"{what} should be a single number, got {array.size} values")
+        raise Reject(f"{what} should be a single number, not several values")
     return float(array.reshape(()))
 
 
@@ -237,7 +253,7 @@ def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeErr
             return PASS
         if tuple(names) == ("ValueError",) and outcome.is_a("TypeError"):
             return Verdict(False, VALUE_ERROR_EXPECTED.sentence, VALUE_ERROR_EXPECTED.key)
-        return Verdict(False, f"{problem}: expected {' or '.join(names)}, got {outcome.type_name}")
+        return Verdict(False, f"{problem}: expected {' or '.join(names)}, got {exception_name(outcome)}")
     if isinstance(outcome, Unreadable):
         return Verdict(False, f"{problem}: {outcome.reason}")
     hint = f" (check `{argument}`)" if argument else ""
@@ -264,5 +280,5 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-__all__ = ["Misconception", "Reject", "bool_array", "not_correct", "raised_messages_quoted", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
+__all__ = ["NAMED_EXCEPTIONS", "OTHER_EXCEPTION", "exception_name", "Misconception", "Reject", "bool_array", "not_correct", "raised_messages_quoted", "strict_bool_array", "close", "error_case", "expect_close", "expect_error", "field",
            "float_array", "scalar", "value_of"]

@@ -8,7 +8,8 @@ string the notebook chose, so a class made on the fly as ``type(repr(x), (Except
 forged reason would carry a hidden input verbatim into the feedback.
 
 :func:`trusted_outcome` keeps such a text only when the grader could have written it with nothing
-of the student's in it: a builtin exception or type name, a reason from the channel's own list
+of the student's in it: one of a few builtin exception names (any other class, builtin or not, would
+let an answer pick among ~50 names by the hidden input, so it becomes "an exception"), a reason from the channel's own list
 (the call's target checked against the call the grader made); anything else becomes a fixed phrase.
 The exception's message is left for the judge, which never quotes it in graded feedback (it only
 tests whether it mentions a name, see ``_judge.value_of``).
@@ -22,14 +23,18 @@ import re
 
 from autograder.channel import ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable
 
-#: What a class the student's code defined is called in feedback.
-OWN_EXCEPTION = "an exception of a class defined in your code"
+#: What any exception outside :data:`_SHOWN_EXCEPTIONS` is called in feedback.
+OTHER_EXCEPTION = "an exception"
 OWN_OBJECT = "user-defined"  # "... not a user-defined object"
 #: Why a value could not be read, when the reason the notebook sent is not one the grader knows.
 UNKNOWN_REASON = "the returned value could not be read back (return arrays, numbers or a result object)"
 
 _BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
                                 if isinstance(value, type) and issubclass(value, BaseException))
+#: The builtin classes whose names feedback may show: the ones tasks ask for, the stub's, and the
+#: unavailable-module errors (which get their own sentence, see ``_judge.value_of``).
+_SHOWN_EXCEPTIONS = frozenset({"ValueError", "TypeError", "NotImplementedError", "ModuleNotFoundError",
+                               "ImportError"}) & _BUILTIN_EXCEPTIONS
 #: Reasons the channel writes with nothing of the student's in them (``autograder/channel.py``).
 _FIXED_REASONS = frozenset({
     "the value is nested too deeply", "the string is too long", "the object has too many fields",
@@ -108,7 +113,7 @@ def _contains_object(value, depth: int = 0) -> bool:
 def trusted_outcome(outcome, call: dict | None = None, limits: dict | None = None):
     """``outcome`` with every text the judge may quote in the grader's words (see the module docstring)."""
     if isinstance(outcome, Raised):
-        name = outcome.type_name if outcome.type_name in _BUILTIN_EXCEPTIONS else OWN_EXCEPTION
+        name = outcome.type_name if outcome.type_name in _SHOWN_EXCEPTIONS else OTHER_EXCEPTION
         return dataclasses.replace(outcome, type_name=name)
     if isinstance(outcome, Unreadable):
         return dataclasses.replace(outcome, reason=trusted_reason(outcome.reason, call, limits))
@@ -117,4 +122,4 @@ def trusted_outcome(outcome, call: dict | None = None, limits: dict | None = Non
     return outcome
 
 
-__all__ = ["OWN_EXCEPTION", "OWN_OBJECT", "UNKNOWN_REASON", "trusted_outcome", "trusted_reason"]
+__all__ = ["OTHER_EXCEPTION", "OWN_OBJECT", "UNKNOWN_REASON", "trusted_outcome", "trusted_reason"]

@@ -70,7 +70,7 @@ def _targets(answer) -> Verdict:
     if got == tuple(row[1:]):
         return Verdict(False, NO_SLOT_FOR_LAST.sentence, NO_SLOT_FOR_LAST.key)
     if len(got) != len(row):
-        return Verdict(False, f"targets should have {len(row)} entries, one per logits position, not {len(got)}")
+        return Verdict(False, f"targets should have {len(row)} entries, one per logits position")
     if all(item is None for item in got):
         raise blank("every entry of `targets`")
     verdict = same(got, key.TARGETS, "targets", {

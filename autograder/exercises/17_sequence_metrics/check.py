@@ -142,8 +142,9 @@ def judge_form(value, batch_size: int) -> None:
         if isinstance(item, (list, tuple)):
             raise LIST_NOT_ARRAY.reject()
         if not isinstance(item, np.ndarray) or item.shape != (batch_size,):
-            raise Reject(f"{name} should be an array of shape [B] (one entry per response), not {type(item).__name__}"
-                         + (f" of shape {item.shape}" if isinstance(item, np.ndarray) else ""))
+            # Neither the answer's shape nor its type's name: both are the answer's choice.
+            raise Reject(f"{name} should be an array of shape [B] (one entry per response)"
+                         + (", not an array of another shape" if isinstance(item, np.ndarray) else ", not an array"))
 
 
 def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, overflow=None,
