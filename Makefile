@@ -88,7 +88,7 @@ dist: $(STAMP)
 ## make hub: (as root) a local JupyterHub on 127.0.0.1:$(HUB_PORT) with three students and an instructor
 ##   (Unix accounts, PAM), nbgrader's exchange, formgrader for the instructor (deploy/hub/, README
 ##   "Run it on a JupyterHub"); prints the URL and the accounts. Ctrl+C stops it; `make hub HUB_ARGS=--remove`
-##   deletes the accounts and build/hub.
+##   deletes the accounts, course, exchange and hub state (not the environments).
 HUB_PORT ?= 8000
 HUB_ARGS ?=
 hub: $(STAMP)

@@ -9,6 +9,7 @@
      assignments into a shared exchange;
   5. starts JupyterHub with ``deploy/hub/jupyterhub_config.py`` and prints its URL and the accounts.
 Ctrl+C stops the hub; the accounts and the course directory stay (``--remove`` deletes them).
+Everything it starts listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -187,7 +188,8 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=8000, help="the hub's port on 127.0.0.1 (default 8000)")
     parser.add_argument("--dir", type=Path, default=REPO / "build" / "hub",
                         help="where the environments, course, exchange and hub state go (default build/hub)")
-    parser.add_argument("--remove", action="store_true", help="delete the accounts and --dir, then exit")
+    parser.add_argument("--remove", action="store_true",
+                        help="delete the accounts and the course, exchange and hub state under --dir (not the environments)")
     parser.add_argument("--install-only", action="store_true",
                         help="build the environments and install the proxy, then exit (.ci/run, before the tests)")
     args = parser.parse_args(argv)
@@ -195,7 +197,8 @@ def main(argv=None) -> int:
     if args.remove:
         for name in [names["instructor"], *names["students"]]:
             remove_account(name)
-        shutil.rmtree(args.dir, ignore_errors=True)
+        for part in ("course", "exchange", "state"):
+            shutil.rmtree(args.dir / part, ignore_errors=True)
         return 0
     base = args.dir.resolve()
     base.mkdir(parents=True, exist_ok=True)
