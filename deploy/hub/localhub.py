@@ -22,6 +22,7 @@ import os
 import pwd
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -228,6 +229,10 @@ def main(argv=None) -> int:
     for account in accounts:
         print(f"  {account.role:10} {account.name:14} password {account.password}")
     print(f"  formgrader (instructor): {hub.url}/user/{names['instructor']}/formgrader\nCtrl+C stops the hub.")
+    # Ctrl+C, or a SIGTERM (a service manager, `kill`), stops the hub and every user's server. SIGINT
+    # is set explicitly: a shell that starts this in the background would have it ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         hub.process.wait()
     except KeyboardInterrupt:
