@@ -15,6 +15,10 @@ if [ -z "${PYTHON:-}" ]; then
   if [ -x /usr/bin/python3.11 ]; then PYTHON=/usr/bin/python3.11; else PYTHON=/usr/bin/python3; fi
 fi
 UV="${UV:-$(command -v uv || echo "$REPO/.venv/bin/uv")}"
+# Copies, not uv's default hard links into its cache: the student environment's nbgrader bundle is
+# edited in place below (tools/student_validate_message.py), and through a hard link that edit would
+# reach the cache and every other environment linked to the same file.
+export UV_LINK_MODE=copy
 JUPYTERHUB_SPEC="jupyterhub>=5.2,<6"
 mkdir -p "$DEST"
 stamp_of() {  # what the environment was built from: rebuild when any of it changes

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, REPO
+from .conftest import CHROMIUM, REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("hub")]
 
@@ -135,15 +135,6 @@ def _login(browser, hub, account):
     return context, page
 
 
-def _xsrf_post(page, url: str) -> dict:
-    """POST from the page as its own scripts do (Jupyter's _xsrf cookie echoed in the header)."""
-    return page.evaluate("""async (url) => {
-        const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || "";
-        const r = await fetch(url, {method: "POST", headers: {"X-XSRFToken": decodeURIComponent(xsrf)}});
-        return {status: r.status, body: await r.text()};
-    }""", url)
-
-
 def _open_assignment_list(page) -> list:
     """Open the Assignment List from the Nbgrader menu; return the menu's item labels."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
@@ -176,11 +167,8 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for()
     cells = page.locator(".jp-Notebook .jp-Cell")
 
-    def cell(grade_id_text: str):
-        return cells.filter(has_text=grade_id_text).first
-
     # The widget cell on its own (Run All stops at the first unanswered cell).
-    widget_cell = cell("kl_explorer(preset=")
+    widget_cell = page.locator(".jp-Notebook .jp-CodeCell", has_text="kl_explorer(preset=").first
     widget_cell.locator(".cm-content").click()
     page.keyboard.press("Shift+Enter")
     widget_cell.locator(".jp-OutputArea .widget-slider, .jp-OutputArea .jupyter-widgets").first.wait_for()
