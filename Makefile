@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Parallel test workers: the machine's cores (the suite is sized for 2).
 JOBS   ?= auto
 
-.PHONY: test demo lab release selfstudy bench dist clean-state
+.PHONY: test demo lab release selfstudy bench dist clean-state hub
 
 $(STAMP): pyproject.toml course/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -80,3 +80,12 @@ dist: $(STAMP)
 	# setuptools' in-tree leftovers only (build/lab holds a learner's notebooks)
 	rm -rf build/lib build/bdist.* course/build
 	@ls -l dist
+
+## make hub: (as root) a local JupyterHub on 127.0.0.1:$(HUB_PORT) with three students and an instructor
+##   (Unix accounts, PAM), nbgrader's exchange, formgrader for the instructor (deploy/hub/, README
+##   "Run it on a JupyterHub"); prints the URL and the accounts. Ctrl+C stops it; `make hub HUB_ARGS=--remove`
+##   deletes the accounts, course, exchange and hub state (not the environments).
+HUB_PORT ?= 8000
+HUB_ARGS ?=
+hub: $(STAMP)
+	$(PY) deploy/hub/localhub.py --port $(HUB_PORT) $(HUB_ARGS)

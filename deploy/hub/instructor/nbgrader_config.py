@@ -1,0 +1,12 @@
+"""nbgrader settings of the instructor's server on the hub (JUPYTER_CONFIG_PATH, jupyterhub_config.py).
+
+The course's own ``nbgrader_config.py`` (grader bridge, feedback pages, release steps) is loaded from
+the course directory, then the hub's exchange is added, so formgrader, ``nbgrader collect`` and
+``nbgrader release_feedback`` run in a terminal of this server all use the same shared exchange.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 -- injected by traitlets when it runs this file
+load_subconfig(os.path.join(os.environ["MODULE6_COURSE_DIR"], "nbgrader_config.py"))  # noqa: F821
+c.Exchange.root = os.environ["MODULE6_EXCHANGE"]

@@ -1,0 +1,87 @@
+"""JupyterHub configuration of the Module 6 course hub (``jupyterhub -f deploy/hub/jupyterhub_config.py``).
+
+``deploy/hub/localhub.py`` starts the hub with the environment variables below set; a production
+hub sets them in its service unit (README, "Run it on a JupyterHub"). Everything listens on 127.0.0.1.
+
+- Accounts are local Unix accounts checked by PAM (JupyterHub's default ``PAMAuthenticator``);
+  only the listed students and the instructor may log in.
+- Each user's server is started as that Unix user (``LocalProcessSpawner``): students from the
+  student environment (the student package, JupyterLab, nbgrader's Validate and Assignment List
+  only), the instructor from the instructor environment in the course directory, where formgrader
+  runs (nbgrader 0.9.6 docs, configuration/jupyterhub_config.rst, "One Class, One Grader").
+- nbgrader's shared exchange is a directory every account can reach (``c.Exchange.root``, set in the
+  ``nbgrader_config.py`` files beside this one from ``MODULE6_EXCHANGE``).
+"""
+
+import os
+import sys
+
+c = get_config()  # noqa: F821 -- injected by traitlets when it runs this file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+env = os.environ
+
+
+def required(name: str) -> str:
+    value = env.get(name, "")
+    if not value:
+        raise SystemExit(f"jupyterhub_config.py: environment variable {name} is not set (see deploy/hub/localhub.py)")
+    return value
+
+
+STATE = required("MODULE6_HUB_STATE")               # the hub's database, cookie secret and logs
+STUDENT_ENV = required("MODULE6_HUB_STUDENT_ENV")   # deploy/hub/build_envs.sh's student environment
+INSTRUCTOR_ENV = required("MODULE6_HUB_INSTRUCTOR_ENV")
+COURSE_DIR = required("MODULE6_COURSE_DIR")         # the instructor's nbgrader course directory
+EXCHANGE = required("MODULE6_EXCHANGE")             # nbgrader's shared exchange directory
+COURSE_ID = required("MODULE6_COURSE_ID")
+INSTRUCTOR = required("MODULE6_INSTRUCTOR")
+STUDENTS = required("MODULE6_STUDENTS").split(",")
+
+c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.port = int(required("MODULE6_HUB_PORT"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(required("MODULE6_HUB_API_PORT"))
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{int(required('MODULE6_PROXY_API_PORT'))}"
+# configurable-http-proxy comes from npm into a cache directory (deploy/hub/localhub.py), never into git.
+c.ConfigurableHTTPProxy.command = [required("MODULE6_CHP")]
+c.JupyterHub.db_url = "sqlite:///" + os.path.join(STATE, "jupyterhub.sqlite")
+c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
+
+c.JupyterHub.authenticator_class = "pam"
+c.Authenticator.allowed_users = set(STUDENTS) | {INSTRUCTOR}
+# No login session (pam_systemd, utmp) is opened for a hub login: there is no systemd here, and a
+# notebook server needs none.
+c.PAMAuthenticator.open_sessions = False
+
+c.Spawner.ip = "127.0.0.1"
+c.Spawner.default_url = "/lab"
+# A busy 2-core machine takes a while to start JupyterLab with its extensions.
+c.Spawner.start_timeout = 180
+c.Spawner.http_timeout = 180
+# Users' servers see only what is set here, not the hub's own environment.
+c.Spawner.env_keep = ["LANG", "LC_ALL", "TZ"]
+
+
+def per_user(spawner):
+    """Students get the student environment in their home; the instructor the course directory."""
+    name = spawner.user.name
+    shared = {"MODULE6_EXCHANGE": EXCHANGE, "MODULE6_COURSE_ID": COURSE_ID, "MPLBACKEND": "Agg"}
+    if name == INSTRUCTOR:
+        prefix, config = INSTRUCTOR_ENV, os.path.join(HERE, "instructor")
+        spawner.notebook_dir = COURSE_DIR
+        shared["MODULE6_COURSE_DIR"] = COURSE_DIR
+    elif name in STUDENTS:
+        prefix, config = STUDENT_ENV, os.path.join(HERE, "student")
+        spawner.notebook_dir = "~"
+    else:  # allowed_users already refuses anyone else; never start a server from the wrong environment
+        raise RuntimeError(f"{name} is neither the instructor nor a student of this hub")
+    spawner.cmd = [os.path.join(prefix, "bin", "jupyterhub-singleuser")]
+    spawner.environment.update(shared)
+    # nbgrader_config.py of this role (exchange, course id); extra Jupyter config directories come first.
+    spawner.environment["JUPYTER_CONFIG_PATH"] = config
+    spawner.environment["PATH"] = os.pathsep.join([os.path.join(prefix, "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
+
+
+c.Spawner.pre_spawn_hook = per_user
