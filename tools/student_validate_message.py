@@ -10,6 +10,7 @@ when the sentence is not found exactly once (another nbgrader version), rather t
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -36,7 +37,12 @@ def patch(prefix: Path) -> Path:
         raise SystemExit(f"expected nbgrader's Validate success sentence exactly once under {static_dir(prefix)}, "
                          f"found {[(p.name, n) for p, n in found]}: this nbgrader version needs a new look")
     path = found[0][0]
-    path.write_text(path.read_text(encoding="utf-8").replace(NBGRADER_SUCCESS, TRUTHFUL_SUCCESS), encoding="utf-8")
+    # A new file put in place, never an edit in place: installers such as uv hard-link package files
+    # to their cache, and an in-place write would change every environment sharing that file.
+    text = path.read_text(encoding="utf-8").replace(NBGRADER_SUCCESS, TRUTHFUL_SUCCESS)
+    fresh = path.with_name(path.name + ".module6-tmp")
+    fresh.write_text(text, encoding="utf-8")
+    os.replace(fresh, path)
     return path
 
 
