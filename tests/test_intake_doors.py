@@ -32,7 +32,7 @@ DEADLINE = 600  # seconds for one door on the whole corpus (it takes about 30): 
 STEM = toy.STEM
 #: What a door may leave in a student's autograded folder: what the grader itself writes.
 WRITTEN = {f"{STEM}.ipynb", "timestamp.txt", "submission_secret.txt", ".autograder-state.json"}
-GRADED = ("honest", "extras", "odd_stamps")  # each earns every autograded point
+GRADED = ("honest", "extras", "odd_stamps", "linked_stamps")  # each earns every autograded point
 REFUSED = {  # student -> (status, words of the sentence every door uses)
     "link_student": (Status.SYMLINK, "submitted/link_student is a symbolic link"),
     "link_assignment": (Status.SYMLINK, "submitted/link_assignment/toy is a symbolic link"),
@@ -42,6 +42,7 @@ REFUSED = {  # student -> (status, words of the sentence every door uses)
     "deep": (Status.REJECTED, "nested more than 100 levels deep"),
     "many_cells": (Status.REJECTED, "the notebook has more than 2000 cells"),
     "folder": (Status.REJECTED, "is a folder"),
+    "hardlink": (Status.REJECTED, f"submitted/hardlink/toy/{STEM}.ipynb is a hard link to another file"),
 }
 if os.geteuid() == 0:
     REFUSED["device"] = (Status.REJECTED, "is a device node")
@@ -96,6 +97,11 @@ def build(course: Path) -> Path:
     stamps = toy.submit(course, "odd_stamps", toy.honest_answers()).parent
     (stamps / "timestamp.txt").symlink_to(course / "nbgrader_config.py")
     os.mkfifo(stamps / "submission_secret.txt")
+    # Both as hard links to a file outside the submission: refused like the link, an empty one written.
+    linked = toy.submit(course, "linked_stamps", toy.honest_answers()).parent
+    (course / "claimed.txt").write_text("2020-01-01 00:00:00 UTC")
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        os.link(course / "claimed.txt", linked / name)
     # Links at every level of the path, each to the honest student's work.
     (submitted / "link_student").symlink_to(submitted / "honest")
     (submitted / "link_assignment").mkdir()
@@ -103,7 +109,7 @@ def build(course: Path) -> Path:
     (submitted / "link_notebook" / "toy").mkdir(parents=True)
     (submitted / "link_notebook" / "toy" / f"{STEM}.ipynb").symlink_to(honest)
     # Files that are not notebooks a reader may open, and notebooks past each limit.
-    for student in ("fifo", "huge", "deep", "many_cells", "folder", *(["device"] if "device" in REFUSED else [])):
+    for student in ("fifo", "huge", "deep", "many_cells", "folder", "hardlink", *(["device"] if "device" in REFUSED else [])):
         (submitted / student / "toy").mkdir(parents=True)
     target = submitted / "{}" / "toy" / f"{STEM}.ipynb"
     os.mkfifo(str(target).format("fifo"))
@@ -113,6 +119,7 @@ def build(course: Path) -> Path:
         '"nbformat": 4', '"deep": ' + "[" * 5_000 + "]" * 5_000 + ', "nbformat": 4', 1))
     Path(str(target).format("many_cells")).write_bytes(_many_cells())
     Path(str(target).format("folder")).mkdir()
+    os.link(source, str(target).format("hardlink"))  # the instructor's solution, under a student's name
     if "device" in REFUSED:
         os.mknod(str(target).format("device"), 0o644 | stat.S_IFCHR, os.makedev(1, 3))  # as /dev/null
     return course
@@ -225,8 +232,9 @@ def test_nothing_of_a_submission_folder_is_copied(doors, door):
         if path.is_file():
             assert "BEGIN SOLUTION" not in path.read_text(errors="replace"), path
     # The odd timestamp and secret: never followed or opened, an empty file stands in for each.
-    for name in ("timestamp.txt", "submission_secret.txt"):
-        assert (course / "autograded" / "odd_stamps" / "toy" / name).read_bytes() == b"", (door, name)
+    for student in ("odd_stamps", "linked_stamps"):
+        for name in ("timestamp.txt", "submission_secret.txt"):
+            assert (course / "autograded" / student / "toy" / name).read_bytes() == b"", (door, student, name)
 
 
 def test_similarity_and_report_read_through_the_intake(doors, monkeypatch):
@@ -304,3 +312,34 @@ def test_no_component_of_a_path_is_followed(tmp_path):
     for bad in ("..", "a/b", ""):
         with pytest.raises(ValueError, match="parts"):
             intake.locate(root, ("ann", bad))
+
+
+def test_a_hard_link_is_refused_on_the_lstat_and_on_the_fstat(tmp_path, monkeypatch):
+    """A second name for a file outside the submission is refused, even if it was linked after the lstat."""
+    root = tmp_path / "submitted"
+    (root / "ann" / "toy").mkdir(parents=True)
+    own = root / "ann" / "toy" / "own.ipynb"
+    own.write_text("{}")
+    os.link(tmp_path / "submitted" / "ann" / "toy" / "own.ipynb", tmp_path / "solution.ipynb")
+    sentence = ("submitted/ann/toy/own.ipynb is a hard link to another file: the grader reads only files of "
+                "the submission's own")
+    expected = intake.Refusal(Status.REJECTED, "hardlink", sentence)
+    parts = ("ann", "toy", "own.ipynb")
+    assert intake.locate(root, parts) == expected
+    with pytest.raises(intake.Refused) as refused:
+        intake.read_bytes(root, parts, 100)
+    assert refused.value.refusal == expected
+    assert intake.read_notebook(root, parts).refusal == expected
+    assert intake.fingerprint(root, parts, 100) == f"refused: hardlink: {sentence}".encode()
+    # Linked between the lstat and the open: the fstat of the opened descriptor still sees two links.
+    (tmp_path / "single.txt").write_text("x")
+    single = os.stat(tmp_path / "single.txt", follow_symlinks=False)
+    assert single.st_nlink == 1
+    real = intake._lstat_at
+    monkeypatch.setattr(intake, "_lstat_at", lambda fd, name: single if name == "own.ipynb" else real(fd, name))
+    with pytest.raises(intake.Refused) as refused:
+        intake.read_bytes(root, parts, 100)
+    assert refused.value.refusal == expected
+    monkeypatch.undo()
+    (tmp_path / "solution.ipynb").unlink()  # one name again: read as the student's own
+    assert intake.read_bytes(root, parts, 100) == b"{}"

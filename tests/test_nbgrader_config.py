@@ -191,3 +191,38 @@ def test_formgrader_view_and_feedback_page_each_keep_their_template():
     assert got["view_ok"]
     assert got["feedback_class"] == "FeedbackExporter"
     assert got["feedback_template"] == "module6_feedback" and got["feedback_file"] == "module6_feedback.html.j2"
+
+
+BOUNDED_VIEW_PROBE = TEMPLATES_PROBE.split("nb = nbformat")[0] + textwrap.dedent("""
+    import hashlib, sys, time
+    # The red team's notebook: 1,960 extra code cells of 10 KB that are cheap to run, slow to highlight.
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("An answer")] + [
+        nbformat.v4.new_code_cell("a+1;" * 2_500) for _ in range(1_960)])
+    nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
+    path = os.path.join(sys.argv[1], "autograded.ipynb")
+    nbformat.write(nb, path)
+    before = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    resources = {"assignment_id": "module6", "notebook_id": "01", "submission_id": "x", "index": 0, "total": 1,
+                 "base_url": "", "student": "ada", "last_name": None, "first_name": None, "notebook_path": "x"}
+    started = time.perf_counter()
+    html, _ = grading_view.from_filename(path, resources=resources)
+    seconds = time.perf_counter() - started
+    print(json.dumps({"bytes": len(html.encode()), "seconds": seconds, "view_ok": "An answer" in html,
+                      "formgrade": "nbgrader_cell" in html or "formgrade" in html,
+                      "highlighted": html.count('<span class="mi">1</span>'),
+                      "cut": html.count("more characters not shown"),
+                      "untouched": hashlib.sha256(open(path, "rb").read()).hexdigest() == before}))
+""")
+
+
+def test_formgrader_view_of_a_huge_notebook_is_bounded(tmp_path):
+    """formgrader's exporter (built as in the probe above) renders many large code cells in under 5 MB."""
+    proc = subprocess.run([sys.executable, "-c", BOUNDED_VIEW_PROBE, str(tmp_path)], cwd=REPO_ROOT, text=True,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["bytes"] < 5_000_000, got
+    assert got["view_ok"] and got["untouched"], got
+    # The first cells are still highlighted (five of 10 KB fit HIGHLIGHT_PAGE_CHARS), the rest cut with a note.
+    assert got["highlighted"] >= 5 * 2_500, got
+    assert got["cut"] > 1_900, got

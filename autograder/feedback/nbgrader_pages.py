@@ -105,8 +105,15 @@ def _output_cost(output) -> int:
     return sum(len(value) if isinstance(value, str) else sum(len(str(v)) for v in value) for value in data.values())
 
 
-def bound_page(nb) -> None:
-    """Bound (in place) what nbconvert will spend on ``nb``'s code cells: see the module docstring."""
+def bound_page(nb, *, plain_markup_per_char: int = 1) -> None:
+    """Bound (in place) what nbconvert will spend on ``nb``'s code cells: see the module docstring.
+
+    ``plain_markup_per_char`` is what one character of a cell marked plain costs on the page: 1 where the
+    template shows it as escaped text (``module6_feedback``), :data:`_MARKUP_PER_CHAR` where it may be
+    highlighted all the same (formgrader's ``formgrade`` template highlights every code cell).
+    """
+    if not isinstance(plain_markup_per_char, int) or plain_markup_per_char < 1:
+        raise ValueError(f"plain_markup_per_char: expected a whole number >= 1, got {plain_markup_per_char!r}")
     highlight_room, room = HIGHLIGHT_PAGE_CHARS, STUDENT_PAGE_BYTES
     for cell in nb.cells:
         if cell.get("cell_type") != "code" or withheld.is_hidden_test(cell):
@@ -116,8 +123,8 @@ def bound_page(nb) -> None:
             highlight_room -= len(source)
             room -= len(source) * _MARKUP_PER_CHAR
         else:
-            cell.source, cost = _cut(source, room)
-            room -= cost
+            cell.source, cost = _cut(source, room // plain_markup_per_char)
+            room -= cost * plain_markup_per_char
             cell.metadata[PLAIN_KEY] = True
         kept = []
         for output in cell.get("outputs", []):
@@ -164,7 +171,10 @@ def configure(c) -> None:
     c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
     # formgrader's grading view renders with HTMLExporter(config=...) from this config; FeedbackExporter is
     # an HTMLExporter and reads the same section: both run the second layer first.
-    c.HTMLExporter.preprocessors = [InertWrittenAnswers]
+    c.HTMLExporter.preprocessors = [InertWrittenAnswers, BoundGradingView]
+    # The feedback page keeps only the first: its budget is applied by ReadableFeedback, after the hidden
+    # tests are redacted and late outputs withheld (this section outranks HTMLExporter's, as below).
+    c.FeedbackExporter.preprocessors = [InertWrittenAnswers]
     c.GenerateFeedback.exporter_class = FeedbackExporter
     # Feedback is derived data: every run writes each page again from autograded/ and the gradebook
     # (nbgrader would skip a student whose feedback folder exists, keeping a page older than a manual
@@ -201,6 +211,26 @@ class InertWrittenAnswers(Preprocessor):
             cell.source = inert_cell_source(cell.source)
             cell.pop("attachments", None)
         return cell, resources
+
+
+class BoundGradingView(Preprocessor):
+    """formgrader's grading view bounded like the feedback pages (:func:`bound_page`), on nbconvert's copy.
+
+    formgrader (nbgrader 0.9.6, ``server_extensions/formgrader/handlers.py``, ``SubmissionHandler.get``)
+    renders the autograded notebook with ``HTMLExporter(config=...)`` and the ``formgrade`` template,
+    whose ``input`` block runs ``highlight_code`` on every code cell: unbounded, 1,960 cells of 10 KB made
+    26 MB of HTML in 55 s. Cells over the budget are cut as if they were highlighted, and asked to be lexed
+    as plain text (nbconvert 7.17 ``filters/highlight.py`` ``_pygments_highlight`` honours a cell's
+    ``magics_language`` when the notebook's lexer is IPython's). The file on disk is not changed: the
+    instructor can open the whole notebook in Jupyter.
+    """
+
+    def preprocess(self, nb, resources):
+        bound_page(nb, plain_markup_per_char=_MARKUP_PER_CHAR)
+        for cell in nb.cells:
+            if cell.get("cell_type") == "code" and cell.metadata.get(PLAIN_KEY):
+                cell.metadata["magics_language"] = "text"
+        return nb, resources
 
 
 class ReadableFeedback(NbGraderPreprocessor):
@@ -253,6 +283,6 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_PAGE_CHARS", "InertWrittenAnswers", "PLAIN_KEY",
+__all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_PAGE_CHARS", "InertWrittenAnswers", "PLAIN_KEY",
            "ReadableFeedback", "STUDENT_PAGE_BYTES", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
            "math_to_mathml"]

@@ -12,6 +12,13 @@ hostile submission folder meets the same rules whichever door it comes through:
 * only regular files are opened: a FIFO, device, socket or folder is refused from its ``lstat`` before
   anything is opened, and the open itself is ``O_NONBLOCK`` and checked again with ``fstat`` (a file
   swapped for a FIFO in between cannot block the reader);
+* a regular file with more than one link (``st_nlink > 1``, on the ``lstat`` and again on the ``fstat``)
+  is refused: ``ln source/.../15.ipynb submitted/<student>/.../15.ipynb`` is no symbolic link, yet it
+  would hand the grader the instructor's solution under a student's name. Honest submissions have one
+  link: nbgrader==0.9.6 ``exchange/default/collect.py`` ``ExchangeCollect.copy_files`` calls
+  ``self.do_copy(src_path, dest_path)``, and ``Exchange.do_copy`` (``exchange/default/exchange.py``) is
+  ``shutil.copytree(src, dest, ignore=ignore_patterns(...))``, whose default ``copy_function`` is
+  ``shutil.copy2``: every collected file is a new file with a link count of 1;
 * the size is capped from ``fstat`` before a byte is read;
 * a notebook's JSON nesting and number of cells are measured on the raw bytes, in one linear pass,
   before any parser sees them; then the parse (JSON and nbformat's schema validation) runs under a
@@ -61,8 +68,8 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _O_CLOEXEC
 class Refusal:
     """Why a student file was not read: the report ``status``, the ``limit`` (rule) it broke, one sentence.
 
-    ``limit`` is ``symlink``, ``missing``, ``file`` (not a regular file, or not openable) or a key of
-    :data:`LIMIT_NAMES`.
+    ``limit`` is ``symlink``, ``missing``, ``file`` (not a regular file, or not openable), ``hardlink`` (a
+    regular file that is also another name's file) or a key of :data:`LIMIT_NAMES`.
     """
 
     status: Status
@@ -176,6 +183,17 @@ def _refuse_kind(kind: str, shown: str, want: str) -> Refusal | None:
     return Refusal(Status.REJECTED, "file", f"the submission is not a regular file ({shown} is {_NOT_A_FILE[kind]})")
 
 
+def _refuse_file(info, shown: str) -> Refusal | None:
+    """The refusal for ``info`` (an ``lstat`` or ``fstat``) where a regular file of the submission's own is wanted."""
+    refusal = _refuse_kind(_kind(info.st_mode), shown, "file")
+    if refusal is None and info.st_nlink > 1:
+        # A hard link shares its inode with a file outside the submission (the instructor's source notebook,
+        # another student's work): reading it would grade that file under this student's name.
+        refusal = Refusal(Status.REJECTED, "hardlink", f"{shown} is a hard link to another file: the grader "
+                          "reads only files of the submission's own")
+    return refusal
+
+
 def _lstat_at(fd: int, name: str):
     try:
         return os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -237,7 +255,7 @@ def locate(root, parts, *, folder: bool = False) -> Refusal | None:
     shown = _shown(root, parts)
     if info is None:
         return Refusal(Status.MISSING, "missing", f"{shown} does not exist")
-    return _refuse_kind(_kind(info.st_mode), shown, "directory" if folder else "file")
+    return _refuse_kind(_kind(info.st_mode), shown, "directory") if folder else _refuse_file(info, shown)
 
 
 def size_of(root, parts) -> int:
@@ -291,7 +309,7 @@ def open_file(root, parts, cap: int):
         info = _lstat_at(folder, parts[-1])
         if info is None:
             raise Refused(Refusal(Status.MISSING, "missing", f"{shown} does not exist"))
-        refusal = _refuse_kind(_kind(info.st_mode), shown, "file")
+        refusal = _refuse_file(info, shown)
         if refusal is not None:
             raise Refused(refusal)
         try:
@@ -303,7 +321,7 @@ def open_file(root, parts, cap: int):
     handle = os.fdopen(fd, "rb")
     with handle:
         info = os.fstat(fd)
-        refusal = _refuse_kind(_kind(info.st_mode), shown, "file")  # swapped after the lstat
+        refusal = _refuse_file(info, shown)  # swapped (or linked) after the lstat
         if refusal is not None:
             raise Refused(refusal)
         if info.st_size > cap:
