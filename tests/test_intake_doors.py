@@ -244,12 +244,15 @@ def test_similarity_and_report_read_through_the_intake(doors, monkeypatch):
     answers = similarity.read_answers(course, "toy")
     students = {student for codes in answers.values() for student in codes}
     assert students == set(GRADED)  # nothing through a link, no refused file, no hang on the FIFO
-    # A state file that is a link (to another student's) is not read by the class report.
-    state = course / "autograded" / "odd_stamps" / "toy" / ".autograder-state.json"
-    state.unlink()
-    state.symlink_to(course / "autograded" / "honest" / "toy" / ".autograder-state.json")
-    read = {row["student"] for row in results.read_states(course, "toy")}
-    assert "odd_stamps" not in read and {"honest", "extras", "fifo"} <= read
+    # An autograded notebook that is a link (to another student's) is not read by the class report:
+    # that student's rows say the notebook was not graded, and carry none of the other's verdicts.
+    graded = course / "autograded" / "odd_stamps" / "toy" / f"{STEM}.ipynb"
+    graded.unlink()
+    graded.symlink_to(course / "autograded" / "honest" / "toy" / f"{STEM}.ipynb")
+    rows = results.read_graded(course, "toy")
+    odd = [row for row in rows if row["student"] == "odd_stamps"]
+    assert odd and all(row["status"] != "graded" and not row["misconceptions"] for row in odd), odd
+    assert {"honest", "extras", "fifo"} <= {row["student"] for row in rows if row["status"] == "graded"}
 
 
 def test_the_dask_path_ships_the_same_refusals(doors):
