@@ -204,14 +204,38 @@ def _run_term(term: Term) -> dict:
 
 def _grade_in_formgrader(term: Term) -> dict:
     """Open formgrader's pages in headless chromium, read the rubric beside ann's written answer, type
-    a score and a comment and let the page save them; returns what was seen (and screenshots)."""
-    from browser.conftest import CHROMIUM, CHROMIUM_ARGS, _missing_browser_stack, start_jupyter_lab
+    a score and a comment and let the page save them; returns what was seen (and screenshots).
+
+    Runs in a thread of its own: Playwright's sync API refuses a thread with a running asyncio loop,
+    and a test that ran earlier on the same pytest worker (kernels, servers) may have left one.
+    """
+    from browser.conftest import _missing_browser_stack
 
     missing = _missing_browser_stack()
     if missing:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the term's browser part cannot run in CI: {missing}")
         pytest.skip(missing)
+    import threading
+
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["seen"] = _drive_formgrader(term)
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test's thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, name="formgrader-browser")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["seen"]
+
+
+def _drive_formgrader(term: Term) -> dict:
+    from browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_jupyter_lab
     from playwright.sync_api import sync_playwright
 
     seen: dict = {"screens": []}
