@@ -252,3 +252,37 @@ class TestSequenceRatios(CodingCheckTests):
     quiet_mistakes = ("geometric_is_product", "bounds_exclusive", "verl_k1_sign", "last_kept_length")
     central_mistakes = ("geometric_is_product", "product_is_geometric", "sequence_mask_on_the_mean",
                         "seq_mean_k1_on_the_sum")
+
+
+def test_the_numbers_the_notebook_states_come_from_the_reference():
+    """Every number the notebook's text, model answer and rubric quote is computed here from the reference."""
+    import math
+    from pathlib import Path
+
+    import numpy as np
+
+    from autograder.reference import sequence_level as ref
+    from check_support import source_notebook
+
+    text = "\n".join(cell.source for cell in source_notebook(STEM).cells)
+    rubric = (Path(__file__).parents[1] / "autograder/exercises" / STEM / "rubric.md").read_text()
+    first = {z: {rule: ref.first_dropped_length(math.log(z), rule, low, high)
+                 for rule, low, high in (("sequence_mask", 0.5, 3.0), ("seq_sum_k1", 0.5, 2.0),
+                                         ("seq_mean_k1", 0.999, 1.001), ("token_mask", 0.9, 1.1))}
+             for z in (0.98, 0.999)}
+    assert first[0.98]["sequence_mask"] == first[0.98]["seq_sum_k1"] == 35
+    assert first[0.999]["sequence_mask"] == first[0.999]["seq_sum_k1"] == 693
+    assert first[0.98]["seq_mean_k1"] == first[0.999]["seq_mean_k1"] == 1  # every length dropped
+    assert first[0.98]["token_mask"] is first[0.999]["token_mask"] is None
+    assert ref.first_dropped_length(math.log(0.98), "sequence_mask", None, 3.0) is None  # TRL's defaults
+    assert ref.first_dropped_length(math.log(0.98), "seq_sum_k1", high=2.0) == 35  # the open check
+    weight = lambda z, n: float(ref.sequence_ratios(np.full((1, n), -1.0) + math.log(z), np.full((1, n), -1.0),  # noqa: E731
+                                                    np.ones((1, n), dtype=bool))["product"][0])
+    assert f"{weight(0.98, 100):.3f}" == "0.133" and f"{weight(0.98, 1000):.1e}" == "1.7e-09"
+    assert f"{weight(0.999, 1000):.3f}" == "0.368"
+    assert round(math.log(0.98) / math.log(0.999)) == round(693 / 35) == 20  # "about 20 times"
+    assert f"{math.exp(1.5):.2f}" == "4.48"
+    for quoted in ("35-token", "693-token", "0.133", r"1.7\times10^{-9}", "0.368", "4.48", "about 20"):
+        assert quoted in text, quoted
+    for quoted in ("35-token", "693-token", "0.133", "1.7e-9", "0.368"):
+        assert quoted in rubric, quoted

@@ -42,7 +42,7 @@ from autograder.reference._validation import as_bool_mask, as_float_array, as_in
 MASK_RULES = ("token_mask", "sequence_mask", "seq_sum_k1", "seq_mean_k1")
 #: verl's ``SAFETY_BOUND``: log-ratios (per token, or a sequence's sum) are clamped to +-20 before ``exp``.
 SAFETY_BOUND = 20.0
-#: GSPO's clipping ranges (arXiv 2507.18071, Section 5: left 3e-4, right 4e-4).
+#: GSPO's clipping ranges in the paper's experiments (arXiv 2507.18071: left 3e-4, right 4e-4).
 GSPO_EPS_LOW, GSPO_EPS_HIGH = 3e-4, 4e-4
 #: The longest response :func:`first_dropped_length` considers unless told otherwise.
 DEFAULT_MAX_LEN = 100_000
