@@ -9,6 +9,8 @@
      assignments into a shared exchange;
   5. starts JupyterHub with ``deploy/hub/jupyterhub_config.py`` and prints its URL and the accounts.
 Ctrl+C stops the hub; the accounts and the course directory stay (``--remove`` deletes them).
+``--pod-server`` also lets the instructor start a named server ``pod`` that cannot run the grading
+sandbox (``podlike.py``), to try the grading-host split of README, "A hub whose pods cannot sandbox".
 Everything it starts listens on 127.0.0.1 only.
 """
 
