@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import nbformat
 import pytest
@@ -141,21 +142,21 @@ def hub_term():
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _start_login(browser, hub, account):
-    """A fresh browser context that has sent the hub's login form (the server then starts)."""
+def _start_login(browser, hub, account, then: str = ""):
+    """A fresh browser context that has sent the hub's login form (the server then starts); ``then``
+    is the hub's ``next`` (where the browser goes once logged in; default: the user's JupyterLab)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(STEP_MS)
-    page.goto(f"{hub.url}/hub/login")
+    page.goto(f"{hub.url}/hub/login" + (f"?{urlencode({'next': then})}" if then else ""))
     page.fill("#username_input", account.name)
     page.fill("#password_input", account.password)
     page.click("#login_submit")
     return context, page
 
 
-def _wait_lab(page, account, server=""):
-    prefix = f"/user/{account.name}/{server + '/' if server else ''}lab"
-    page.wait_for_url(re.compile(re.escape(prefix)), timeout=SPAWN_MS)
+def _wait_lab(page, account):
+    page.wait_for_url(re.compile(re.escape(f"/user/{account.name}/lab")), timeout=SPAWN_MS)
     page.wait_for_selector(".jp-LauncherCard, .jp-DirListing-item", timeout=SPAWN_MS)
 
 
@@ -217,12 +218,18 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     began = time.monotonic()
 
     # The instructor logs in first and starts both servers (the default one and ``pod``): they start
-    # while the students work.
-    inst_ctx, ipage = _start_login(browser, hub, instructor)
+    # while the students work. Each tab goes straight to formgrader once its server is up (not
+    # through JupyterLab, whose page costs the browser seconds of CPU and is not used here).
+    formgrader = f"/user/{instructor.name}/formgrader"
+    pod_formgrader = f"/user/{instructor.name}/{POD}/formgrader"
+    inst_ctx, ipage = _start_login(browser, hub, instructor,
+                                   then=f"/hub/spawn/{instructor.name}?{urlencode({'next': formgrader + '/'})}")
     ipage.wait_for_url(re.compile(r"/(spawn-pending|user)/"), timeout=SPAWN_MS)
     podpage = inst_ctx.new_page()
     podpage.set_default_timeout(STEP_MS)
-    podpage.goto(f"{hub.url}/hub/spawn/{instructor.name}/{POD}", wait_until="commit")
+    podpage.goto(f"{hub.url}/hub/spawn/{instructor.name}/{POD}?{urlencode({'next': pod_formgrader + '/'})}",
+                 wait_until="commit")
+    formgrader, pod_formgrader = hub.url + formgrader, hub.url + pod_formgrader
 
     # --- ann, in the browser: log in, fetch both assignments.
     student_ctx, page = _login(browser, hub, ann)
@@ -256,8 +263,7 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     dialog.locator("button").last.click()
 
     # module6_further: open a notebook of it and answer.
-    page.goto(f"{hub.url}/user/{ann.name}/lab/tree/{FURTHER}/{FURTHER_STEM}.ipynb?reset")
-    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for()
+    page.goto(f"{hub.url}/user/{ann.name}/lab/tree/{FURTHER}/{FURTHER_STEM}.ipynb?reset")  # typing needs no kernel
     _type_answers(page, further_nb, FURTHER_ANSWERS, FURTHER_ESSAY)
     saved = nbformat.read(str(ann.home / FURTHER / f"{FURTHER_STEM}.ipynb"), as_version=4)
     assert FURTHER_ESSAY in "".join(c.source for c in saved.cells), "the written answer was not saved"
@@ -278,12 +284,11 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     timings["submissions"] = time.monotonic() - began
 
     # --- module6, in the instructor's server (bubblewrap works): collect, formgrader's Autograde button.
-    _wait_lab(ipage, instructor)
+    ipage.wait_for_url(re.compile(re.escape(formgrader)), timeout=SPAWN_MS)
     inst_env = localhub.user_env(instructor, hub_term["instructor_env"], "instructor", hub_term["exchange"], course)
     inst_bin = hub_term["instructor_env"] / "bin"
     localhub.run_as(instructor, inst_env, [str(inst_bin / "nbgrader"), "collect", ASSIGNMENT], course)
     assert {p.name for p in (course / "submitted").iterdir()} == {ann.name, ben.name}
-    formgrader = f"{hub.url}/user/{instructor.name}/formgrader"
     ipage.goto(f"{formgrader}/manage_submissions/{ASSIGNMENT}")
     ipage.locator("tr", has_text=ann.name).locator(".autograde a").click()
     ipage.locator("#success-modal").wait_for()
@@ -299,8 +304,7 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     # hub server) collects, on the same course directory and exchange.
     localhub.run_as(instructor, inst_env, [str(inst_bin / "nbgrader"), "collect", FURTHER], course)
     # The ``pod`` server's Autograde button refuses, names the grading host route, and grades nothing.
-    _wait_lab(podpage, instructor, POD)
-    pod_formgrader = f"{hub.url}/user/{instructor.name}/{POD}/formgrader"
+    podpage.wait_for_url(re.compile(re.escape(pod_formgrader)), timeout=SPAWN_MS)
     podpage.goto(f"{pod_formgrader}/manage_submissions/{FURTHER}")
     podpage.locator("tr", has_text=ann.name).locator(".autograde a").click()
     refusal = podpage.locator("#error-modal")
