@@ -85,6 +85,7 @@ dist: $(STAMP)
 ##   (Unix accounts, PAM), nbgrader's exchange, formgrader for the instructor (deploy/hub/, README
 ##   "Run it on a JupyterHub"); prints the URL and the accounts. Ctrl+C stops it; `make hub HUB_ARGS=--remove`
 ##   deletes the accounts, course, exchange and hub state (not the environments).
+##   `make hub HUB_ARGS=--pod-server` adds the instructor's server `pod`, which cannot sandbox (README).
 HUB_PORT ?= 8000
 HUB_ARGS ?=
 hub: $(STAMP)

@@ -20,7 +20,8 @@ config (``JUPYTER_CONFIG_DIR``), never in the course's. What is checked:
   own status in the report, the summary, its feedback and the gradebook's comment;
 * formgrader's pages in headless chromium: the assignment list, the grading view of the written
   answer with its rubric right below it, a score and a comment typed there and saved;
-* where bubblewrap cannot run, ``nbgrader autograde`` names ``c.SandboxedGrade.no_sandbox`` once.
+* where bubblewrap cannot run, ``nbgrader autograde`` names ``c.SandboxedGrade.no_sandbox`` once, and the
+  grading-host route (``nbgrader collect`` + ``autograder grade`` where bubblewrap works).
 """
 
 from __future__ import annotations
@@ -393,4 +394,6 @@ def test_without_a_sandbox_nbgrader_names_the_setting_once(term):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert out.count("c.SandboxedGrade.no_sandbox = True") == 1, out[-3000:]
+    # and the route that grades anyway, sandboxed: a grading host on the same course directory
+    assert "grade on a grading host where bubblewrap works" in out and "`autograder grade module6`" in out, out[-3000:]
     assert "--no-sandbox" not in out and "Traceback" not in out

@@ -156,7 +156,12 @@ class SandboxedGrade(NbGraderPreprocessor):
             import shutil
             shutil.rmtree(coursedir.format_path(coursedir.autograded_directory, student, assignment),
                           ignore_errors=True)
-            raise SystemExit(f"nbgrader autograde: {error}") from None
+            # A hub's container server lacks the sandbox for good: name the route that grades anyway.
+            raise SystemExit(f"nbgrader autograde: {error} Where this server cannot sandbox (a container hub's "
+                             f"pod), grade on a grading host where bubblewrap works, in this course directory: "
+                             f"`nbgrader collect {assignment}` then `autograder grade {assignment}`; formgrader "
+                             f"here then shows the grades for manual grading and feedback (README, \"A hub whose "
+                             f"pods cannot sandbox\").") from None
 
 
 class SubmissionExporter(NotebookExporter):

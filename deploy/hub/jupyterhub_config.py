@@ -11,6 +11,9 @@ hub sets them in its service unit (README, "Run it on a JupyterHub"). Everything
   runs (nbgrader 0.9.6 docs, configuration/jupyterhub_config.rst, "One Class, One Grader").
 - nbgrader's shared exchange is a directory every account can reach (``c.Exchange.root``, set in the
   ``nbgrader_config.py`` files beside this one from ``MODULE6_EXCHANGE``).
+- With ``MODULE6_HUB_POD_SERVER`` set (``localhub.py --pod-server``), the instructor may also start
+  one named server of that name, run through ``podlike.py``: a server that cannot run the grading
+  sandbox, as in a container pod (README, "A hub whose pods cannot sandbox").
 """
 
 import os
@@ -37,6 +40,9 @@ EXCHANGE = required("MODULE6_EXCHANGE")             # nbgrader's shared exchange
 COURSE_ID = required("MODULE6_COURSE_ID")
 INSTRUCTOR = required("MODULE6_INSTRUCTOR")
 STUDENTS = required("MODULE6_STUDENTS").split(",")
+# The instructor's named server started as a default container pod would be (deploy/hub/podlike.py:
+# no new namespaces, so no grading sandbox); empty: no named servers at all.
+POD_SERVER = env.get("MODULE6_HUB_POD_SERVER", "")
 
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = int(required("MODULE6_HUB_PORT"))
@@ -67,6 +73,8 @@ c.Spawner.env_keep = ["LANG", "LC_ALL", "TZ"]
 def per_user(spawner):
     """Students get the student environment in their home; the instructor the course directory."""
     name = spawner.user.name
+    if spawner.name and (name != INSTRUCTOR or spawner.name != POD_SERVER):
+        raise RuntimeError(f"{name}: no named server {spawner.name!r} on this hub")
     shared = {"MODULE6_EXCHANGE": EXCHANGE, "MODULE6_COURSE_ID": COURSE_ID, "MPLBACKEND": "Agg"}
     if name == INSTRUCTOR:
         prefix, config = INSTRUCTOR_ENV, os.path.join(HERE, "instructor")
@@ -78,6 +86,8 @@ def per_user(spawner):
     else:  # allowed_users already refuses anyone else; never start a server from the wrong environment
         raise RuntimeError(f"{name} is neither the instructor nor a student of this hub")
     spawner.cmd = [os.path.join(prefix, "bin", "jupyterhub-singleuser")]
+    if spawner.name:  # the pod server: the same server, under podlike.py's seccomp filter
+        spawner.cmd = [os.path.join(prefix, "bin", "python"), os.path.join(HERE, "podlike.py"), "--", *spawner.cmd]
     spawner.environment.update(shared)
     # nbgrader_config.py of this role (exchange, course id); extra Jupyter config directories come first.
     spawner.environment["JUPYTER_CONFIG_PATH"] = config
@@ -85,3 +95,8 @@ def per_user(spawner):
 
 
 c.Spawner.pre_spawn_hook = per_user
+if POD_SERVER:
+    # README, "A hub whose pods cannot sandbox": formgrader in a server that cannot run bubblewrap,
+    # grading on a grading host. Only the instructor may start it (per_user refuses anyone else).
+    c.JupyterHub.allow_named_servers = True
+    c.JupyterHub.named_server_limit_per_user = 1

@@ -9,6 +9,8 @@
      assignments into a shared exchange;
   5. starts JupyterHub with ``deploy/hub/jupyterhub_config.py`` and prints its URL and the accounts.
 Ctrl+C stops the hub; the accounts and the course directory stay (``--remove`` deletes them).
+``--pod-server`` also lets the instructor start a named server ``pod`` that cannot run the grading
+sandbox (``podlike.py``), to try the grading-host split of README, "A hub whose pods cannot sandbox".
 Everything it starts listens on 127.0.0.1 only.
 """
 
@@ -149,7 +151,9 @@ class Hub:
 
 
 def start_hub(*, state: Path, student_env: Path, instructor_env: Path, course: Path, exchange: Path,
-              instructor: str, students: list, port: int | None = None, timeout: float = 120) -> Hub:
+              instructor: str, students: list, port: int | None = None, pod_server: str = "",
+              timeout: float = 120) -> Hub:
+    """Start JupyterHub; ``pod_server`` names the instructor's server that cannot sandbox (podlike.py)."""
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)
     port = port or free_port()
@@ -160,7 +164,7 @@ def start_hub(*, state: Path, student_env: Path, instructor_env: Path, course: P
         "MODULE6_EXCHANGE": str(exchange), "MODULE6_COURSE_ID": COURSE_ID, "MODULE6_INSTRUCTOR": instructor,
         "MODULE6_STUDENTS": ",".join(students), "MODULE6_HUB_PORT": str(port),
         "MODULE6_HUB_API_PORT": str(free_port()), "MODULE6_PROXY_API_PORT": str(free_port()),
-        "MODULE6_CHP": str(ensure_proxy()),
+        "MODULE6_CHP": str(ensure_proxy()), "MODULE6_HUB_POD_SERVER": pod_server,
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}",
     })
     log_path = state / "jupyterhub.log"
@@ -191,6 +195,9 @@ def main(argv=None) -> int:
                         help="where the environments, course, exchange and hub state go (default build/hub)")
     parser.add_argument("--remove", action="store_true",
                         help="delete the accounts and the course, exchange and hub state under --dir (not the environments)")
+    parser.add_argument("--pod-server", action="store_true",
+                        help="also give the instructor a named server `pod` that cannot run the grading sandbox, "
+                             "as in a container hub (deploy/hub/podlike.py; README, \"A hub whose pods cannot sandbox\")")
     parser.add_argument("--install-only", action="store_true",
                         help="build the environments and install the proxy, then exit (.ci/run, before the tests)")
     args = parser.parse_args(argv)
@@ -224,11 +231,16 @@ def main(argv=None) -> int:
         accounts_file.write_text(json.dumps([{**dataclasses.asdict(a), "home": str(a.home)} for a in accounts]))
         accounts_file.chmod(0o600)
     hub = start_hub(state=base / "state", student_env=student_env, instructor_env=instructor_env, course=course,
-                    exchange=exchange, instructor=names["instructor"], students=names["students"], port=args.port)
+                    exchange=exchange, instructor=names["instructor"], students=names["students"], port=args.port,
+                    pod_server="pod" if args.pod_server else "")
     print(f"\nModule 6 hub: {hub.url}/hub/login  (log: {hub.log_path})")
     for account in accounts:
         print(f"  {account.role:10} {account.name:14} password {account.password}")
-    print(f"  formgrader (instructor): {hub.url}/user/{names['instructor']}/formgrader\nCtrl+C stops the hub.")
+    print(f"  formgrader (instructor): {hub.url}/user/{names['instructor']}/formgrader")
+    if args.pod_server:
+        print(f"  formgrader without a sandbox (start it at {hub.url}/hub/spawn/{names['instructor']}/pod): "
+              f"{hub.url}/user/{names['instructor']}/pod/formgrader")
+    print("Ctrl+C stops the hub.")
     # Ctrl+C, or a SIGTERM (a service manager, `kill`), stops the hub and every user's server. SIGINT
     # is set explicitly: a shell that starts this in the background would have it ignored.
     signal.signal(signal.SIGINT, signal.default_int_handler)
