@@ -8,7 +8,8 @@ exercise asks for are the student's to build from those ids.
 ``ImmutableSandboxedEnvironment`` (a chat template from the Hub is untrusted code) with ``trim_blocks``
 and ``lstrip_blocks`` on, the ``loopcontrols`` extension, a ``{% generation %}`` block that records the
 character span of what it renders (transformers' ``AssistantTracker``), a ``tojson`` filter that does
-not escape HTML, and the ``raise_exception`` and ``strftime_now`` globals. The template sees
+not escape HTML, and the ``raise_exception`` and ``strftime_now`` globals (transformers also swaps the
+``dict`` and ``namespace`` globals for restricted versions; Jinja2's own are kept here). The template sees
 ``messages`` and ``add_generation_prompt``, as in ``render_jinja_template``.
 
 :class:`ToyTokenizer` matches its special tokens first, as added tokens are matched, then the longest
