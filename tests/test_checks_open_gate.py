@@ -1,4 +1,4 @@
-"""The open-check gate on every function notebook (15-24): open-check points are earned, not matched.
+"""The open-check gate on every function notebook (15-24, 26): open-check points are earned, not matched.
 
 An answer that recognises the open checks' inputs and returns the published answer there (a lookup
 table over the reference's values) used to collect the whole open-check group in every one of these

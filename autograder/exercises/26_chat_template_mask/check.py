@@ -32,8 +32,8 @@ GROUPS = coding_groups(
     Group("transcript", 2, "transcript_mask: assistant tokens after each header through the turn's EOS, tool "
                            "and user turns out"),
     Group("spans", 1, "assistant_mask: tokens overlapping a {% generation %} span (transformers' rule)"),
-    validation=(1, "The functions reject bad shapes, non-integer or negative ids, an empty EOS list or header, "
-                   "and spans that end before they start"),
+    validation=(1, "The functions reject bad shapes, negative ids, an empty EOS list or header, a header holding "
+                   "the EOS id, and spans that end before they start"),
 )
 
 EOS_EXCLUDED = Misconception(
@@ -300,8 +300,6 @@ def build_cases():
     transcript = _transcript_ids(tool_chat)
     cases += [
         error_case("response: a 1-D row", "response_mask", (good[0], EOS), "a 1-D response_ids", "response_ids"),
-        error_case("response: float ids", "response_mask", (good.astype(float) + 0.5, EOS),
-                   "response_ids of floats", "response_ids"),
         error_case("response: an empty list of EOS ids", "response_mask", (good, []), "an empty eos_ids", "eos_ids"),
         error_case("response: a negative id", "response_mask", (np.where(good == PAD, -1, good), EOS),
                    "response_ids holding -1", "response_ids"),
