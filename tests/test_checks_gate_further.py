@@ -1,4 +1,4 @@
-"""The validation gate on exercises 21-24: bad-input points count only for functions that accept valid input.
+"""The validation gate on exercises 21-24 and 26: bad-input points count only for functions that accept valid input.
 
 The outside tester's stubs: every function raising ValueError on every input (1/8 in each notebook
 before the gate), and the open checks' answers hard-coded with ValueError for every other input. Both
@@ -20,10 +20,16 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "26_chat_template_mask": ("response_mask", "transcript_mask", "assistant_mask"),
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
 }
-#: Where a notebook's reference lives when it is not autograder.reference.further.
-REFERENCE_MODULES = {"27_sequence_ratios": "autograder.reference.sequence_level"}
+#: Where each notebook's reference lives when it is not autograder.reference.further.
+REFERENCE_MODULES = {"26_chat_template_mask": "autograder.reference.chat",
+                     "27_sequence_ratios": "autograder.reference.sequence_level"}
+
+
+def reference_of(stem: str):
+    return importlib.import_module(REFERENCE_MODULES.get(stem, "autograder.reference.further"))
 
 
 def raise_all(stem: str) -> str:
@@ -36,7 +42,7 @@ def open_checks_plus_raise(stem: str) -> dict:
     table) and raises ValueError on every other input."""
     import numpy as np
 
-    reference = importlib.import_module(REFERENCE_MODULES.get(stem, "autograder.reference.further"))
+    reference = reference_of(stem)
     check = CHECKS[stem]
     seen = [(call.target, call.args, call.kwargs) for case in check.cases(["public"]) for call in case.calls]
 
@@ -70,7 +76,7 @@ def test_a_function_that_rejects_valid_input_earns_no_bad_input_points(stem, kin
 
 @pytest.mark.parametrize("stem", sorted(FUNCTIONS))
 def test_the_reference_keeps_every_bad_input_point(stem):
-    reference = importlib.import_module(REFERENCE_MODULES.get(stem, "autograder.reference.further"))
+    reference = reference_of(stem)
     result = result_of(stem, {name: getattr(reference, name) for name in FUNCTIONS[stem]})
     assert result.points_earned == CHECKS[stem].points, result.feedback()
     assert not any(group.gated for group in result.groups)

@@ -1,4 +1,4 @@
-"""The open-check gate on every function notebook (15-24): open-check points are earned, not matched.
+"""The open-check gate on every function notebook (15-24, 26): open-check points are earned, not matched.
 
 An answer that recognises the open checks' inputs and returns the published answer there (a lookup
 table over the reference's values) used to collect the whole open-check group in every one of these
@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import autograder.reference as reference
+import autograder.reference.chat as chat
 import autograder.reference.further as further
 import autograder.reference.sequence_level as sequence_level
 from autograder.checks import CHECKS
@@ -32,6 +33,7 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "26_chat_template_mask": ("response_mask", "transcript_mask", "assistant_mask"),
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
 }
 
@@ -56,7 +58,8 @@ def matched(stem: str, otherwise: str) -> dict:
     seen = [(call.target, call.args, call.kwargs) for case in CHECKS[stem].cases(["public"]) for call in case.calls]
 
     def make(name):
-        truth = getattr(reference, name, None) or getattr(further, name, None) or getattr(sequence_level, name)
+        truth = (getattr(reference, name, None) or getattr(further, name, None) or getattr(chat, name, None)
+                 or getattr(sequence_level, name))
 
         def answer(*args, **kwargs):
             if otherwise != "raise-all":
