@@ -20,7 +20,14 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "25_logprob_precision": ("round_to_bfloat16", "logprobs_at_precision", "precision_ratios", "bf16_error_bounds"),
 }
+#: Where a notebook's reference lives when it is not autograder.reference.further.
+REFERENCE_MODULES = {"25_logprob_precision": "autograder.reference.precision"}
+
+
+def reference_of(stem: str):
+    return importlib.import_module(REFERENCE_MODULES.get(stem, "autograder.reference.further"))
 
 
 def raise_all(stem: str) -> str:
@@ -33,7 +40,7 @@ def open_checks_plus_raise(stem: str) -> dict:
     table) and raises ValueError on every other input."""
     import numpy as np
 
-    reference = importlib.import_module("autograder.reference.further")
+    reference = reference_of(stem)
     check = CHECKS[stem]
     seen = [(call.target, call.args, call.kwargs) for case in check.cases(["public"]) for call in case.calls]
 
@@ -67,7 +74,7 @@ def test_a_function_that_rejects_valid_input_earns_no_bad_input_points(stem, kin
 
 @pytest.mark.parametrize("stem", sorted(FUNCTIONS))
 def test_the_reference_keeps_every_bad_input_point(stem):
-    reference = importlib.import_module("autograder.reference.further")
+    reference = reference_of(stem)
     result = result_of(stem, {name: getattr(reference, name) for name in FUNCTIONS[stem]})
     assert result.points_earned == CHECKS[stem].points, result.feedback()
     assert not any(group.gated for group in result.groups)

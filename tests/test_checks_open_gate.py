@@ -16,6 +16,7 @@ import pytest
 
 import autograder.reference as reference
 import autograder.reference.further as further
+import autograder.reference.precision as precision
 from autograder.checks import CHECKS
 from autograder.checks._core import OPEN_GATE_REASON
 from check_support import result_of
@@ -31,6 +32,7 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "25_logprob_precision": ("round_to_bfloat16", "logprobs_at_precision", "precision_ratios", "bf16_error_bounds"),
 }
 
 
@@ -54,7 +56,7 @@ def matched(stem: str, otherwise: str) -> dict:
     seen = [(call.target, call.args, call.kwargs) for case in CHECKS[stem].cases(["public"]) for call in case.calls]
 
     def make(name):
-        truth = getattr(reference, name, None) or getattr(further, name)
+        truth = getattr(reference, name, None) or getattr(further, name, None) or getattr(precision, name)
 
         def answer(*args, **kwargs):
             if otherwise != "raise-all":
