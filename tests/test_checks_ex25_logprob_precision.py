@@ -110,7 +110,7 @@ WRONG = {
     "ratio_minus_one": (answer(ratio="return np.expm1(logprobs_at_precision(logits, 'bfloat16') - "
                                "logprobs_at_precision(logits, 'float32'))"), "ratio-minus-one"),
     "log_ratio": (answer(ratio="return logprobs_at_precision(logits, 'bfloat16') - "
-                         "logprobs_at_precision(logits, 'float32')"), "log-ratio-not-ratio"),
+                         "logprobs_at_precision(logits, 'float32')"), "ratio-returned-as-log"),
     "relative_bound": (answer(half="h = np.where(x == 0, 0.0, 2.0 ** -8)"), "relative-not-absolute"),
     "scaled_relative_bound": (answer(half="h = np.abs(x) * 2.0 ** -8"), "scaled-relative-bound"),
     "whole_spacing": (answer(half="h = np.where(x == 0, 0.0, np.ldexp(1.0, e - 8))"), "spacing-not-half"),

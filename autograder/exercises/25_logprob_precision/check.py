@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
+from autograder.checks import _misconceptions as _shared
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._dict_results import judge_key
 from autograder.checks._judge import Misconception, close, error_case, float_array, not_correct, value_of
@@ -71,16 +72,14 @@ LOGITS_NOT_ROUNDED = Misconception(
     "logits-not-rounded",
     "The logits were used as given: the model emits bf16 logits, so round them to bfloat16 first, for "
     "both precisions (the sampler and the trainer see the same bf16 logits).")
-RATIO_INVERTED = Misconception(
-    "ratio-inverted",
-    "The ratio is inverted: the importance weight is trainer over sampler, exp(lp_bf16 - lp_fp32) "
-    "(TRL: old_per_token_logps - sampling_per_token_logps).")
+#: The shared sentence (exercises 05, 18): trainer over sampler is p over q for tokens sampled from q.
+RATIO_INVERTED = _shared.RATIO_INVERTED
 RATIO_MINUS_ONE = Misconception(
     "ratio-minus-one",
     "This is the ratio minus 1 (its error), not the ratio: return exp(lp_bf16 - lp_fp32), which is 1 "
     "where the two agree.")
 LOG_RATIO = Misconception(
-    "log-ratio-not-ratio",
+    "ratio-returned-as-log",
     "This is the log-ratio lp_bf16 - lp_fp32: the ratio is its exponential.")
 RELATIVE_BOUND = Misconception(
     "relative-not-absolute",
