@@ -20,11 +20,13 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "25_logprob_precision": ("round_to_bfloat16", "logprobs_at_precision", "precision_ratios", "bf16_error_bounds"),
     "26_chat_template_mask": ("response_mask", "transcript_mask", "assistant_mask"),
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
 }
 #: Where each notebook's reference lives when it is not autograder.reference.further.
-REFERENCE_MODULES = {"26_chat_template_mask": "autograder.reference.chat",
+REFERENCE_MODULES = {"25_logprob_precision": "autograder.reference.precision",
+                     "26_chat_template_mask": "autograder.reference.chat",
                      "27_sequence_ratios": "autograder.reference.sequence_level"}
 
 

@@ -18,6 +18,7 @@ import autograder.reference as reference
 import autograder.reference.chat as chat
 import autograder.reference.further as further
 import autograder.reference.sequence_level as sequence_level
+import autograder.reference.precision as precision
 from autograder.checks import CHECKS
 from autograder.checks._core import OPEN_GATE_REASON
 from check_support import result_of
@@ -33,6 +34,7 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "25_logprob_precision": ("round_to_bfloat16", "logprobs_at_precision", "precision_ratios", "bf16_error_bounds"),
     "26_chat_template_mask": ("response_mask", "transcript_mask", "assistant_mask"),
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
 }
@@ -59,7 +61,7 @@ def matched(stem: str, otherwise: str) -> dict:
 
     def make(name):
         truth = (getattr(reference, name, None) or getattr(further, name, None) or getattr(chat, name, None)
-                 or getattr(sequence_level, name))
+                 or getattr(sequence_level, name, None) or getattr(precision, name))
 
         def answer(*args, **kwargs):
             if otherwise != "raise-all":
