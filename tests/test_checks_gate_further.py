@@ -1,4 +1,4 @@
-"""The validation gate on exercises 21-24: bad-input points count only for functions that accept valid input.
+"""The validation gate on exercises 21-24 and 28: bad-input points count only for functions that accept valid input.
 
 The outside tester's stubs: every function raising ValueError on every input (1/8 in each notebook
 before the gate), and the open checks' answers hard-coded with ValueError for every other input. Both
@@ -20,6 +20,8 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
+                              "off_policy_loss_gradient", "response_kl_weights"),
 }
 
 
@@ -34,6 +36,7 @@ def open_checks_plus_raise(stem: str) -> dict:
     import numpy as np
 
     reference = importlib.import_module("autograder.reference.further")
+    exercise_28 = importlib.import_module("autograder.reference.kl_response")  # 28 keeps its own module
     check = CHECKS[stem]
     seen = [(call.target, call.args, call.kwargs) for case in check.cases(["public"]) for call in case.calls]
 
@@ -43,7 +46,7 @@ def open_checks_plus_raise(stem: str) -> dict:
                 if target == name and len(args) == len(known_args) and all(
                         np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(args, known_args)) \
                         and kwargs == known_kwargs:
-                    return getattr(reference, name)(*args, **kwargs)
+                    return (getattr(reference, name, None) or getattr(exercise_28, name))(*args, **kwargs)
             raise ValueError("unsupported input")
         return answer
 
@@ -67,7 +70,8 @@ def test_a_function_that_rejects_valid_input_earns_no_bad_input_points(stem, kin
 
 @pytest.mark.parametrize("stem", sorted(FUNCTIONS))
 def test_the_reference_keeps_every_bad_input_point(stem):
-    reference = importlib.import_module("autograder.reference.further")
-    result = result_of(stem, {name: getattr(reference, name) for name in FUNCTIONS[stem]})
+    modules = [importlib.import_module(f"autograder.reference.{name}") for name in ("further", "kl_response")]
+    result = result_of(stem, {name: next(getattr(m, name) for m in modules if hasattr(m, name))
+                              for name in FUNCTIONS[stem]})
     assert result.points_earned == CHECKS[stem].points, result.feedback()
     assert not any(group.gated for group in result.groups)

@@ -16,6 +16,7 @@ import pytest
 
 import autograder.reference as reference
 import autograder.reference.further as further
+import autograder.reference.kl_response as kl_response
 from autograder.checks import CHECKS
 from autograder.checks._core import OPEN_GATE_REASON
 from check_support import result_of
@@ -31,6 +32,8 @@ FUNCTIONS = {
     "22_kl_reward_vs_loss": ("true_kl_gradients", "loss_gradients", "reward_gradients"),
     "23_loss_aggregation": ("token_weights", "aggregate_loss"),
     "24_labels_and_shifting": ("causal_lm_loss", "loss_positions", "diagnose_labels"),
+    "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
+                              "off_policy_loss_gradient", "response_kl_weights"),
 }
 
 
@@ -54,7 +57,7 @@ def matched(stem: str, otherwise: str) -> dict:
     seen = [(call.target, call.args, call.kwargs) for case in CHECKS[stem].cases(["public"]) for call in case.calls]
 
     def make(name):
-        truth = getattr(reference, name, None) or getattr(further, name)
+        truth = getattr(reference, name, None) or getattr(further, name, None) or getattr(kl_response, name)
 
         def answer(*args, **kwargs):
             if otherwise != "raise-all":
