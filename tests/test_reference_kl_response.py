@@ -237,3 +237,14 @@ def test_response_kl_weights_are_exercise_23s_token_weights(mode):
 def test_bad_input_names_the_argument(call, argument):
     with pytest.raises((ValueError, TypeError), match=argument):
         call()
+
+
+def test_the_numbers_the_notebook_states():
+    """Part B's model answer and the worked solution: under sequence_mean a 20-token response's KL counts 3/20
+    of a 3-token one's (the group of 3, 5, 12 and 20 tokens); token_mean and constant weight them alike."""
+    lengths = [3, 5, 12, 20]
+    seq = ref_mod.response_kl_weights(lengths, "sequence_mean")
+    assert Fraction(float(seq[3] / seq[0])).limit_denominator(100) == Fraction(3, 20)
+    for mode, max_len in (("token_mean", None), ("constant", 32)):
+        w = ref_mod.response_kl_weights(lengths, mode, max_len)
+        assert np.all(w == w[0])

@@ -387,7 +387,7 @@ def build_cases():
         cases += _off_policy_cases(name, tree, old, combos)
 
     # --- normalisers
-    for lengths in ([3, 5, 12, 20], [1, 0, 7]):
+    for lengths in ([4, 9, 2, 15], [1, 0, 7]):
         name = f"a batch of {len(lengths)} responses" + (" with an empty one" if 0 in lengths else "")
         for mode in ref.AGGREGATION_MODES:
             cases.append(_weights_case(name, lengths, mode, 24 if mode == "constant" else None))
