@@ -11,11 +11,11 @@ from pathlib import Path
 
 #: nbgrader's assignment name: ``source/module6``, ``release/module6``, ``submitted/<student>/module6``.
 ASSIGNMENT = "module6"
-#: Every assignment of the course, in term order: the twenty exercises, then the four "going further" ones
-#: (exercises 21-24). Notebook stems are unique across assignments (their numbers never repeat).
+#: Every assignment of the course, in term order: the twenty exercises, then the "going further" ones
+#: (exercises 21 on). Notebook stems are unique across assignments (their numbers never repeat).
 ASSIGNMENTS = ("module6", "module6_further")
 #: Total points of each assignment (autograded and manually graded together).
-TOTAL_POINTS = {"module6": 100, "module6_further": 70}
+TOTAL_POINTS = {"module6": 100, "module6_further": 80}
 #: nbgrader's course id (``CourseDirectory.course_id``), also the exchange's folder name.
 COURSE_ID = "llm-policy-module6"
 #: The repository root in a source checkout (the default course directory of the authoring tools).

@@ -1,4 +1,4 @@
-"""The validation gate on exercises 21-24 and 26: bad-input points count only for functions that accept valid input.
+"""The validation gate on exercises 21-28: bad-input points count only for functions that accept valid input.
 
 The outside tester's stubs: every function raising ValueError on every input (1/8 in each notebook
 before the gate), and the open checks' answers hard-coded with ValueError for every other input. Both
@@ -23,11 +23,14 @@ FUNCTIONS = {
     "25_logprob_precision": ("round_to_bfloat16", "logprobs_at_precision", "precision_ratios", "bf16_error_bounds"),
     "26_chat_template_mask": ("response_mask", "transcript_mask", "assistant_mask"),
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
+    "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
+                              "off_policy_loss_gradient", "response_kl_weights"),
 }
 #: Where each notebook's reference lives when it is not autograder.reference.further.
 REFERENCE_MODULES = {"25_logprob_precision": "autograder.reference.precision",
                      "26_chat_template_mask": "autograder.reference.chat",
-                     "27_sequence_ratios": "autograder.reference.sequence_level"}
+                     "27_sequence_ratios": "autograder.reference.sequence_level",
+                     "28_kl_across_response": "autograder.reference.kl_response"}
 
 
 def reference_of(stem: str):
@@ -54,7 +57,7 @@ def open_checks_plus_raise(stem: str) -> dict:
                 if target == name and len(args) == len(known_args) and all(
                         np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(args, known_args)) \
                         and kwargs == known_kwargs:
-                    return getattr(reference, name)(*args, **kwargs)
+                    return (getattr(reference, name, None) or getattr(exercise_28, name))(*args, **kwargs)
             raise ValueError("unsupported input")
         return answer
 

@@ -19,6 +19,7 @@ import autograder.reference.chat as chat
 import autograder.reference.further as further
 import autograder.reference.sequence_level as sequence_level
 import autograder.reference.precision as precision
+import autograder.reference.kl_response as kl_response
 from autograder.checks import CHECKS
 from autograder.checks._core import OPEN_GATE_REASON
 from check_support import result_of
@@ -37,6 +38,8 @@ FUNCTIONS = {
     "25_logprob_precision": ("round_to_bfloat16", "logprobs_at_precision", "precision_ratios", "bf16_error_bounds"),
     "26_chat_template_mask": ("response_mask", "transcript_mask", "assistant_mask"),
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
+    "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
+                              "off_policy_loss_gradient", "response_kl_weights"),
 }
 
 
@@ -61,7 +64,8 @@ def matched(stem: str, otherwise: str) -> dict:
 
     def make(name):
         truth = (getattr(reference, name, None) or getattr(further, name, None) or getattr(chat, name, None)
-                 or getattr(sequence_level, name, None) or getattr(precision, name))
+                 or getattr(sequence_level, name, None) or getattr(precision, name, None)
+                 or getattr(kl_response, name))
 
         def answer(*args, **kwargs):
             if otherwise != "raise-all":
