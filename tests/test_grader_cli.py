@@ -169,6 +169,39 @@ def test_a_notebook_whose_results_cannot_be_stored_does_not_stop_the_batch(cours
     assert _by(_rows(report), "ann", "test_double")["score"] == 2.0
 
 
+def test_rows_that_cannot_be_stored_cost_only_their_notebook_in_a_shared_transaction(course, monkeypatch, capsys):
+    """Gradebook rows are committed many notebooks at a time: one whose rows fail halfway (some already
+    flushed) is rolled back alone; the notebook stored before it in the same transaction, and the one
+    after, keep their grades, and only the committed ones are remembered as graded."""
+    from nbgrader.api import Gradebook
+
+    from autograder.grading import batch, gradebook
+    for student in ("ann", "bob", "cai"):
+        toy.submit(course, student, toy.honest_answers())
+    real = gradebook.GradebookWriter.save
+
+    def fail_bob_halfway(self, student, stem, text, **kwargs):
+        real(self, student, stem, text, **kwargs)  # bob's rows are flushed into the open transaction...
+        if student == "bob":
+            raise RuntimeError("the gradebook refused bob")  # ...and then his notebook fails
+
+    monkeypatch.setattr(gradebook.GradebookWriter, "save", fail_bob_halfway)
+    report = course / "report.jsonl"
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == batch.EXIT_UNGRADED
+    rows = _rows(report)
+    assert [r["status"] for r in rows if r["student"] == "bob"] == ["error"]
+    assert _by(rows, "ann", "test_double")["score"] == _by(rows, "cai", "test_double")["score"] == 2.0
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        scores = {student: gb.find_submission_notebook("90_toy", "toy", student).code_score
+                  for student in ("ann", "bob", "cai")}
+    assert scores == {"ann": 3.0, "bob": 0.0, "cai": 3.0}
+    capsys.readouterr()
+    monkeypatch.setattr(gradebook.GradebookWriter, "save", real)
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(report), progress=False)) == 0
+    assert "graded 1 notebooks (2 unchanged" in capsys.readouterr().out
+    assert _by(_rows(report), "bob", "test_double")["score"] == 2.0
+
+
 def test_a_report_in_a_missing_folder_is_refused_before_grading(course, capsys):
     from autograder.cli import main
     toy.submit(course, "ann", toy.honest_answers())

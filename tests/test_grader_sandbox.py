@@ -158,6 +158,29 @@ def test_a_notebook_cannot_kill_the_zygote_and_a_dead_one_is_reported():
         box.close()
 
 
+def test_a_zygote_that_died_between_notebooks_is_reported_not_replaced():
+    """The fact the test above depends on, without its race: the zygote is dead (and bubblewrap has
+    exited) before the next notebook's turn. That notebook is "sandbox", never quietly graded by a
+    new zygote (which under load turned the test above into a "timeout"); the one after it gets a
+    fresh sandbox."""
+    import os
+    import signal
+
+    box = Sandbox(tmp_mb=32)
+    try:
+        box.run([{"kind": "exec", "id": "warm", "source": "print(1)"}], limits_for(timeout=20))
+        zygote = box._proc
+        (inner,) = Path(f"/proc/{zygote.pid}/task/{zygote.pid}/children").read_text().split()
+        os.kill(int(inner), signal.SIGKILL)
+        zygote.wait(timeout=20)
+        dead = box.run([{"kind": "exec", "id": "late", "source": "print(2)"}], limits_for(timeout=20))
+        assert dead.reason == "sandbox" and dead.cells == {}
+        fresh = box.run([{"kind": "exec", "id": "next", "source": "print(6 * 7)"}], limits_for(timeout=20))
+        assert _stdout(fresh) == "42" and box._proc is not zygote
+    finally:
+        box.close()
+
+
 SHARED_STATE = r'''
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)

@@ -23,6 +23,7 @@ import re
 from autograder.feedback import withheld
 from autograder.feedback.markdown import PAGE_FORMULAS, PAGE_MARKDOWN_CHARS, frozen_html, markdown_html
 from autograder.feedback.math_markup import fit_heading_levels
+from autograder.feedback.content_cache import PAGES
 from autograder.feedback.rubric import is_rubric_cell
 from autograder.grading.statuses import Status
 
@@ -239,6 +240,14 @@ def _text(text: str, css: str = "out") -> str:
     return f"<pre class='{css}'>{html.escape(text)}</pre>"
 
 
+def _highlighted(source: str) -> str:
+    return highlight(source, _LEXER, _FORMATTER)
+
+
+def _instructor_markdown(source: str) -> str:
+    return markdown_html(source, demote=2)
+
+
 class _Page:
     """Collects the page's parts; tracks the images shown so far and what the student's parts may still cost.
 
@@ -270,7 +279,8 @@ class _Page:
         """The cell's code: highlighted within the budgets, else as escaped plain text (cut to the room left)."""
         if highlight is not None and len(source) <= min(HIGHLIGHT_CELL_CHARS, self.highlight_room):
             self.highlight_room -= len(source)
-            markup = highlight(source, _LEXER, _FORMATTER)
+            # Pure in ``source``: the same locked cell (or the same answer) on every page is lexed once.
+            markup = PAGES.get("pygments", source, _highlighted)
             if _size(markup) <= self.room:
                 self.room -= _size(markup)
                 return markup
@@ -480,7 +490,12 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
             if body is None:
                 rich -= len(cell.source) if kind == "manual" else 0
                 # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
-                body = markdown_html(cell.source, demote=2, formulas=formulas if kind == "manual" else None)
+                if kind == "manual":
+                    body = markdown_html(cell.source, demote=2, formulas=formulas)
+                else:
+                    # An instructor's cell, the same on every page: rendered once (with no shared formula
+                    # budget the markup is a function of the text alone).
+                    body = PAGES.get("markdown-demote-2", cell.source, _instructor_markdown)
             found = [int(n) for n in re.findall(r"<h([1-6])[ >]", body)]
             if found:
                 level = found[-1]

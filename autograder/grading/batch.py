@@ -255,23 +255,91 @@ def run(options: Options) -> int:
                 if not options.force and previous and previous.get("digest") == digest and produced.exists():
                     rows.extend(previous.get("rows", []))
                     skipped += 1
-                    penalties[student] += writer.assign_late_penalty(student, stem) or 0.0
+                    penalties[student] += writer.assign_late_penalty(student, stem, commit=False) or 0.0
                     continue
                 # The worker reads the file itself (within the limits): the coordinator holds no submission.
                 tasks.append({"student": student, "assignment": assignment, "stem": stem,
                               "source": spec["source"], "checksums": spec["checksums"],
                               "root": str(root), "parts": list(parts),
                               "limits": limits, "options": task_options, "digest": digest})
+            # The late penalties of this student's notebooks that are not graded again: one commit per
+            # student (a later student's gradebook refusal rolls back only that student's changes).
+            writer.commit()
 
         progress = _Progress(len(tasks), options.progress)
         failures = 0
         failed: list = []
         timings: list = []
+        chunks: list = []  # each graded notebook's rows, in the order they finished
+        pending: list = []  # (task, result, chunk): in the gradebook's open transaction, not committed yet
+        opened = [0.0]  # when the oldest pending notebook was stored
+        held = [0]  # characters of autograded text the pending notebooks hold (kept for a replay)
         started = time.perf_counter()
 
-        def store(task: dict, result: dict | None, error: BaseException | None) -> None:
+        def save_state(student: str) -> None:
+            try:
+                # Streamed: what is graded is on disk now, whatever happens to the batch later.
+                _write_state(Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+                             / STATE_FILE, states[student])
+            except OSError as failure:
+                sys.stderr.write(f"autograder: could not save the state of {student}: {failure}\n")
+
+        def give_up(task: dict, chunk: list, error: BaseException | None) -> None:
             nonlocal failures
             student, stem = task["student"], task["stem"]
+            failures += 1
+            failed.append((student, stem))
+            chunk[:] = [_row(student, stem, Status.ERROR, f"grading failed: {type(error).__name__}: {error}")]
+            states[student].pop(stem, None)
+
+        def store_rows(task: dict, result: dict) -> None:
+            """The notebook's scores, comments and late penalty into the open transaction (not committed)."""
+            writer.save(task["student"], task["stem"], result["autograded"], commit=False)
+            penalty = writer.assign_late_penalty(task["student"], task["stem"], commit=False) or 0.0
+            result["_penalty"] = penalty
+
+        def replay(entries: list) -> list:
+            """After a rollback: each of ``entries`` stored and committed on its own, as before batches.
+            Returns those that could be stored; the others are given up (their rows say why)."""
+            kept = []
+            for task, result, chunk in entries:
+                try:
+                    store_rows(task, result)
+                    writer.commit()
+                except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
+                    writer.rollback()
+                    give_up(task, chunk, failure)
+                    save_state(task["student"])
+                else:
+                    kept.append((task, result, chunk))
+            return kept
+
+        def commit_pending() -> None:
+            """One transaction for every pending notebook, then their state files: a state file never
+            names a grade the gradebook does not hold (a crash before the commit grades them again)."""
+            if not pending:
+                return
+            entries = list(pending)
+            pending.clear()
+            try:
+                writer.commit()
+            except Exception:  # noqa: BLE001 - the database refused the batch: each notebook alone
+                writer.rollback()
+                entries = replay(entries)
+            touched = []
+            for task, result, chunk in entries:
+                student = task["student"]
+                penalties[student] += result.pop("_penalty", 0.0)
+                states[student][task["stem"]] = {"digest": result["digest"], "rows": result["rows"]}
+                if student not in touched:
+                    touched.append(student)
+            for student in touched:
+                save_state(student)
+
+        def store(task: dict, result: dict | None, error: BaseException | None) -> None:
+            student, stem = task["student"], task["stem"]
+            chunk: list = []
+            chunks.append(chunk)
             # The sandbox failed (twice) on this notebook: the grader's failure, not a grade. Its partial
             # results replace nothing: a grade, autograded notebook and feedback page from an earlier
             # run stay as they were; the rows say what happened and the exit status asks for a re-run.
@@ -279,36 +347,44 @@ def run(options: Options) -> int:
             if result is not None and not grader_failed:
                 try:
                     write_outputs(coursedir, assignment, result)
-                    writer.save(student, stem, result["autograded"])
-                    penalties[student] += writer.assign_late_penalty(student, stem) or 0.0
+                    result.pop("feedback", None)  # on disk now; a pending notebook keeps only what it may replay
+                    store_rows(task, result)
                 except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
+                    # The rollback takes the other pending notebooks' rows with it: stored again one by one.
                     writer.rollback()
+                    earlier = list(pending)
+                    pending.clear()
+                    pending.extend(replay(earlier))
                     result, error = None, failure
             if result is None:
-                failures += 1
-                failed.append((student, stem))
-                rows.append(_row(student, stem, Status.ERROR, f"grading failed: {type(error).__name__}: {error}"))
-                states[student].pop(stem, None)
+                give_up(task, chunk, error)
+                save_state(student)
             else:
-                rows.extend(result["rows"])
+                chunk.extend(result["rows"])
                 timings.append(result["seconds"])
                 if grader_failed:
                     # Never remembered as this notebook's grade either: the next run grades it again.
                     states[student].pop(stem, None)
                     failed.append((student, stem))
+                    save_state(student)
                 else:
-                    states[student][stem] = {"digest": result["digest"], "rows": result["rows"]}
-            try:
-                # Streamed: what is graded is on disk now, whatever happens to the batch later.
-                _write_state(Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-                             / STATE_FILE, states[student])
-            except OSError as failure:
-                sys.stderr.write(f"autograder: could not save the state of {student}: {failure}\n")
+                    if not pending:
+                        opened[0], held[0] = time.monotonic(), 0
+                    pending.append((task, result, chunk))
+                    held[0] += len(result["autograded"])
+            if pending and (len(pending) >= COMMIT_NOTEBOOKS or held[0] >= COMMIT_CHARS
+                            or time.monotonic() - opened[0] >= COMMIT_SECONDS):
+                commit_pending()
             progress.step(f"{student}/{stem}")
 
-        if tasks:
-            for task, result, error in _execute(_cheap_first(tasks), options):
-                store(task, result, error)
+        try:
+            if tasks:
+                for task, result, error in _execute(_cheap_first(tasks), options):
+                    store(task, result, error)
+        finally:
+            # Interrupted or not, what was graded completely is kept.
+            commit_pending()
+        rows.extend(row for chunk in chunks for row in chunk)
         elapsed = time.perf_counter() - started
 
     _carry_and_warn(coursedir, assignment, list(penalties), penalties)
@@ -327,6 +403,16 @@ def run(options: Options) -> int:
         text += f"\n{problems} submission(s) not graded (symbolic links or names the gradebook refused): see the report."
     sys.stdout.write(text + "\n")
     return status or _exit_status(failed)
+
+
+#: Graded notebooks stored in one gradebook transaction at the most, and the longest a stored notebook
+#: waits for its commit (seconds): one SQLite commit (its fsyncs) per notebook was the coordinator's
+#: largest fixed cost. Each notebook's state file is written after its commit, never before.
+#: The pending notebooks' autograded text is bounded too (a class at the 20 MB limit must not make the
+#: coordinator hold 64 of them): 32 M characters at the most before a commit.
+COMMIT_NOTEBOOKS = 64
+COMMIT_SECONDS = 2.0
+COMMIT_CHARS = 32_000_000
 
 
 #: A submission larger than this is graded after every smaller one. An honest notebook of this course is

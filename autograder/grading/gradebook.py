@@ -197,7 +197,7 @@ class SaveStatedGrades(SaveAutoGrades):
 class _SaveWithGradebook(SaveStatedGrades):
     """nbgrader's SaveAutoGrades on an already open gradebook (the cell logic is nbgrader's own)."""
 
-    def save(self, gradebook: Gradebook, nb, resources: dict):
+    def save(self, gradebook: Gradebook, nb, resources: dict, *, commit: bool = True):
         self.notebook_id = resources["nbgrader"]["notebook"]
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
@@ -206,7 +206,10 @@ class _SaveWithGradebook(SaveStatedGrades):
         state = nb.metadata.get("module6_state")
         self._state_comment = state.get("comment") if isinstance(state, dict) else None
         nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
-        gradebook.db.commit()
+        if commit:
+            gradebook.db.commit()
+        else:
+            gradebook.db.flush()
         return nb, resources
 
 
@@ -219,6 +222,7 @@ class GradebookWriter:
         self.gradebook = open_gradebook(coursedir)
         self._saver = _SaveWithGradebook()
         self._late = None
+        self._seconds_late: dict = {}
 
     def close(self) -> None:
         self.gradebook.close()
@@ -237,6 +241,7 @@ class GradebookWriter:
         caller to report.
         """
         gb = self.gradebook
+        self._seconds_late.pop(student, None)
         path = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assignment)
         timestamp = submission_time(path, root=submitted_root(self.coursedir))  # the exchange's receipt when there is one; timestamp.txt is a claim
         with warnings.catch_warnings():
@@ -249,33 +254,52 @@ class GradebookWriter:
                 gb.update_or_create_submission(self.assignment, student)
         return timestamp
 
-    def save(self, student: str, stem: str, autograded_text: str) -> None:
-        nb = nbformat.reads(autograded_text, as_version=4)
+    def save(self, student: str, stem: str, autograded_text: str, *, commit: bool = True) -> None:
+        """Store the notebook's scores and comments with nbgrader's ``SaveAutoGrades``.
+
+        With ``commit=False`` the rows are only flushed: they become durable with the batch's
+        :meth:`commit` (one transaction for many notebooks), or go with its :meth:`rollback`.
+        """
+        # Read back without nbformat's schema validation: the worker built this text with
+        # nbformat.writes, which validated it; parsing it is what SaveAutoGrades needs (the same
+        # NotebookNode as nbformat.reads gives: the reader rejoins lines and strips transient fields).
+        nb = nbformat.convert(nbformat.reader.reads(autograded_text), 4)
         resources = {"nbgrader": {"student": student, "assignment": self.assignment, "notebook": stem,
                                   "db_url": self.coursedir.db_url}}
-        self._saver.save(self.gradebook, nb, resources)
+        self._saver.save(self.gradebook, nb, resources, commit=commit)
 
-    def assign_late_penalty(self, student: str, stem: str) -> float | None:
+    def commit(self) -> None:
+        """Make every row flushed since the last commit durable (one SQLite transaction)."""
+        self.gradebook.db.commit()
+
+    def assign_late_penalty(self, student: str, stem: str, *, commit: bool = True) -> float | None:
         """Set the notebook's late penalty as nbgrader's ``AssignLatePenalties`` would, and return it.
 
         The plugin and its settings come from the course config (``AssignLatePenalties.plugin_class``,
         ``LateSubmissionPlugin.penalty_method``, the assignment's due date), and the penalty is
-        clamped by nbgrader's own ``_check_late_penalty``: the numbers are nbgrader's.
+        clamped by nbgrader's own ``_check_late_penalty``: the numbers are nbgrader's. With
+        ``commit=False`` the change waits for the batch's :meth:`commit`.
         """
         assigner = self._late
         if assigner is None:
             assigner = self._late = AssignLatePenalties(config=self.coursedir.config)
             assigner.init_plugin()
         gb = self.gradebook
-        submission = gb.find_submission(self.assignment, student)
+        late = self._seconds_late.get(student)
+        if late is None:
+            # The submission's time and due date are set before its notebooks are graded and do not
+            # change during the batch: looked up once per student, not once per notebook.
+            late = self._seconds_late[student] = gb.find_submission(self.assignment, student).total_seconds_late
         notebook = gb.find_submission_notebook(stem, self.assignment, student)
         notebook.late_submission_penalty = None
-        if submission.total_seconds_late > 0:
-            penalty = assigner.plugin_inst.late_submission_penalty(student, notebook.score,
-                                                                   submission.total_seconds_late)
+        if late > 0:
+            penalty = assigner.plugin_inst.late_submission_penalty(student, notebook.score, late)
             if penalty is not None:
                 notebook.late_submission_penalty = assigner._check_late_penalty(notebook, penalty)
-        gb.db.commit()
+        if commit:
+            gb.db.commit()
+        else:
+            gb.db.flush()
         return notebook.late_submission_penalty
 
     def rollback(self) -> None:

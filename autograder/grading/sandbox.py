@@ -682,6 +682,13 @@ class Sandbox:
 
     def run(self, steps: list, limits: dict) -> Run:
         """Run one notebook's steps in a fresh notebook process; return its :class:`Run`."""
+        if self._proc is not None and self._proc.poll() is not None:
+            # The zygote this sandbox started has ended without close(): killed from outside, out of
+            # memory, a crash. That fact is the sandbox's failure, reported as such; starting a new
+            # zygote silently would instead grade this notebook as if nothing happened (and how the
+            # death was reported would depend on whether bubblewrap had exited yet: a timing).
+            self.close()
+            return Run({}, {}, "sandbox")
         self.start(limits.get("memory_mb"))
         cells: dict = {}
         outcomes: dict = {}
