@@ -11,7 +11,7 @@ source validations and the intake corpus were all built twice.
 
 * the work unit is the test module (the file part of the node id), so a module's fixtures are
   built once, on one worker, whatever pytest-xdist does with marks;
-* units are handed out longest first (:data:`COST`, seconds measured on an idle 2-core machine),
+* units are handed out longest first (:data:`COST`: only the order of its numbers matters),
   then the rest in collection order, so the longest chains start at once on different workers and
   the many short modules fill in at the end (longest-processing-time-first scheduling).
 
@@ -28,7 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Test module -> seconds it takes on one worker (setup, calls and teardown; idle 2-core machine).
+#: Test module -> seconds it takes on one worker (setup, calls and teardown), as a 2-core machine measured
+#: them; the scheduler uses only their order, so a busy machine's numbers serve as well as an idle one's.
 COST = {
     "tests/test_pipeline.py": 300,
     "tests/test_readme_term.py": 150,
