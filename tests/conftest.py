@@ -20,3 +20,22 @@ def pytest_xdist_make_scheduler(config, log):
     from tests.xdist_schedule import scheduler_class
 
     return scheduler_class()(config, log)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _checks_registered_in_a_module_stay_in_it():
+    """Forget, when a module ends, the checks its tests registered (the toy course's, tests/hostile/toy.py).
+
+    ``CHECKS`` lives as long as the worker process, which runs many modules: a toy check left behind
+    made a later module that lists every exercise (``for stem in CHECKS``) see one more, which
+    happened or not depending on which worker ran which module first. Each module now starts from
+    the course's own exercises, as it does when run alone.
+    """
+    from autograder.checks import CHECKS
+
+    before = set(CHECKS)
+    yield
+    for stem in set(CHECKS) - before:
+        # The registry has no unregister: undo what _Registry.register did (name and check).
+        CHECKS._names().pop(stem, None)
+        dict.pop(CHECKS, stem, None)
