@@ -1,29 +1,41 @@
-"""Suite-wide settings: which tests must share one xdist worker.
+"""Suite-wide settings: how ``make test`` shares the tests between xdist workers.
 
-`make test` runs pytest with ``-n auto --dist loadgroup``. Tests that start heavy machinery of their
-own (a JupyterLab server and chromium; nbgrader with its own kernels) are pinned to one worker per
-kind, so two copies never compete for the machine's two cores at once.
+`make test` runs pytest with ``-n auto --dist loadgroup``. Under ``loadgroup`` the scheduler of
+:mod:`tests.xdist_schedule` replaces pytest-xdist's: each test module is one work unit (its
+module-scoped fixtures, such as a course graded with nbgrader or a JupyterLab server, are built once,
+on one worker) and the longest modules are handed out first, so the two longest chains run side by
+side from the start. pytest-xdist's own ``xdist_group`` marks have no effect under pytest 9 (see
+that module); the module is the unit whatever they say.
 """
 
 from __future__ import annotations
 
 import pytest
 
-_GROUPS = {
-    "browser": "browser",
-    "test_pipeline.py": "nbgrader",
-    "test_release.py": "nbgrader",
-    "test_notebooks_source.py": "nbgrader",
-    "test_grader_equivalence.py": "nbgrader",
-    "test_distributions.py": "wheels",
-    "test_term.py": "nbgrader",
-}
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None  # another --dist asked for explicitly: pytest-xdist's own scheduler
+    from tests.xdist_schedule import scheduler_class
+
+    return scheduler_class()(config, log)
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        parts = item.path.parts
-        for key, group in _GROUPS.items():
-            if key in parts or item.path.name == key:
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+@pytest.fixture(autouse=True, scope="module")
+def _checks_registered_in_a_module_stay_in_it():
+    """Forget, when a module ends, the checks its tests registered (the toy course's, tests/hostile/toy.py).
+
+    ``CHECKS`` lives as long as the worker process, which runs many modules: a toy check left behind
+    made a later module that lists every exercise (``for stem in CHECKS``) see one more, which
+    happened or not depending on which worker ran which module first. Each module now starts from
+    the course's own exercises, as it does when run alone.
+    """
+    from autograder.checks import CHECKS
+
+    before = set(CHECKS)
+    yield
+    for stem in set(CHECKS) - before:
+        # The registry has no unregister: undo what _Registry.register did (name and check).
+        CHECKS._names().pop(stem, None)
+        dict.pop(CHECKS, stem, None)

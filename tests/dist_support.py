@@ -7,6 +7,7 @@ Dependencies come from the package index through pip's cache (warm after ``make`
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -42,6 +43,30 @@ def build_wheels(dest: Path) -> Wheels:
     for project in (source / "course", source):
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dest), str(project)],
                        check=True, capture_output=True, timeout=600, cwd=dest)
+    return _wheels_in(dest)
+
+
+def shared_wheels(tmp_path_factory) -> Wheels:
+    """The two wheels, built once per test run and read by every test (and xdist worker) that needs them.
+
+    Tests only read the wheels (list, unzip, install them into their own fresh venvs), so one build
+    serves them all: it lands in the run's temporary root, which the xdist workers of one run share
+    (each worker's base temp is a folder inside it), under a lock so a second worker waits for the
+    first build instead of starting its own. A new run builds again from the checkout as it is then.
+    """
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / "shared-wheels"
+    with open(root / "shared-wheels.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (folder / "built").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+            build_wheels(folder / "dist")
+            (folder / "built").write_text("")
+    return _wheels_in(folder / "dist")
+
+
+def _wheels_in(dest: Path) -> Wheels:
     student = sorted(dest.glob("module6_course-*.whl"))
     instructor = sorted(dest.glob("module6_instructor-*.whl"))
     assert len(student) == 1 and len(instructor) == 1, sorted(p.name for p in dest.iterdir())

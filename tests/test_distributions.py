@@ -17,7 +17,7 @@ import pytest
 
 from autograder.assignment import release_dir
 from autograder.checks import CHECKS, plan
-from tests.dist_support import build_wheels, fresh_venv, run_python
+from tests.dist_support import fresh_venv, run_python, shared_wheels
 from tests.leak_support import find_leaks, secrets, worked_numbers
 from tests.nbrun_support import normalise
 
@@ -36,7 +36,7 @@ def graded_names() -> tuple[set, set]:
 
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory):
-    return build_wheels(tmp_path_factory.mktemp("dist"))
+    return shared_wheels(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import html
 import re
+import shutil
 
 import pytest
 
@@ -38,12 +39,18 @@ STEMS = [(a, s) for a in ASSIGNMENTS for s in PRESENT[a]]
 WRONG_CELLS = [(a, s, g) for a in ASSIGNMENTS for s, g in WRONG[a]]
 
 
-def _grade_course(path, students_by_assignment, feedback_for=None):
-    """Release, submit, autograde (and optionally give feedback) for every assignment in one scratch course."""
+def _released_course(path):
+    """A scratch course with every assignment released (and in its gradebook), nobody submitted yet."""
     course = make_course_copy(path)
+    for assignment in ASSIGNMENTS:
+        generate_release(course, assignment)
+    return course
+
+
+def _grade_course(course, students_by_assignment, feedback_for=None):
+    """Submit, autograde (and optionally give feedback) for every assignment in a released scratch course."""
     result = {"course": course}
     for assignment, students in students_by_assignment.items():
-        generate_release(course, assignment)
         write_class(course, students, assignment)
         run = run_nbgrader(course, "autograde", assignment, "--force", check=False)
         entry = {"autograde": run, "scores": read_gradebook(course, sorted(students), assignment),
@@ -64,6 +71,11 @@ def _wrong_profile(assignment):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("pipeline")
+    # One release build serves both courses: the second is a copy made before anyone submits
+    # (generate_assignment is the same for both, and costs as much as grading a small class).
+    released = _released_course(root / "released")
+    for name in ("a", "b"):
+        shutil.copytree(released, root / name)
     jobs = {"with_solutions": (root / "a", {a: {"sol": "solutions", "wrong": _wrong_profile(a)} for a in ASSIGNMENTS},
                                "wrong"),
             "untouched": (root / "b", {a: {"untouched": "untouched"} for a in ASSIGNMENTS}, None)}

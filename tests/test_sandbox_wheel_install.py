@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from autograder.grading.sandbox import bubblewrap
-from tests.dist_support import build_wheels, fresh_venv
+from tests.dist_support import fresh_venv, shared_wheels
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "module6"
@@ -174,7 +174,7 @@ def _run(command, **kwargs):
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory):
     """A fresh venv with both wheels installed (built from this checkout), once per session."""
-    wheels = build_wheels(tmp_path_factory.mktemp("dist"))
+    wheels = shared_wheels(tmp_path_factory)
     python = fresh_venv(tmp_path_factory.mktemp("instructor") / "venv", wheels.student, wheels.instructor)
     return python.parent.parent
 

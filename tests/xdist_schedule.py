@@ -1,0 +1,118 @@
+"""How ``make test`` (``pytest -n auto --dist loadgroup``) shares the suite between xdist workers.
+
+Why a scheduler of our own: pytest-xdist 3.8's ``loadgroup`` marks a test's group by rewriting
+``item._nodeid``, an attribute pytest 9 no longer reads (its node ids live in ``Node._id``). Under
+pytest 9 every ``xdist_group`` mark is silently ignored and every test is its own work unit, so a
+module-scoped fixture (a course built and graded with nbgrader, a JupyterLab server) is built again
+on each worker that runs one of the module's tests: the nbgrader pipeline, the release runs, the
+source validations and the intake corpus were all built twice.
+
+:class:`CostOrderedModules` fixes both halves:
+
+* the work unit is the test module (the file part of the node id), so a module's fixtures are
+  built once, on one worker, whatever pytest-xdist does with marks;
+* units are handed out longest first (:data:`COST`: only the order of its numbers matters),
+  then the rest in collection order, so the longest chains start at once on different workers and
+  the many short modules fill in at the end (longest-processing-time-first scheduling).
+
+Tests inside a module still run in their collection order. A module missing from :data:`COST` is
+scheduled after the measured ones; only modules above a few seconds need an entry. Refresh the
+table from a run's JUnit file: ``python -m tests.xdist_schedule run.xml``.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Test module -> seconds it takes on one worker (setup, calls and teardown); only their order matters.
+#: Measured by the whole suite on 2 cores under a load average of 15-20 (other work on the machine), where
+#: the two terms (CLI after CLI) stretch most; the hub test is skipped here and has CI's figure.
+COST = {
+    "tests/test_readme_term.py": 742,
+    "tests/test_term.py": 726,
+    "tests/test_sandbox_wheel_install.py": 625,  # its own run beside test_distributions (pip was missing here)
+    "tests/browser/test_widgets_browser.py": 533,
+    "tests/test_release.py": 367,
+    "tests/test_pipeline.py": 328,
+    "tests/test_hidden_input_echo.py": 257,
+    "tests/test_intake_doors.py": 189,
+    "tests/test_distributions.py": 188,
+    "tests/test_grader_term_rules.py": 181,
+    "tests/browser/test_inert_browser.py": 162,
+    "tests/browser/test_hub_browser.py": 150,
+    "tests/browser/test_feedback_browser.py": 148,
+    "tests/browser/test_lab_flavours_browser.py": 136,
+    "tests/test_student_distribution.py": 135,
+    "tests/test_grader_dask.py": 127,
+    "tests/test_notebooks_source.py": 105,
+    "tests/test_grader_equivalence.py": 99,
+    "tests/test_lms_export.py": 75,
+    "tests/test_grader_further.py": 67,
+    "tests/browser/test_selfstudy_browser.py": 39,
+    "tests/browser/test_learner_browser.py": 31,
+    "tests/test_report_class.py": 30,
+    "tests/test_nbgrader_config.py": 23,
+    "tests/test_redteam_batch.py": 19,
+}
+
+
+def unit_of(nodeid: str) -> str:
+    """The work unit of a test: its file (``tests/test_x.py::test_y[1]`` -> ``tests/test_x.py``)."""
+    return nodeid.split("::", 1)[0]
+
+
+def order(units, cost: dict = COST) -> list:
+    """``units`` (in collection order), the measured ones first, longest first; ties keep their order."""
+    units = list(units)
+    position = {unit: index for index, unit in enumerate(units)}
+    return sorted(units, key=lambda unit: (-cost.get(unit, 0.0), position[unit]))
+
+
+def scheduler_class():
+    """The scheduler, built on pytest-xdist's ``LoadScopeScheduling`` (imported only under xdist)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CostOrderedModules(LoadScopeScheduling):
+        """``LoadScopeScheduling`` with a module per work unit and the work queue ordered by cost."""
+
+        _ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # The parent fills the work queue and assigns the first units in one method (schedule):
+            # the queue is put in cost order once, just before the first unit leaves it.
+            if not self._ordered:
+                self.workqueue = collections.OrderedDict(
+                    (unit, self.workqueue[unit]) for unit in order(self.workqueue))
+                self._ordered = True
+            super()._assign_work_unit(node)
+
+    return CostOrderedModules
+
+
+def costs_from_junit(path: str) -> dict:
+    """``module -> seconds`` summed over a JUnit XML report's test cases (setup and teardown included)."""
+    import xml.etree.ElementTree as ElementTree
+
+    totals: dict = collections.defaultdict(float)
+    for case in ElementTree.parse(path).iter("testcase"):
+        module = case.get("classname", "").split(".")
+        # classname is the dotted path of the module (and class): find the file it names.
+        for end in range(len(module), 0, -1):
+            candidate = "/".join(module[:end]) + ".py"
+            if (ROOT / candidate).is_file():
+                totals[candidate] += float(case.get("time", 0))
+                break
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
+
+if __name__ == "__main__":
+    for module, seconds in costs_from_junit(sys.argv[1]).items():
+        if seconds >= float(sys.argv[2] if len(sys.argv) > 2 else 3):
+            print(f"    {module!r}: {seconds:.0f},")
