@@ -3,7 +3,9 @@ numbers its written answer cites (the drift cell's)."""
 
 from __future__ import annotations
 
-from check_support import CodingCheckTests
+import pytest
+
+from check_support import CodingCheckTests, full_marks, result_of
 
 STEM = "26_chat_template_mask"
 
@@ -155,7 +157,8 @@ WRONG = {
         "        if not np.array_equal(ids[at:at + h], head):",
         "        if not (np.array_equal(ids[at:at + h], head) or (at + h <= n and ids[at] == head[0] and ids[at + 1] == 6)):"),
         "tool-trained"),
-    "everything_after_first_header": (answer(stop="n"), "all-after-first-header",
+    # trains the later turns' headers and the tool's output too: the stated cap names it by what it trains
+    "everything_after_first_header": (answer(stop="n"), "generation-prompt-trained",
                                       "transcript, two assistant turns with a user turn between"),
     "truncated_turn_dropped": (answer().replace("stop = n if ends.size == 0 else", "stop = start if ends.size == 0 else"),
                                "truncated-turn-dropped", "transcript, a truncated last turn (no EOS)"),
@@ -279,3 +282,58 @@ class TestChatTemplateMask(CodingCheckTests):
     reference_functions = ("response_mask", "transcript_mask", "assistant_mask")
     quiet_mistakes = ("eos_excluded", "header_trained", "characters_as_tokens")
     central_mistakes = ("eos_excluded", "last_eos", "after_eos_trained", "header_trained", "tool_trained")
+
+
+# Found by the outside test (answers written from the release notebook alone): masks that train a tool's
+# turn or another assistant header without matching any one wrong mask exactly. The notebook's cap names
+# what is trained, so each earns at most a third of the 8 points and is told what it trained.
+_TRAIN_UNTIL_NEXT_HEADER = '''
+def transcript_mask(input_ids, header, eos_id):
+    ids, header = np.asarray(input_ids).astype(int), [int(h) for h in header]
+    if ids.ndim != 1 or not header or eos_id in header:
+        raise ValueError("input_ids must be 1-D and header non-empty without eos_id")
+    n, H = len(ids), len(header)
+    mask, i = np.zeros(n, dtype=bool), 0
+    while i + H <= n:
+        if ids[i:i + H].tolist() == header:
+            j = i + H
+            while j < n and ids[j:j + H].tolist() != header:
+                mask[j] = True
+                j += 1
+            i = j
+        else:
+            i += 1
+    return mask
+'''
+_ANY_TURN_START_IS_A_HEADER = '''
+def transcript_mask(input_ids, header, eos_id):
+    ids, header = np.asarray(input_ids).astype(int), [int(h) for h in header]
+    if ids.ndim != 1 or not header or eos_id in header:
+        raise ValueError("input_ids must be 1-D and header non-empty without eos_id")
+    n, H = len(ids), len(header)
+    mask, i = np.zeros(n, dtype=bool), 0
+    while i + H <= n:
+        if ids[i] == header[0]:
+            j = i + H
+            while j < n and ids[j] != eos_id:
+                mask[j] = True
+                j += 1
+            if j < n:
+                mask[j] = True
+                j += 1
+            i = j
+        else:
+            i += 1
+    return mask
+'''
+
+
+@pytest.mark.parametrize("wrong, key", [(_TRAIN_UNTIL_NEXT_HEADER, "tool-trained"),
+                                        (_ANY_TURN_START_IS_A_HEADER, "tool-trained"),
+                                        (answer(stop="n"), "tool-trained")],
+                         ids=["until_next_header", "any_turn_start", "everything_after_first_header"])
+def test_a_mask_that_trains_tool_output_is_capped_at_a_third(wrong, key):
+    source = wrong if "def response_mask" in wrong else CORRECT["vectorised"] + "\n" + wrong
+    result = result_of(STEM, source)
+    assert result.points_earned <= full_marks(STEM) / 3 + 1e-9, result.feedback()
+    assert key in result.misconceptions, (result.misconceptions, result.feedback())

@@ -203,12 +203,47 @@ def _transcript_wrong(ids):
             (untruncated, TRUNCATED_TURN)]
 
 
+def _trained_where_stated_out(ids):
+    """Masks of the tokens the notebook's cap names: a tool turn (header to its EOS) and assistant headers
+    (their first tokens)."""
+    n, h = len(ids), len(HEADER)
+    tool, header = np.zeros(n, bool), np.zeros(n, bool)
+    for start, stop, role in _turns(ids):
+        if role == TOK.token_id("tool"):
+            tool[start:stop] = True
+        elif role == HEADER[1]:
+            # <|im_start|> and the role: a mask one token early trains only the header's newline, a slip
+            # named mask-starts-early rather than the generation prompt trained
+            header[start:min(start + h - 1, n)] = True
+    return tool, header
+
+
+def _transcript_judge(ids, expected):
+    """The exact-mask judge, then the stated cap as a fact: a mask that trains any token of a tool's turn or
+    of an assistant header is named for it (``tool-trained``, ``generation-prompt-trained``), whatever else
+    it gets wrong, so the cap follows what the answer trains rather than which wrong mask it happens to be."""
+    exact = _judge("transcript_mask", expected, _transcript_wrong(ids))
+    tool, header = _trained_where_stated_out(ids)
+
+    def judge(outcomes):
+        verdict = exact(outcomes)
+        if verdict.passed or verdict.misconception in (TOOL_TRAINED.key, HEADER_TRAINED.key):
+            return verdict
+        actual = bool_array(value_of(outcomes[0], "transcript_mask"), "the mask", shape=expected.shape)
+        for stated_out, mistake in ((tool, TOOL_TRAINED), (header, HEADER_TRAINED)):
+            if (actual & stated_out).any():
+                named = "" if verdict.misconception is None else verdict.message + " "
+                return Verdict(False, named + mistake.sentence, mistake.key)
+        return verdict
+
+    return judge
+
+
 def _transcript_case(name, ids, *, group="transcript", as_lists=False):
     ids = np.asarray(ids, dtype=np.int64)
     expected = chat.transcript_mask(ids, HEADER, EOS)
     args = (ids.tolist() if as_lists else ids, list(HEADER), EOS)
-    return Case(f"transcript, {name}", group, (Call("transcript_mask", args),),
-                _judge("transcript_mask", expected, _transcript_wrong(ids)))
+    return Case(f"transcript, {name}", group, (Call("transcript_mask", args),), _transcript_judge(ids, expected))
 
 
 # ----------------------------------------------------------------------------- assistant_mask
