@@ -276,4 +276,15 @@ def test_an_extra_key_costs_only_the_open_checks_share():
     result = result_of(STEM, source)
     assert result.points_earned == 7.5, result.feedback()
     assert [case.name for case in result.cases if not case.passed] == [
-        "the open check: the sequence-KL gradient at step 1"]
+        "the open check: the sequence-KL gradient at step 1", "the open check: the sequence-KL gradient at step 2"]
+
+
+def test_the_open_checks_grade_step_two_as_the_open_check_cell_does():
+    """Found by the outside test: an answer whose step-2 gradient is not weighted by the visit probability fails
+    the notebook's open check (finite differences of both steps), so the hidden open-check cases fail it too."""
+    right = "        g2[a] = np.exp(lq1[a]) * (_jac(lq2[a]) @ (lq2[a] - lp2[a]))\n"
+    assert right in CORRECT["response_by_response"]
+    wrong = CORRECT["response_by_response"].replace(right, "        g2[a] = _jac(lq2[a]) @ (lq2[a] - lp2[a])\n")
+    result = result_of(STEM, wrong)
+    failed = [case.name for case in result.cases if not case.passed and case.group == "public"]
+    assert "the open check: the sequence-KL gradient at step 2" in failed, result.feedback()

@@ -338,16 +338,19 @@ def build_cases():
     rng = np.random.default_rng(28)
 
     # --- public: the notebook's open checks
+    # both steps, as the open check cell compares both with finite differences
     true = ref.sequence_kl_gradient(*OPEN_TREE)
-    cases.append(Case("the open check: the sequence-KL gradient at step 1", "public",
-                      (Call("sequence_kl_gradient", OPEN_TREE),),
-                      judge_key("sequence_kl_gradient", "step1", true, STEPS, exact=True,
-                                wrong=_sequence_wrongs(*OPEN_TREE)["step1"])))
     plus = ref.per_token_loss_gradient(*OPEN_TREE, "k3+")
-    cases.append(Case("the open check: the k3+ loss gradient at step 1", "public",
-                      (Call("per_token_loss_gradient", (*OPEN_TREE, "k3+")),),
-                      judge_key("per_token_loss_gradient", "step1", plus, LOSS_KEYS, exact=True,
-                                wrong=_loss_wrongs(*OPEN_TREE, "k3+")["step1"])))
+    for key in STEPS:
+        step = key[-1]
+        cases.append(Case(f"the open check: the sequence-KL gradient at step {step}", "public",
+                          (Call("sequence_kl_gradient", OPEN_TREE),),
+                          judge_key("sequence_kl_gradient", key, true, STEPS, exact=True,
+                                    wrong=_sequence_wrongs(*OPEN_TREE)[key])))
+        cases.append(Case(f"the open check: the k3+ loss gradient at step {step}", "public",
+                          (Call("per_token_loss_gradient", (*OPEN_TREE, "k3+")),),
+                          judge_key("per_token_loss_gradient", key, plus, LOSS_KEYS, exact=True,
+                                    wrong=_loss_wrongs(*OPEN_TREE, "k3+")[key])))
 
     trees = {
         "a tree of 3 first and 2 second tokens": (rng.normal(size=3), rng.normal(size=(3, 2)),
@@ -457,11 +460,12 @@ GATE = Gate(cases=(f"sequence KL gradient step1, {_FIRST}",
 
 #: The open checks are hints; hidden cases of the same kind are the evidence.
 OPEN_GATES = (
-    Gate(groups=("public",), needs="passed", only=("the open check: the sequence-KL gradient at step 1",),
-         cases=(f"sequence KL gradient step1, {_FIRST}",
-                "sequence KL gradient step1, a tree of 2 x 4 with a peaked reference")),
-    Gate(groups=("public",), needs="passed", only=("the open check: the k3+ loss gradient at step 1",),
-         cases=(f"k3+ loss step1, {_FIRST}", "k3+ loss step1, a tree of 2 x 4 with a peaked reference")),
+    *(Gate(groups=("public",), needs="passed", only=(f"the open check: the sequence-KL gradient at step {key[-1]}",),
+           cases=(f"sequence KL gradient {key}, {_FIRST}",
+                  f"sequence KL gradient {key}, a tree of 2 x 4 with a peaked reference")) for key in STEPS),
+    *(Gate(groups=("public",), needs="passed", only=(f"the open check: the k3+ loss gradient at step {key[-1]}",),
+           cases=(f"k3+ loss {key}, {_FIRST}", f"k3+ loss {key}, a tree of 2 x 4 with a peaked reference"))
+      for key in STEPS),
 )
 
 CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
