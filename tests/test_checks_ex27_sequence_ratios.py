@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from check_support import CodingCheckTests
+import pytest
+
+from check_support import CodingCheckTests, full_marks, result_of
 
 STEM = "27_sequence_ratios"
 
@@ -286,3 +288,14 @@ def test_the_numbers_the_notebook_states_come_from_the_reference():
         assert quoted in text, quoted
     for quoted in ("35-token", "693-token", "0.133", "1.7e-9", "0.368"):
         assert quoted in rubric, quoted
+
+
+@pytest.mark.parametrize("name", ["TRL_COMPARES_LOGS", "VERL_COMPARES_EXP", "LENGTH_BY_CUMSUM"])
+def test_either_space_and_either_sum_earn_full_marks(name):
+    """The task says the exact-bound cases use numbers whose sums, exponentials and logarithms are exact, so a
+    rule compared in the other space, or S summed token by token, is as right as the table's form (three
+    answers of the outside test, written from the release notebook alone)."""
+    import outside_answers_ex27
+
+    result = result_of(STEM, getattr(outside_answers_ex27, name))
+    assert result.points_earned == full_marks(STEM), result.feedback()
