@@ -125,14 +125,16 @@ def _response_wrong(ids, eos, mask_truncated):
     T = ids.shape[1]
     last = np.where(has, T - 1 - np.argmax(is_eos[:, ::-1], axis=1)[:, None], T - 1)
     t = np.arange(T)[None, :]
+    # The truncated-row rule first: where the flag's other reading happens to equal "train every non-pad
+    # token" (a truncated row with no padding), the flag is the mistake to name, not the EOS.
     wrong = [
+        (right & has, TRUNCATED_DROPPED if not mask_truncated else TRUNCATED_KEPT),
+        (chat.response_mask(ids, eos.tolist(), not mask_truncated), TRUNCATED_DROPPED if not mask_truncated
+         else TRUNCATED_KEPT),
         ((before == 0) & ~is_eos & (has | ~np.array(mask_truncated)), EOS_EXCLUDED),
         ((t <= last) & (has | ~np.array(mask_truncated)), LAST_EOS),
         (np.broadcast_to(has | ~np.array(mask_truncated), ids.shape), AFTER_EOS),
         (ids != PAD, AFTER_EOS),
-        (right & has, TRUNCATED_DROPPED if not mask_truncated else TRUNCATED_KEPT),
-        (chat.response_mask(ids, eos.tolist(), not mask_truncated), TRUNCATED_DROPPED if not mask_truncated
-         else TRUNCATED_KEPT),
         (chat.response_mask(ids, [int(eos[0])], mask_truncated), FIRST_EOS_ID_ONLY),
         (np.concatenate([np.zeros((ids.shape[0], 1), bool), right[:, 1:]], axis=1), START_LATE),
     ]
