@@ -272,8 +272,8 @@ def run(options: Options) -> int:
         timings: list = []
         chunks: list = []  # each graded notebook's rows, in the order they finished
         pending: list = []  # (task, result, chunk): in the gradebook's open transaction, not committed yet
-        opened = [0.0]  # when the oldest pending notebook was stored
-        held = [0]  # characters of autograded text the pending notebooks hold (kept for a replay)
+        opened = 0.0  # when the oldest pending notebook was stored
+        held = 0  # characters of autograded text the pending notebooks hold (kept for a replay)
         started = time.perf_counter()
 
         def save_state(student: str) -> None:
@@ -337,6 +337,7 @@ def run(options: Options) -> int:
                 save_state(student)
 
         def store(task: dict, result: dict | None, error: BaseException | None) -> None:
+            nonlocal opened, held
             student, stem = task["student"], task["stem"]
             chunk: list = []
             chunks.append(chunk)
@@ -369,11 +370,11 @@ def run(options: Options) -> int:
                     save_state(student)
                 else:
                     if not pending:
-                        opened[0], held[0] = time.monotonic(), 0
+                        opened, held = time.monotonic(), 0
                     pending.append((task, result, chunk))
-                    held[0] += len(result["autograded"])
-            if pending and (len(pending) >= COMMIT_NOTEBOOKS or held[0] >= COMMIT_CHARS
-                            or time.monotonic() - opened[0] >= COMMIT_SECONDS):
+                    held += len(result["autograded"])
+            if pending and (len(pending) >= COMMIT_NOTEBOOKS or held >= COMMIT_CHARS
+                            or time.monotonic() - opened >= COMMIT_SECONDS):
                 commit_pending()
             progress.step(f"{student}/{stem}")
 

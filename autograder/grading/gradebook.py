@@ -194,6 +194,15 @@ class SaveStatedGrades(SaveAutoGrades):
             self.gradebook.db.commit()
 
 
+def _end_write(gradebook: Gradebook, commit: bool) -> None:
+    """Commit the session's changes, or with ``commit=False`` only flush them into the open transaction
+    (the batch grader commits many notebooks at once; a rollback still takes them back)."""
+    if commit:
+        gradebook.db.commit()
+    else:
+        gradebook.db.flush()
+
+
 class _SaveWithGradebook(SaveStatedGrades):
     """nbgrader's SaveAutoGrades on an already open gradebook (the cell logic is nbgrader's own)."""
 
@@ -206,10 +215,7 @@ class _SaveWithGradebook(SaveStatedGrades):
         state = nb.metadata.get("module6_state")
         self._state_comment = state.get("comment") if isinstance(state, dict) else None
         nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
-        if commit:
-            gradebook.db.commit()
-        else:
-            gradebook.db.flush()
+        _end_write(gradebook, commit)
         return nb, resources
 
 
@@ -296,10 +302,7 @@ class GradebookWriter:
             penalty = assigner.plugin_inst.late_submission_penalty(student, notebook.score, late)
             if penalty is not None:
                 notebook.late_submission_penalty = assigner._check_late_penalty(notebook, penalty)
-        if commit:
-            gb.db.commit()
-        else:
-            gb.db.flush()
+        _end_write(gb, commit)
         return notebook.late_submission_penalty
 
     def rollback(self) -> None:
