@@ -135,7 +135,8 @@ def require_sandbox(how_to_skip: str = "pass --no-sandbox") -> None:
     path, why = _probe_bubblewrap()
     if path is None:
         help_text = NO_SANDBOX_HELP.replace("pass --no-sandbox", how_to_skip)
-        raise SandboxError(f"the grading sandbox cannot run: {why}. {help_text}")
+        # bubblewrap's own message may end with a full stop: one sentence end, not two
+        raise SandboxError(f"the grading sandbox cannot run: {why.rstrip().rstrip('.')}. {help_text}")
 
 
 # --------------------------------------------------------------------------- what a student has
