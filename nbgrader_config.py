@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from nbgrader.preprocessors import ClearHiddenTests  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions  # noqa: E402
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 from autograder.grading import nbgrader_bridge  # noqa: E402
@@ -79,12 +79,14 @@ c.Validator.validate_all = True
 
 # A released hidden test cell is its docstring alone, which a run would echo like a result: it gets
 # a note and a ``pass`` before the release checksums are computed (grading restores the full cell).
+# The cell where a laptop student types their id is released as written, not as a stub (TypedIdCell).
 # Released notebooks carry the kernel's language_info, so JupyterLab does not open them as modified.
-from autograder.authoring.release_preprocessors import KernelLanguageInfo, QuietReleasedTests  # noqa: E402
+from autograder.authoring.release_preprocessors import KernelLanguageInfo, QuietReleasedTests, TypedIdCell  # noqa: E402
 from nbgrader.converters import GenerateAssignment  # noqa: E402
 
 _release_steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
 _release_steps.insert(_release_steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
+_release_steps.insert(_release_steps.index(ClearSolutions) + 1, TypedIdCell)
 _release_steps.append(KernelLanguageInfo)
 c.GenerateAssignment.preprocessors = _release_steps
 

@@ -18,6 +18,8 @@ in a namespace where ``math`` and ``np`` already exist, as after a notebook's se
 
 from __future__ import annotations
 
+import contextlib
+
 import copy
 import re
 import textwrap
@@ -46,8 +48,10 @@ def source_notebook(stem: str):
 def released_notebook(stem: str):
     """The notebook as students receive it: solution regions replaced by nbgrader's stub."""
     from nbgrader.preprocessors import ClearSolutions
+    from autograder.authoring.release_preprocessors import TypedIdCell
 
     notebook, _ = ClearSolutions().preprocess(copy.deepcopy(source_notebook(stem)), {})
+    notebook, _ = TypedIdCell().preprocess(notebook, {})  # as the course's release does
     return notebook
 
 
@@ -59,6 +63,23 @@ def run_cells(notebook, *, released: bool = False) -> dict:
     (a public check that fails on the solution, say) propagates.
     """
     namespace: dict = {"__name__": "__main__"}
+    with example_numbers():  # a notebook with no student id shows (and is graded on) variant 0
+        _run_cells(notebook, namespace, released)
+    return namespace
+
+
+@contextlib.contextmanager
+def example_numbers():
+    """Within: a notebook that knows no student shows variant 0 instead of stopping."""
+    from course import variants
+    variants.example_numbers(True)
+    try:
+        yield
+    finally:
+        variants.example_numbers(False)
+
+
+def _run_cells(notebook, namespace: dict, released: bool) -> None:
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or meta.get("grade") or "widget" in cell.metadata.get("tags", []):
@@ -70,7 +91,6 @@ def run_cells(notebook, *, released: bool = False) -> dict:
         except NotImplementedError:
             if not released:
                 raise
-    return namespace
 
 
 def namespace_from(source: str) -> dict:

@@ -104,13 +104,18 @@ def in_pool(function, items, workers: int = WORKERS) -> dict:
         return dict(zip(items, pool.map(function, items)))
 
 
+#: Who the kernels these tests start are signed in as: a student on a hub (course.variants reads
+#: JUPYTERHUB_USER), so that a notebook whose numbers vary shows that student's, as on the course's hub.
+HUB_STUDENT = "hub-student"
+
+
 def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> tuple:
     """Run every cell (errors recorded, not raised); returns ``(executed notebook, seconds)``."""
     from nbclient import NotebookClient
 
     nb = copy.deepcopy(nb)
     start = time.perf_counter()
-    env = dict(os.environ)
+    env = dict(os.environ, JUPYTERHUB_USER=HUB_STUDENT)
     from autograder.kernel_manager import PrivateSocketKernelManager
 
     # Unix sockets, not TCP ports: a busy machine must not make kernels die (autograder/kernel_manager.py).
@@ -138,7 +143,11 @@ def validate(path: str, invert: bool = False, ignore_checksums: bool = False) ->
     validator = Validator(config=config())
     validator.invert = invert
     validator.ignore_checksums = ignore_checksums
-    return validator.validate(str(path))
+    os.environ["JUPYTERHUB_USER"] = HUB_STUDENT  # the kernel inherits it (these run in pool processes)
+    try:
+        return validator.validate(str(path))
+    finally:
+        os.environ.pop("JUPYTERHUB_USER", None)
 
 
 def release_with_hidden_tests(stem: str) -> nbformat.NotebookNode:

@@ -12,6 +12,8 @@ import re
 import nbformat
 import pytest
 
+from course.variants import STUDENT_ID_CELL, STUDENT_ID_GRADE_ID, varies
+
 from autograder.assignment import ASSIGNMENTS, TOTAL_POINTS
 from autograder.checks import CHECKS
 from tests.nbrun_support import (
@@ -104,6 +106,10 @@ def test_answer_cells_have_solution_regions(stem):
         meta = nbgrader_meta(cell)
         if not is_answer_cell(cell):
             assert SOLUTION_BEGIN not in cell.source, cell.id
+            continue
+        if meta.get("grade_id") == STUDENT_ID_GRADE_ID:
+            # The id a laptop student types: one text everywhere, ungraded, with no solution to hide.
+            assert cell.source == STUDENT_ID_CELL and not meta.get("grade") and varies(stem), cell.id
             continue
         assert regions(cell.source, SOLUTION_BEGIN, SOLUTION_END), f"{cell.id}: no solution region"
         assert not meta.get("locked"), cell.id

@@ -13,12 +13,15 @@ import time
 
 import pytest
 
+from course.variants import STUDENT_ID_CELL, STUDENT_ID_GRADE_ID
+
 from autograder.assignment import ASSIGNMENTS, assignment_of
 from autograder.authoring.release import check_release
 from autograder.authoring.scratch_course import REPO_ROOT
 from tests.leak_support import SECRET_KINDS, _solution_secrets, find_leaks, worked_numbers
 from tests.leak_support import release_texts as _release_texts
-from tests.nbrun_support import (
+from tests.nbrun_support import (  # noqa: I001
+    HUB_STUDENT,
     HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, all_present_stems, errors, in_pool, is_answer_cell,
     config, is_test_cell, nbgrader_meta, normalise, read, release_path, release_with_hidden_tests,
     stderr_text,
@@ -81,7 +84,9 @@ def test_released_cells_are_stubbed_and_checksummed(stem):
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
         assert "checksum" in meta, cell.id
-        if is_answer_cell(cell) and cell.cell_type == "code":
+        if is_answer_cell(cell) and cell.cell_type == "code" and meta.get("grade_id") == STUDENT_ID_GRADE_ID:
+            assert cell.source == STUDENT_ID_CELL, cell.id  # released as written: an id to type, no stub
+        elif is_answer_cell(cell) and cell.cell_type == "code":
             assert STUB_MESSAGE in cell.source, cell.id
         if is_test_cell(cell):
             ast.parse(cell.source)  # what is left after the hidden region still runs
@@ -111,6 +116,7 @@ def _run_release(stem: str) -> dict:
     validator.invert = True
     validator.ignore_checksums = True
     os.chdir(release_path(stem).parent)  # a worker process runs one notebook at a time: the kernel starts here
+    os.environ["JUPYTERHUB_USER"] = HUB_STUDENT  # a student on the course's hub (their numbers, no typed id)
     start = time.perf_counter()
     executed = validator._preprocess(release_with_hidden_tests(stem))  # what Validator.validate runs
     seconds = time.perf_counter() - start

@@ -75,6 +75,24 @@ def manual(cell_id: str, grade_id: str, points: float, solution: str):
     return cell
 
 
+from course.variants import STUDENT_ID_CELL, STUDENT_ID_GRADE_ID  # noqa: E402  (the notebook cell's one home)
+
+
+def identity_cells(stem: str) -> list:
+    """The two cells at the top of a notebook whose numbers vary per student: the id a laptop student
+    types (an answer cell, so the grader sees what was typed) and the locked cell that shows whose
+    numbers the notebook holds, and the numbers (``numbers``)."""
+    typed = nbformat.v4.new_code_cell(STUDENT_ID_CELL, id="student-id")
+    typed.metadata.update(_meta(False, True, False, STUDENT_ID_GRADE_ID))
+    shown = code("your-numbers", f'''
+        from course.variants import your_numbers
+        # Whose numbers this notebook holds, and the numbers; it stops here, saying why, if no id is known.
+        numbers = your_numbers("{stem}", STUDENT_ID)
+        numbers
+        ''')
+    return [typed, shown]
+
+
 def write(path: str | Path, cells: list) -> None:
     """Write a clean notebook: no outputs, no execution counts, Python 3 kernel metadata."""
     nb = nbformat.v4.new_notebook(cells=cells)

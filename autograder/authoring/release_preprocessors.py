@@ -9,6 +9,9 @@ right after nbgrader's ``ClearHiddenTests`` (and so before the release checksums
 comment saying when the hidden tests run and a ``pass`` statement, so the cell shows nothing.
 Grading is unaffected: nbgrader and the batch grader put the full test cell back from the source.
 
+``TypedIdCell``: the cell where a laptop student types their id is released as it is (nbgrader would
+turn it into a stub), so a notebook whose numbers vary shows them as soon as the id is typed.
+
 ``KernelLanguageInfo``: a notebook that does not open already modified. When a kernel starts,
 JupyterLab writes the kernel's ``language_info`` into the notebook's metadata, and a notebook whose
 stored ``language_info`` differs (nbformat keeps only ``{"name": "python"}``) is marked as modified
@@ -38,6 +41,21 @@ def _only_a_docstring(source: str) -> bool:
         return False
     return (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str))
+
+
+class TypedIdCell(NbGraderPreprocessor):
+    """Release the cell where a laptop student types their id as it is, not as a stub.
+
+    It is a solution cell (so the grader sees what was typed: ``autograder.variants.typed_id``), and
+    nbgrader's ``ClearSolutions`` replaces a solution cell without markers by its code stub; placed
+    right after it, this puts the cell's one text (:data:`course.variants.STUDENT_ID_CELL`) back."""
+
+    def preprocess_cell(self, cell, resources, index):
+        from course.variants import STUDENT_ID_CELL, STUDENT_ID_GRADE_ID
+        meta = cell.metadata.get("nbgrader") or {}
+        if cell.cell_type == "code" and meta.get("solution") and meta.get("grade_id") == STUDENT_ID_GRADE_ID:
+            cell.source = STUDENT_ID_CELL
+        return cell, resources
 
 
 class QuietReleasedTests(NbGraderPreprocessor):

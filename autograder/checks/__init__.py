@@ -82,25 +82,41 @@ class _Registry(dict):
 CHECKS: Mapping[str, ExerciseCheck] = _Registry()
 
 
-def plan(stem: str, groups: Iterable[str] | None = None) -> tuple:
+def plan(stem: str, groups: Iterable[str] | None = None, *, variant=None) -> tuple:
     """The cases (and so the calls) that grading ``stem`` needs, optionally only some groups: their own
     cases, the exercise's central cases, which decide a cap on every group (see ``Central``), and for
-    a gated group the valid-input cases that open it (see ``Gate``)."""
-    return CHECKS[stem].planned_cases(groups)
+    a gated group the valid-input cases that open it (see ``Gate``). ``variant``: the student's
+    (:func:`autograder.variants.variant_for`), None for variant 0."""
+    return CHECKS[stem].at(variant).planned_cases(groups)
 
 
 def judge(stem: str, outcomes: Mapping[str, Sequence[Outcome]], groups: Iterable[str] | None = None, *,
-          unavailable: Sequence[str] = ()) -> CheckResult:
+          unavailable: Sequence[str] = (), variant=None) -> CheckResult:
     """Judge decoded outcomes in the trusted process (``case name -> outcomes of its calls``);
     ``unavailable`` names the modules a cell could not import in the sandbox (see ``judge_cases``)."""
-    return judge_cases(CHECKS[stem], outcomes, groups, unavailable=unavailable)
+    return judge_cases(CHECKS[stem].at(variant), outcomes, groups, unavailable=unavailable)
 
 
 def run_check(stem: str, namespace: dict, groups: Iterable[str] | None = None, *,
-              timeout: float | None = IN_PROCESS_TIMEOUT) -> CheckResult:
-    """Plan, perform in this process against ``namespace`` (e.g. ``globals()``), and judge."""
-    cases = plan(stem, groups)
-    return judge(stem, perform_cases(cases, namespace, timeout=timeout), groups)
+              timeout: float | None = IN_PROCESS_TIMEOUT, variant=None) -> CheckResult:
+    """Plan, perform in this process against ``namespace`` (e.g. ``globals()``), and judge.
+
+    Without a ``variant``, a notebook's own ``numbers`` (its :func:`course.variants.your_numbers`)
+    say whose numbers to grade: in one's own kernel the check grades the numbers the notebook shows.
+    The batch grader never comes here: it states the submission folder's id."""
+    if variant is None:
+        variant = _variant_shown(stem, namespace)
+    cases = plan(stem, groups, variant=variant)
+    return judge(stem, perform_cases(cases, namespace, timeout=timeout), groups, variant=variant)
+
+
+def _variant_shown(stem: str, namespace) -> object:
+    from course.variants import Numbers
+    numbers = namespace.get("numbers") if isinstance(namespace, Mapping) else None
+    if isinstance(numbers, Numbers) and numbers.stem == stem and numbers.identity.student:
+        from autograder.variants import variant_for
+        return variant_for(stem, numbers.identity.student)
+    return None
 
 
 def grade(stem: str, group: str, namespace: dict) -> float:

@@ -13,7 +13,10 @@ self-study), still through the channel's bytes so that the judge sees the same p
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
+import inspect
 import math
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -326,7 +329,9 @@ class ExerciseCheck:
     groups : sequence of Group
         One per hidden test cell, in notebook order.
     build_cases : callable
-        Returns the cases (deterministic: seeded randomness only). Called lazily, once.
+        Returns the cases (deterministic: seeded randomness only). Called lazily, once. A builder with
+        one parameter receives the student's :class:`autograder.variants.Variant` (their numbers, and
+        the seed of their hidden inputs): see :meth:`at`.
     central : Central, optional
         The exercise's central idea: missing it caps every group (see :class:`Central`).
     gate : Gate or sequence of Gate, optional
@@ -345,8 +350,30 @@ class ExerciseCheck:
         for each in self.gates:
             for name in each.groups:
                 self.group(name)
-        self._build_cases = build_cases
+        # A builder that takes an argument builds each student's own cases from their Variant (see
+        # autograder.variants): :meth:`at` binds one; without one, the cases are variant 0's.
+        self.varies = _takes_variant(build_cases)
+        self._variant_builder = build_cases if self.varies else None
+        self._build_cases = (lambda: build_cases(_default_variant(stem))) if self.varies else build_cases
         self._cases: tuple | None = None
+        self._bound: dict = {}
+
+    def at(self, variant) -> "ExerciseCheck":
+        """This check with the cases of ``variant`` (an :class:`autograder.variants.Variant`, or None for
+        variant 0): itself when it does not vary. Bound checks are kept for the last few variants,
+        so that grading a student's notebook cell by cell builds their cases once."""
+        if not self.varies or variant is None:
+            return self
+        key = variant.key
+        bound = self._bound.get(key)
+        if bound is None:
+            bound = copy.copy(self)
+            bound.varies, bound._bound, bound._cases = False, {}, None
+            bound._build_cases = functools.partial(self._variant_builder, variant)
+            if len(self._bound) >= _BOUND_KEPT:
+                self._bound.pop(next(iter(self._bound)))
+            self._bound[key] = bound
+        return bound
 
     def group(self, name: str) -> Group:
         for group in self.groups:
@@ -412,6 +439,24 @@ class ExerciseCheck:
     @property
     def points(self) -> float:
         return _round(sum(group.points for group in self.groups))
+
+
+#: How many students' bound checks :meth:`ExerciseCheck.at` keeps (a worker grades one student at a time).
+_BOUND_KEPT = 8
+
+
+def _takes_variant(build_cases) -> bool:
+    """Whether ``build_cases`` takes a variant (one positional parameter) rather than nothing."""
+    try:
+        parameters = inspect.signature(build_cases).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in parameters)
+
+
+def _default_variant(stem: str):
+    from autograder.variants import variant_for
+    return variant_for(stem)
 
 
 def _check_gate(stem: str, gate: Gate, cases: tuple) -> None:

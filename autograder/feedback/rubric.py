@@ -20,14 +20,25 @@ METADATA_KEY = "module6_rubric"
 HEADING = "**Rubric for the answer above** (instructors only: never part of a student's feedback)"
 
 
-def rubric_cell(stem: str, grade_id: str):
-    """The rubric cell for written answer ``grade_id`` of notebook ``stem``, or None when it has no rubric."""
+def rubric_cell(stem: str, grade_id: str, student: str | None = None):
+    """The rubric cell for written answer ``grade_id`` of notebook ``stem``, or None when it has no rubric.
+
+    For an exercise whose numbers vary, ``student``'s numbers head it and its ``{{ name }}`` values are
+    theirs (variant 0's when ``student`` is None)."""
     from autograder.exercises import rubric_path
+    from autograder import variants
 
     try:
         text = rubric_path(stem).read_text(encoding="utf-8")
     except (FileNotFoundError, KeyError):
         return None
+    family = variants.family_registry.families().get(stem)
+    if family is not None:
+        parameters = variants.family_registry.parameters(stem, student)
+        text = variants.fill(text, stem, parameters)
+        who = f"student `{student}`" if student else "the example (variant 0)"
+        lines = "\n".join(f"- {what}: `{value}`" for what, value in family.rows(parameters))
+        text = f"**The numbers of {who}**, which this rubric's values follow:\n\n{lines}\n\n" + text.strip()
     # Its headings go three levels down: in formgrader's view the rubric sits under the notebook's own.
     text = re.sub(r"(?m)^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", text.strip())
     cell = nbformat.v4.new_markdown_cell(f"{HEADING}\n\n{text}\n", id=f"rubric-{grade_id}")

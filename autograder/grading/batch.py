@@ -26,7 +26,7 @@ from autograder.grading.gradebook import (
 from autograder.grading import intake
 from autograder.grading.statuses import Status
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
-from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
+from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
 
 STATE_FILE = ".autograder-state.json"
 
@@ -191,7 +191,7 @@ def run(options: Options) -> int:
     specs = assignment_sources(coursedir, assignment)
     students = submitted_students(coursedir, assignment, options.students)
     limits = limits_for(*_configured_limits(coursedir, options))
-    task_options = {"use_bwrap": options.use_bwrap}
+    task_options = grading_options(coursedir.root, options.use_bwrap)
     grader = _digest(_grader_fingerprint(coursedir.root), task_options)
 
     rows: list = []

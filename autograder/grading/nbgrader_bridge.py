@@ -106,7 +106,7 @@ class SandboxedGrade(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from autograder.grading.gradebook import assignment_sources, submitted_root, write_outputs
-        from autograder.grading.worker import close_sandbox, grade_notebook, limits_for
+        from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
 
         if not nb.metadata.get(_PLACEHOLDER_KEY):
             raise RuntimeError("SandboxedGrade needs DropSubmission as Autograde.sanitize_preprocessors: "
@@ -128,7 +128,7 @@ class SandboxedGrade(NbGraderPreprocessor):
                 "checksums": spec["checksums"], "root": str(submitted_root(coursedir)),
                 "parts": [student, assignment, f"{stem}.ipynb"],
                 "limits": limits_for(self.timeout, self.memory_mb),
-                "options": {"use_bwrap": False if self.no_sandbox else None},
+                "options": grading_options(coursedir.root, False if self.no_sandbox else None),
                 "digest": None}
         atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
         result = grade_notebook(task)

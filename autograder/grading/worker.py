@@ -27,8 +27,9 @@ from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
-    Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
+    Extraction, Slot, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
+from course.variants import STUDENT_ID_GRADE_ID
 
 DEFAULT_LIMITS = {
     "memory_mb": 1024,  # address space of each sandboxed process (and the sandbox's memory cgroup)
@@ -195,10 +196,22 @@ def grade_notebook(task: dict) -> dict:
     extraction = extract(source_nb, submitted)
     notes.extend(extraction.notes)
 
+    # The student's own variant: their numbers (from the submission folder's id, never the notebook's)
+    # and their hidden inputs (from the course secret the coordinator passed).
+    variant = student_variant(task)
+
     def plan_group(group: str):
-        return checks.plan(stem, [group])
+        return checks.plan(stem, [group], variant=variant)
 
     steps, slots = plan_steps(source_nb, extraction, plan_group)
+    if variant.parameters:
+        # Before any cell: the notebook's numbers cell shows the numbers of the id graded, whatever
+        # the submitted STUDENT_ID says (a trusted step with no place in the autograded notebook).
+        steps.insert(0, {"kind": "exec", "id": "graded-as", "source": graded_as_source(task["student"])})
+        slots.insert(0, Slot("exec-identity", -2, "graded-as"))
+        mismatch = identity_note(task["student"], extraction)
+        if mismatch:
+            notes.append(mismatch)
     options = dict(task.get("options") or {})
     if rejected is not None:
         run = Run({}, {}, UNREADABLE if rejected.limit == UNREADABLE else "rejected")
@@ -215,7 +228,7 @@ def grade_notebook(task: dict) -> dict:
         notes.append(_REASONS[reason])
 
     statuses: dict = {}
-    autograded = _build_notebook(task, source_nb, extraction, steps, slots, run, checks, limits, statuses)
+    autograded = _build_notebook(task, source_nb, extraction, steps, slots, run, checks, limits, statuses, variant)
     if rejected is not None and rejected.limit == UNREADABLE:
         autograded.metadata[STATE_KEY] = {"status": str(Status.UNREADABLE), "comment": f"Not graded: {rejected}."}
     rows = _rows(task, autograded, statuses, rejected)
@@ -229,7 +242,8 @@ def grade_notebook(task: dict) -> dict:
             "refusal": None if rejected is None else rejected.as_dict()}
 
 
-def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: Run, checks, limits, statuses):
+def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: Run, checks, limits, statuses,
+                    variant=None):
     """The autograded notebook; ``statuses`` receives each test cell's status (grade id -> status)."""
     checksums = task.get("checksums") or {}
     stem = task["stem"]
@@ -281,14 +295,15 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
                 cell.source = notebook_cell_source(cell.source, written)
             cell.pop("attachments", None)
             cells.append(cell)
-            rubric = rubric_cell(stem, grade_id)  # for formgrader's view only: feedback drops it
+            # For formgrader's view only (feedback drops it), with this student's numbers.
+            rubric = rubric_cell(stem, grade_id, student=task["student"] if variant is not None and variant.parameters else None)
             if rubric is not None:
                 cells.append(rubric)
         elif kind == "test":
             cell.source = test_docstring(original.source)
             number = next((n for n, s in by_source.get(index, []) if s.kind == "calls"), None)
             cell.outputs, statuses[grade_id] = _test_outputs(stem, group_of(grade_id or ""), number, steps, run,
-                                                             checks, limits, cap_told)
+                                                             checks, limits, cap_told, variant)
             cells.append(cell)
         else:  # markdown and widgets: the source's cell, untouched
             if kind == "widget":
@@ -362,7 +377,8 @@ def unavailable_modules(steps: list, cells: dict) -> tuple:
     return tuple(found[:5])
 
 
-def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told: list | None = None) -> tuple:
+def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told: list | None = None,
+                  variant=None) -> tuple:
     """What ``grade(stem, group, globals())`` would have shown (feedback and points), and the status.
 
     ``cap_told`` collects whether an earlier test cell of the notebook already told the cap in full."""
@@ -380,7 +396,7 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told
             # the judge may quote it: the notebook process could have written any of it.
             decoded[case["name"]] = tuple(trusted_outcome(_decode(by_index[i], budget), case["calls"][i], limits)
                                           for i in range(len(case["calls"])))
-    result = checks.judge(stem, decoded, [group], unavailable=unavailable_modules(steps, run.cells))
+    result = checks.judge(stem, decoded, [group], unavailable=unavailable_modules(steps, run.cells), variant=variant)
     told = bool(cap_told)
     if result.groups[0].capped:
         cap_told.append(group)
@@ -391,7 +407,69 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told
         if run.reason in _REASONS:
             text += f"(Some cases did not run: {_REASONS[run.reason]}.)\n"
     verdicts = feedback_html.group_record(result.groups[0], ran=set(decoded), reason=run.reason, cap_told=told)
+    if variant is not None and variant.parameters:
+        # What the concept answers were (values the notebook bound, no hidden input: a value read has no
+        # arguments), so that the class report can tell answers that fit another student's numbers.
+        values = read_values(steps[number]["cases"], decoded)
+        if values:
+            verdicts["answers"] = values
     return [_stream("stdout", text), _points(float(result.points_earned), verdicts)], status
+
+
+def grading_options(course_root, use_bwrap) -> dict:
+    """The options of every task of a grading run, whichever door started it (``autograder grade``,
+    ``nbgrader autograde`` and formgrader's button through the bridge, Dask): the sandbox choice and
+    the course secret that draws each student's hidden inputs (made on first use, see
+    :func:`autograder.variants.course_secret`)."""
+    from autograder.variants import course_secret
+    secret = course_secret(course_root, create=True)
+    return {"use_bwrap": use_bwrap, "variant_secret": secret.hex() if secret else None}
+
+
+def student_variant(task: dict):
+    """The submitting student's :class:`autograder.variants.Variant` of the task's exercise."""
+    from autograder.variants import variant_for
+    secret = (task.get("options") or {}).get("variant_secret")
+    return variant_for(task["stem"], task["student"], bytes.fromhex(secret) if secret else None)
+
+
+def graded_as_source(student: str) -> str:
+    """The trusted first step of a notebook whose numbers vary: the grader states the id it grades."""
+    return f"import course.variants as _module6_variants\n_module6_variants.graded_as({str(student)!r})\ndel _module6_variants\n"
+
+
+def identity_note(student: str, extraction: Extraction) -> str:
+    """A note when the submitted notebook typed another student's id (it showed their numbers)."""
+    from autograder.variants import typed_id
+    texts = extraction.answers.get(STUDENT_ID_GRADE_ID) or []
+    typed = typed_id(texts[0]) if texts else None
+    if typed is None or typed == student:
+        return ""
+    shown = typed if len(typed) <= 40 else typed[:40] + "..."
+    return (f"this notebook's STUDENT_ID says {shown!r}, but it was submitted as {student!r}: it was graded with "
+            f"the numbers of {student!r}, which are not the ones it showed while you worked (those of "
+            f"{shown!r}). Ask your instructor if that was a slip.")
+
+
+#: At most this many characters of read answers are kept per test cell (the report's evidence).
+_READ_VALUES_CHARS = 20_000
+
+
+def read_values(cases: list, decoded: dict) -> dict:
+    """``variable -> channel-encoded value`` of the values a test cell's cases read (``Call.value``)."""
+    import json
+    from autograder.channel import Returned, encode_value
+    values: dict = {}
+    for case in cases:
+        for call, outcome in zip(case["calls"], decoded.get(case["name"], ())):
+            if call.get("read_only") and isinstance(outcome, Returned) and call["target"] not in values:
+                try:
+                    values[call["target"]] = encode_value(outcome.value)
+                except Exception:  # a value the channel could not encode again is no evidence
+                    continue
+    if len(json.dumps(values)) > _READ_VALUES_CHARS:
+        return {}
+    return values
 
 
 def _decode(data: str, budget: int):

@@ -59,10 +59,13 @@ def _sums(probabilities, log):
     return sum(log(p) for p in probabilities)
 
 
-def build_cases() -> list:
-    three = key.TOKEN_PROBABILITIES
-    four = three + (key.FOURTH_PROBABILITY,)
-    answers = key.ANSWERS
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: their probabilities)."""
+    parameters = variant.parameters
+    three = tuple(float(p) for p in parameters["p"])
+    fourth = float(parameters["p4"])
+    four = three + (fourth,)
+    answers = key.answers(parameters)
     total = _sums(three, math.log)  # the same with or without the certain token
     total10, total2 = _sums(three, math.log10), _sums(three, math.log2)
     n3, n4 = len(three), len(four)
@@ -79,11 +82,11 @@ def build_cases() -> list:
                      (math.exp(total / n3), SIGN), (1 / product, NO_MEAN), (n3 / sum(three), ARITHMETIC_MEAN)]),
         number_case("sequence log-probability with the fourth token", "fourth_token", "sequence_logprob_4",
                     answers["sequence_logprob_4"],
-                    [(total + key.FOURTH_PROBABILITY, ADDED_PROBABILITY), (total10, LOG10), (total2, LOG2),
+                    [(total + fourth, ADDED_PROBABILITY), (total10, LOG10), (total2, LOG2),
                      (product, PRODUCT), (-total, SIGN)]),
         number_case("perplexity with the fourth token", "fourth_token", "perplexity_4", answers["perplexity_4"],
                     [(answers["perplexity"], PPL_UNCHANGED),
-                     (math.exp(-(total + key.FOURTH_PROBABILITY) / n4), ADDED_PROBABILITY),
+                     (math.exp(-(total + fourth) / n4), ADDED_PROBABILITY),
                      (math.exp(-total10 / n4), LOG10), (math.exp(-total2 / n4), LOG2),
                      (math.exp(total / n4), SIGN), (1 / product, NO_MEAN), (n4 / sum(four), ARITHMETIC_MEAN)]),
     ]

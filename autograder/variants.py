@@ -1,0 +1,237 @@
+"""Each student's variant of each exercise, on the instructor's side: parameters, keys, hidden inputs.
+
+Two kinds of variation, one :class:`Variant` per (exercise, student):
+
+* **Numbers** (concept exercises with a family in :mod:`course.variants`): the parameters follow from
+  the student's id alone, so the student's notebook shows them; the answers are computed here, by the
+  exercise's ``key.answers(parameters)`` from the reference, and never leave the instructor's side.
+* **Hidden inputs** (coding exercises): their random hidden cases are drawn from a seed that mixes the
+  course secret (:func:`course_secret`, a file of the course directory that never leaves it) with the
+  exercise and the student, so that hidden inputs copied out of one student's run tell nobody else
+  anything. Without a secret (the self-study and a check run in one's own kernel) every student gets
+  the checks' own seeds.
+
+Variant 0 (``student=None``) is the seed's numbers and the checks' own seeds: documentation,
+self-study, the source notebooks and every test that does not name a student.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Mapping
+
+from course import variants as family_registry
+
+#: The course directory's file that holds the secret (mode 0600, created on first grading, never in git).
+SECRET_FILE = ".module6_variant_secret"
+#: An environment variable that supplies the secret instead (a grading host that mounts it).
+SECRET_ENV = "MODULE6_VARIANT_SECRET"
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """What varies in one exercise for one student.
+
+    ``parameters``: the family's numbers (empty when the exercise has no family); ``hidden``: an integer
+    derived from the course secret, or None (the checks' own seeds).
+    """
+
+    stem: str
+    student: str | None = None
+    parameters: Mapping = dataclasses.field(default_factory=dict)
+    hidden: int | None = None
+
+    @property
+    def key(self) -> tuple:
+        """What the cases depend on (hashable: the cache key of a check's cases)."""
+        return (json.dumps(_plain(self.parameters), sort_keys=True), self.hidden)
+
+    @property
+    def is_default(self) -> bool:
+        return self.hidden is None and self.parameters == dict(_seed_parameters(self.stem))
+
+    def seed(self, default: int) -> int:
+        """The seed of a check's random hidden cases: ``default`` (the check's own) without a secret,
+        else one mixed from the secret-derived number and ``default`` (two generators of one check
+        stay different)."""
+        if self.hidden is None:
+            return default
+        return int.from_bytes(hashlib.sha256(f"{self.hidden}:{default}".encode()).digest()[:8], "big")
+
+
+def _seed_parameters(stem: str) -> Mapping:
+    family = family_registry.families().get(stem)
+    return family.seed if family is not None else {}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    return value
+
+
+def hidden_number(secret: bytes, stem: str, student: str) -> int:
+    """The secret-derived number of ``student``'s hidden inputs for ``stem``."""
+    mac = hmac.new(secret, f"{family_registry.SCHEME}\0hidden\0{stem}\0{student}".encode(), hashlib.sha256)
+    return int.from_bytes(mac.digest()[:8], "big")
+
+
+def variant_for(stem: str, student: str | None = None, secret: bytes | None = None) -> Variant:
+    """``student``'s variant of ``stem`` (variant 0 for ``student=None``); ``secret`` draws the hidden
+    inputs (None: the checks' own seeds)."""
+    if student is not None and not isinstance(student, str):
+        raise TypeError(f"student should be a string id or None, not {type(student).__name__}")
+    parameters = family_registry.parameters(stem, student)
+    hidden = hidden_number(secret, stem, student) if (secret and student) else None
+    return Variant(stem, student or None, parameters, hidden)
+
+
+def answers_for(stem: str, student: str | None = None) -> dict:
+    """``variable -> value`` of ``student``'s answers to concept exercise ``stem`` (the release
+    notebook's answer names); empty when the exercise has no family."""
+    if not family_registry.varies(stem):
+        return {}
+    from autograder.exercises import load_key
+    return dict(load_key(stem).answers(family_registry.parameters(stem, student)))
+
+
+_PLACEHOLDER = __import__("re").compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def worked_values(stem: str, parameters: Mapping | None = None) -> dict:
+    """``name -> text`` that a worked solution or rubric of ``stem`` quotes for ``parameters`` (variant 0
+    when None): ``key.worked(parameters)`` where the key defines it, else nothing."""
+    if not family_registry.varies(stem):
+        return {}
+    from autograder.exercises import load_key
+    key = load_key(stem)
+    if parameters is None:
+        parameters = family_registry.families()[stem].seed
+    worked = getattr(key, "worked", None)
+    return {str(name): str(text) for name, text in worked(parameters).items()} if worked is not None else {}
+
+
+def fill(text: str, stem: str, parameters: Mapping | None = None) -> str:
+    """``text`` (a ``solution.md`` or ``rubric.md``) with each ``{{ name }}`` replaced by the worked value
+    of ``parameters``; a name the key does not define is a ``KeyError`` naming it (an authoring error)."""
+    names = set(_PLACEHOLDER.findall(text))
+    if not names:
+        return text
+    values = worked_values(stem, parameters)
+    missing = sorted(names - set(values))
+    if missing:
+        raise KeyError(f"{stem}: placeholders {missing} have no value in key.worked()")
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
+
+
+def numbers_lines(stem: str, student: str | None) -> list:
+    """The ``(what, value)`` lines of ``student``'s numbers of ``stem`` (as their notebook shows them)."""
+    family = family_registry.families().get(stem)
+    if family is None:
+        return []
+    return list(family.rows(family_registry.parameters(stem, student)))
+
+
+def as_json(value: Any) -> Any:
+    """An answer as JSON: a set as ``{"type": "set", "items": [...]}`` (sorted), a tuple as a list, a
+    NumPy value as a Python one."""
+    if isinstance(value, (set, frozenset)):
+        return {"type": "set", "items": sorted((as_json(item) for item in value), key=repr)}
+    if isinstance(value, Mapping):
+        return {str(k): as_json(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [as_json(item) for item in value]
+    if hasattr(value, "tolist"):
+        return as_json(value.tolist())
+    if isinstance(value, float) and value != value:
+        return "nan"
+    return value
+
+
+def typed_id(source: str) -> str | None:
+    """The id a submitted ``student_id`` cell typed (``STUDENT_ID = "..."``), read without running it;
+    None when the cell does not say (left "", changed beyond reading, not a string)."""
+    import ast
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return None
+    found = None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "STUDENT_ID" and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            found = node.value.value.strip()[:100]
+    return found or None
+
+
+def course_secret(root: str | Path | None, *, create: bool = False) -> bytes | None:
+    """The course secret: ``$MODULE6_VARIANT_SECRET`` (hex), else the course directory's
+    :data:`SECRET_FILE`; with ``create``, a new random one is written there (mode 0600) when neither
+    exists. None when there is none and ``create`` is false."""
+    text = os.environ.get(SECRET_ENV, "").strip()
+    if text:
+        try:
+            return bytes.fromhex(text)
+        except ValueError:
+            raise ValueError(f"${SECRET_ENV} should be hexadecimal (for example `python -c \"import secrets; "
+                             "print(secrets.token_hex(32))\"`), not what it holds") from None
+    if root is None:
+        return None
+    path = Path(root) / SECRET_FILE
+    if path.is_symlink():
+        raise ValueError(f"{path} is a symbolic link: the course secret must be a plain file")
+    if path.is_file():
+        value = path.read_text(encoding="ascii").strip()
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            raise ValueError(f"{path} should hold the course secret as hexadecimal; delete it to have a new "
+                             "one made (every student's hidden inputs then change, and regrades follow)") from None
+    if not create:
+        return None
+    value = secrets.token_hex(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(value + "\n")
+    return bytes.fromhex(value)
+
+
+def varying_stems(assignment: str) -> list:
+    """The exercises of ``assignment`` that vary: a family of numbers, or hidden inputs drawn per student."""
+    from autograder.assignment import ASSIGNMENTS, notebook_stems
+    from autograder import checks
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"assignment should be one of {list(ASSIGNMENTS)}, not {assignment!r}")
+    return [stem for stem in notebook_stems(assignment=assignment)
+            if family_registry.varies(stem) or getattr(checks.CHECKS[stem], "varies", False)]
+
+
+def describe(assignment: str, student: str, secret: bytes | None = None) -> dict:
+    """``{stem: {"parameters": {...}, "answers": {...}}}`` of every exercise of ``assignment`` that
+    varies, for ``student`` (``autograder variants``). A coding exercise's parameters name its
+    hidden seed (only with a secret) and it has no answers (its answers are functions)."""
+    out = {}
+    for stem in varying_stems(assignment):
+        if family_registry.varies(stem):
+            out[stem] = {"parameters": as_json(family_registry.parameters(stem, student)),
+                         "answers": as_json(answers_for(stem, student))}
+        else:
+            variant = variant_for(stem, student, secret)
+            out[stem] = {"parameters": {"hidden_seed": variant.hidden} if variant.hidden is not None else {},
+                         "answers": {}}
+    return out
+
+
+__all__ = ["SECRET_ENV", "SECRET_FILE", "Variant", "answers_for", "as_json", "course_secret", "describe", "fill",
+           "hidden_number", "numbers_lines", "typed_id", "variant_for", "varying_stems", "worked_values"]

@@ -1,0 +1,301 @@
+"""Every student their own numbers: the parameters of an exercise, drawn from the student's id.
+
+A concept exercise whose answer is a number, a set or a small table comes in a *family* of variants:
+the same question and the same lesson with other numbers. Which variant a notebook holds follows from
+the student's nbgrader id alone (a hash of the course, the exercise and the id), so the student's
+kernel, the grader and the instructor all compute the same parameters without asking anyone. The seed's
+own numbers are **variant 0**: the documentation, self-study's first view and the instructor's source
+notebooks show them.
+
+This package holds parameters only, never answers: the keys are computed from the reference on the
+instructor's side (``autograder.variants``), and a parameter is what the question states anyway.
+
+Who the student is, in order:
+
+1. the id typed into the notebook's first answer cell (``STUDENT_ID = "..."``: a laptop, Colab);
+2. the hub's sign-in (``JUPYTERHUB_USER``), which is the id nbgrader's exchange submits under there.
+
+When the grader runs a submission it states the id of the submission folder (:func:`graded_as`); that
+id wins over both, because it is the id the work is graded under.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import html
+import importlib
+import os
+import pkgutil
+import re
+from typing import Any, Callable, Mapping
+
+#: Bumped when a family changes its draws: the same id then gets new numbers (and regrades follow).
+SCHEME = "module6-variants-1"
+
+#: The grade id of the notebook cell where a laptop or Colab student types their id.
+STUDENT_ID_GRADE_ID = "student_id"
+
+#: The text of that cell (source and release alike).
+STUDENT_ID_CELL = (
+    "# Working on a laptop or in Colab? Type your course (nbgrader) student id between the quotes:\n"
+    "# your numbers below follow from it. On JupyterHub leave it \"\" (the hub knows who you are).\n"
+    "STUDENT_ID = \"\"")
+
+#: The id the grader states for the submission it runs (None at the desk).
+_graded_id: str | None = None
+
+#: What nbgrader accepts as a student id (it refuses '*', '+' and path separators; we keep it printable).
+_ID_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}")
+
+
+class StudentIdError(ValueError):
+    """The notebook cannot tell whose numbers to show, or was told two different ids."""
+
+
+# --------------------------------------------------------------------------- drawing parameters
+
+
+class Draw:
+    """A deterministic source of choices for one (exercise, student): the family's only randomness.
+
+    Built on SHA-256 in counter mode rather than :mod:`random`, whose methods other than ``random()``
+    have changed their algorithms between Python releases: the same id must get the same numbers on
+    the student's Python 3.11 and the grader's 3.13.
+    """
+
+    def __init__(self, seed: bytes):
+        self._seed = seed
+        self._counter = 0
+
+    def _next(self) -> int:
+        self._counter += 1
+        block = hashlib.sha256(self._seed + self._counter.to_bytes(8, "big")).digest()
+        return int.from_bytes(block[:8], "big")
+
+    def integer(self, low: int, high: int) -> int:
+        """An integer in ``[low, high]`` (both included), uniformly (the bias of 2**64 % n is negligible)."""
+        if high < low:
+            raise ValueError(f"integer: high ({high}) is below low ({low})")
+        return low + self._next() % (high - low + 1)
+
+    def choice(self, options):
+        """One of ``options`` (a sequence), uniformly."""
+        options = list(options)
+        if not options:
+            raise ValueError("choice: no options")
+        return options[self.integer(0, len(options) - 1)]
+
+    def grid(self, low: float, high: float, step: float) -> float:
+        """A value of ``low, low + step, ..., high``, rounded to the step's decimals (0.35, not
+        0.35000000000000003), so that a question states it exactly as the code holds it."""
+        count = round((high - low) / step)
+        decimals = max(0, -int(f"{step:e}".split("e")[1]))
+        return round(low + step * self.integer(0, count), decimals + 2)
+
+    def shuffled(self, items) -> list:
+        items = list(items)
+        for i in range(len(items) - 1, 0, -1):  # Fisher-Yates on our own draws
+            j = self.integer(0, i)
+            items[i], items[j] = items[j], items[i]
+        return items
+
+    def distinct(self, draw: Callable[[], Any], count: int, *, tries: int = 1000) -> list:
+        """``count`` different values of ``draw()`` in the order drawn."""
+        seen: list = []
+        for _ in range(tries):
+            value = draw()
+            if value not in seen:
+                seen.append(value)
+                if len(seen) == count:
+                    return seen
+        raise RuntimeError(f"distinct: fewer than {count} different values in {tries} draws")
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """The variants of one exercise.
+
+    ``seed`` is variant 0 (the seed's numbers); ``draw(d)`` returns the parameters of a drawn variant
+    (a dict with the same keys), and must keep the exercise's lesson (its tests check that on 500
+    draws); ``rows(parameters)`` gives the ``(what, value)`` lines the notebook shows.
+    """
+
+    stem: str
+    seed: Mapping
+    draw: Callable[[Draw], dict]
+    rows: Callable[[Mapping], list]
+
+
+def _family_modules() -> dict:
+    """``stem -> module`` of every ``course/variants/family_NN_slug.py``."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("family_"):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            found[module.FAMILY.stem] = module.FAMILY
+    return found
+
+
+_FAMILIES: dict | None = None
+
+
+def families() -> dict:
+    """``stem -> Family`` of every exercise that varies."""
+    global _FAMILIES
+    if _FAMILIES is None:
+        _FAMILIES = _family_modules()
+    return _FAMILIES
+
+
+def varies(stem: str) -> bool:
+    """Whether exercise ``stem`` gives each student their own numbers."""
+    return stem in families()
+
+
+def seed_bytes(stem: str, student: str) -> bytes:
+    """What a student's draws for ``stem`` start from (public: parameters are not answers)."""
+    return hashlib.sha256(f"{SCHEME}\0{stem}\0{student}".encode("utf-8")).digest()
+
+
+def parameters(stem: str, student: str | None) -> dict:
+    """The parameters of ``stem`` for ``student`` (variant 0, the seed's, when ``student`` is None or
+    empty, or when the exercise does not vary)."""
+    family = families().get(stem)
+    if family is None:
+        return {}
+    if not student:
+        return dict(family.seed)
+    return dict(family.draw(Draw(seed_bytes(stem, student))))
+
+
+# --------------------------------------------------------------------------- who the student is
+
+
+@dataclasses.dataclass(frozen=True)
+class Identity:
+    """Whose numbers a notebook shows, and how it knows."""
+
+    student: str | None
+    #: "graded" (the grader's submission folder), "typed" (the notebook's cell), "hub" (JUPYTERHUB_USER)
+    #: or "none" (variant 0).
+    source: str
+
+    @property
+    def how(self) -> str:
+        return {"graded": "the submission being graded", "typed": "the id typed in this notebook",
+                "hub": "your JupyterHub sign-in", "none": "no student id"}[self.source]
+
+
+def graded_as(student: str | None) -> None:
+    """Called by the grader before a submission's first cell: the folder's id wins over every other
+    (None forgets it)."""
+    global _graded_id
+    _graded_id = None if student is None else str(student)
+
+
+#: Whether a notebook with no id shows the example numbers instead of stopping (see :func:`example_numbers`).
+_examples = False
+
+
+def example_numbers(on: bool = True) -> None:
+    """Let a notebook that knows no student show variant 0 without stopping: for self-study's first
+    view, documentation and tests, never in a notebook that is handed in."""
+    global _examples
+    _examples = bool(on)
+
+
+def check_id_form(student: str, what: str = "STUDENT_ID") -> str:
+    """``student`` stripped, or :class:`StudentIdError` saying what an id looks like."""
+    if not isinstance(student, str):
+        raise StudentIdError(f"{what} should be a string in quotes, such as \"ada\", not {type(student).__name__}")
+    text = student.strip()
+    if text and not _ID_FORM.fullmatch(text):
+        raise StudentIdError(
+            f"{what} = {student!r} is not a student id: use the id your course gave you (letters, digits "
+            "and . _ @ -, no spaces), exactly as it appears in nbgrader")
+    return text
+
+
+def identify(typed: str = "", environ: Mapping | None = None) -> Identity:
+    """Whose numbers to show, from the grader's statement, the typed id and the hub (in that order).
+
+    Raises :class:`StudentIdError` when the typed id is not an id, or differs from the hub's sign-in
+    (nbgrader would submit the work under the sign-in, and grade it with that student's numbers).
+    """
+    if _graded_id is not None:
+        return Identity(_graded_id, "graded")
+    environ = os.environ if environ is None else environ
+    typed = check_id_form(typed)
+    hub = (environ.get("JUPYTERHUB_USER") or "").strip()
+    if typed and hub and typed != hub:
+        raise StudentIdError(
+            f"You typed STUDENT_ID = {typed!r}, but you are signed in to JupyterHub as {hub!r}, and nbgrader "
+            f"submits your work as {hub!r} and grades it with the numbers of {hub!r}. Clear STUDENT_ID (leave it \"\") "
+            "or type your own id, then run this notebook again from the top.")
+    if typed:
+        return Identity(typed, "typed")
+    if hub:
+        return Identity(hub, "hub")
+    return Identity(None, "none")
+
+
+# --------------------------------------------------------------------------- what the notebook shows
+
+
+class Numbers(dict):
+    """A student's parameters of one exercise (a plain dict of them) that shows itself as a table."""
+
+    def __init__(self, stem: str, identity: Identity, values: Mapping, rows: list):
+        super().__init__(values)
+        self.stem = stem
+        self.identity = identity
+        self.rows = list(rows)
+
+    @property
+    def heading(self) -> str:
+        who = self.identity.student
+        if who is None:
+            return "Example numbers (variant 0): no student id is known"
+        return f"Numbers of student {who!r} (from {self.identity.how})"
+
+    def __repr__(self) -> str:
+        width = max((len(what) for what, _ in self.rows), default=0)
+        lines = [self.heading + ":"] + [f"  {what.ljust(width)}  {value}" for what, value in self.rows]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        body = "".join(f"<tr><td style='text-align:left'>{html.escape(what)}</td>"
+                       f"<td style='text-align:left'><code>{html.escape(str(value))}</code></td></tr>"
+                       for what, value in self.rows)
+        return (f"<div class='module6-numbers'><strong>{html.escape(self.heading)}</strong>"
+                f"<table>{body}</table></div>")
+
+
+NO_ID = ("No student id is known, so this notebook shows the example numbers (variant 0), which are "
+         "not yours: your work is graded with the numbers of the id you submit under. Type your course "
+         "(nbgrader) student id between the quotes of STUDENT_ID in the first cell, run that cell, then "
+         "run this one again.")
+
+
+def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numbers:
+    """The cell at the top of a notebook that varies: whose numbers, and the numbers.
+
+    With no id at all (no typed id, no hub, not being graded) the example numbers are printed and
+    :class:`StudentIdError` stops the notebook (``require_id``), so that nobody answers someone else's
+    question without knowing it; Validate shows that message before anything is submitted.
+    """
+    family = families().get(stem)
+    if family is None:
+        raise KeyError(f"exercise {stem!r} has no variants; known: {sorted(families())}")
+    identity = identify(typed)
+    values = parameters(stem, identity.student)
+    numbers = Numbers(stem, identity, values, family.rows(values))
+    if identity.student is None and require_id and not _examples:
+        print(repr(numbers))
+        raise StudentIdError(NO_ID)
+    return numbers
+
+
+__all__ = ["STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers", "SCHEME", "StudentIdError", "check_id_form", "example_numbers",
+           "families", "graded_as", "identify", "parameters", "seed_bytes", "varies", "your_numbers"]
