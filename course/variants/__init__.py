@@ -3,7 +3,7 @@
 A concept exercise whose answer is a number, a set or a small table comes in a *family* of variants:
 the same question and the same lesson with other numbers. Which variant a notebook holds follows from
 the student's nbgrader id alone (a hash of the course, the exercise and the id), so the student's
-kernel, the grader and the instructor all compute the same parameters without asking anyone. The seed's
+kernel, the grader and the instructor all compute the same parameters without asking anyone. The course text's
 own numbers are **variant 0**: the documentation, self-study's first view and the instructor's source
 notebooks show them.
 
@@ -116,7 +116,7 @@ class Draw:
 class Family:
     """The variants of one exercise.
 
-    ``seed`` is variant 0 (the seed's numbers); ``draw(d)`` returns the parameters of a drawn variant
+    ``seed`` is variant 0 (the course text's numbers); ``draw(d)`` returns the parameters of a drawn variant
     (a dict with the same keys), and must keep the exercise's lesson (its tests check that on 500
     draws); ``rows(parameters)`` gives the ``(what, value)`` lines the notebook shows.
     """
@@ -159,7 +159,7 @@ def seed_bytes(stem: str, student: str) -> bytes:
 
 
 def parameters(stem: str, student: str | None) -> dict:
-    """The parameters of ``stem`` for ``student`` (variant 0, the seed's, when ``student`` is None or
+    """The parameters of ``stem`` for ``student`` (variant 0, the course text's, when ``student`` is None or
     empty, or when the exercise does not vary)."""
     family = families().get(stem)
     if family is None:

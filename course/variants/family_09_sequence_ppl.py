@@ -1,7 +1,7 @@
 """Exercise 09's variants: three token probabilities (a fourth, certain token stays at 1).
 
 The lesson needs three different probabilities below 1 (so that the arithmetic and geometric means
-differ, and no slip collides with the answer), and stated with two decimals, as the seed's are.
+differ, and no slip collides with the answer), and stated with two decimals, as the course text's are.
 """
 
 from course.variants import Draw, Family
