@@ -177,3 +177,14 @@ def test_placeholders_are_filled_and_an_unknown_one_is_an_authoring_error():
     assert variants.fill("no placeholders", STEM) == "no placeholders"
     with pytest.raises(KeyError, match="nothing_like_this"):
         variants.fill("{{ nothing_like_this }}", STEM)
+
+
+def test_plain_nbgrader_autograde_is_told_by_the_submission_folder(tmp_path, monkeypatch):
+    """In-kernel nbgrader runs the kernel in submitted/<student>/<assignment>: that id, over the hub's."""
+    folder = tmp_path / "submitted" / "ada" / "module6"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    assert identify("ben", {"JUPYTERHUB_USER": "cai"}) == family_registry.Identity("ada", "nbgrader")
+    monkeypatch.chdir(tmp_path)
+    assert identify("", {"JUPYTERHUB_USER": "cai"}).student == "cai"
+    assert family_registry._nbgrader_submission_folder(str(tmp_path / "work" / "ada" / "module6")) is None

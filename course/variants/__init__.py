@@ -16,7 +16,9 @@ Who the student is, in order:
 2. the hub's sign-in (``JUPYTERHUB_USER``), which is the id nbgrader's exchange submits under there.
 
 When the grader runs a submission it states the id of the submission folder (:func:`graded_as`); that
-id wins over both, because it is the id the work is graded under.
+id wins over both, because it is the id the work is graded under. Plain ``nbgrader autograde`` (in the
+kernel, without the course's bridge) states nothing, but runs the kernel in the submission folder,
+``submitted/<student>/<assignment>``: that folder's id comes next.
 """
 
 from __future__ import annotations
@@ -177,13 +179,14 @@ class Identity:
     """Whose numbers a notebook shows, and how it knows."""
 
     student: str | None
-    #: "graded" (the grader's submission folder), "typed" (the notebook's cell), "hub" (JUPYTERHUB_USER)
-    #: or "none" (variant 0).
+    #: "graded" (the grader's statement), "nbgrader" (plain nbgrader's submission folder), "typed" (the
+    #: notebook's cell), "hub" (JUPYTERHUB_USER) or "none" (variant 0).
     source: str
 
     @property
     def how(self) -> str:
-        return {"graded": "the submission being graded", "typed": "the id typed in this notebook",
+        return {"graded": "the submission being graded", "nbgrader": "the submission folder nbgrader grades",
+                "typed": "the id typed in this notebook",
                 "hub": "your JupyterHub sign-in", "none": "no student id"}[self.source]
 
 
@@ -203,6 +206,24 @@ def example_numbers(on: bool = True) -> None:
     view, documentation and tests, never in a notebook that is handed in."""
     global _examples
     _examples = bool(on)
+
+
+#: The steps of nbgrader's course directory a submission is graded from (``{nbgrader_step}``).
+_GRADING_STEPS = ("submitted", "autograded")
+
+
+def _nbgrader_submission_folder(cwd: str | None = None) -> str | None:
+    """The student id when this kernel runs in a submission folder, as plain ``nbgrader autograde``
+    runs one (in-kernel, without the course's sandboxed bridge): nbgrader==0.9.6 finds submissions as
+    ``{nbgrader_step}/{student_id}/{assignment_id}`` (``BaseConverter.init_single_notebook_resources``)
+    and nbconvert starts the kernel in the notebook's folder. None anywhere else."""
+    try:
+        parts = os.path.normpath(cwd or os.getcwd()).split(os.sep)
+    except OSError:
+        return None
+    if len(parts) >= 3 and parts[-3] in _GRADING_STEPS and _ID_FORM.fullmatch(parts[-2] or ""):
+        return parts[-2]
+    return None
 
 
 def check_id_form(student: str, what: str = "STUDENT_ID") -> str:
@@ -225,6 +246,9 @@ def identify(typed: str = "", environ: Mapping | None = None) -> Identity:
     """
     if _graded_id is not None:
         return Identity(_graded_id, "graded")
+    folder = _nbgrader_submission_folder()
+    if folder is not None:
+        return Identity(folder, "nbgrader")
     environ = os.environ if environ is None else environ
     typed = check_id_form(typed)
     hub = (environ.get("JUPYTERHUB_USER") or "").strip()
