@@ -591,6 +591,7 @@ def _watch(units_in, replies_out, report_w, job, config, shell, namespace, wire)
         if isolated and not _install_seccomp():
             os._exit(70)
         _apply_limits(limits, config)
+        _set_environment(job.get("environ"))
         # Returning unwinds the zygote's frames (and their locals) off the notebook's stack.
         return _serve(units_in, replies_out, limits, shell, namespace, wire)
     os.close(units_in)
@@ -609,6 +610,19 @@ def _watch(units_in, replies_out, report_w, job, config, shell, namespace, wire)
             continue
     code = 100 + (-status if status < 0 else 0) if status < 0 else min(status, 99)
     os._exit(code)
+
+
+#: The variables a job may set in its notebook's environment: the hub's sign-in, which a notebook on a
+#: hub has too (so a notebook whose numbers vary shows the graded student's, as on their hub).
+JOB_ENVIRONMENT = ("JUPYTERHUB_USER",)
+
+
+def _set_environment(environ) -> None:
+    if not isinstance(environ, dict):
+        return
+    for key, value in environ.items():
+        if key in JOB_ENVIRONMENT and isinstance(value, str) and value.isprintable() and len(value) <= 100:
+            os.environ[key] = value
 
 
 def _poll(watcher):
@@ -691,6 +705,29 @@ def _end(watcher, notebook, isolated, grace=0.0):
     return status, clean
 
 
+#: Student-package modules the notebooks' cells import (the open checks' number reader, the numbers
+#: cell): imported once here, so each forked notebook inherits them instead of importing them again.
+#: Each notebook is its own copy-on-write process, so nothing one changes in them reaches another.
+#: (Not ``course.grading_environment``: a module named for grading, loaded before any cell imports
+#: it, would tell a notebook it is graded.)
+PRELOAD = ("course.answers", "course.variants")
+
+
+def _preload() -> None:
+    import importlib
+    for name in PRELOAD:
+        try:
+            module = importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a course without it: the notebook imports it (or fails) itself
+            continue
+        families = getattr(module, "families", None)
+        if callable(families):
+            try:
+                families()  # the family modules too
+            except Exception:  # noqa: BLE001 - a broken family fails in its own notebook, not here
+                pass
+
+
 def main():
     """Serve the coordinator until its socket closes; in a notebook process, return its work."""
     globals()["__doc__"] = None  # the launcher's globals are visible from the bottom of every stack
@@ -719,6 +756,7 @@ def main():
 
     import site  # noqa: F401 - a kernel has it loaded; with -S importing it changes nothing else
     import numpy  # noqa: F401 - imported once here, inherited by every notebook
+    _preload()
     shell = _make_shell() if config.get("ipython", True) else None
     namespace = _user_namespace(shell)
     wire = _load_codec(config["codec"])

@@ -681,8 +681,11 @@ class Sandbox:
 
     # ------------------------------------------------------------------ jobs
 
-    def run(self, steps: list, limits: dict) -> Run:
-        """Run one notebook's steps in a fresh notebook process; return its :class:`Run`."""
+    def run(self, steps: list, limits: dict, environ: dict | None = None) -> Run:
+        """Run one notebook's steps in a fresh notebook process; return its :class:`Run`.
+
+        ``environ``: variables of the notebook's environment, among the harness's ``JOB_ENVIRONMENT``
+        (the hub sign-in of the student whose work it is)."""
         if self._proc is not None and self._proc.poll() is not None:
             # The zygote this sandbox started has ended without close(): killed from outside, out of
             # memory, a crash. That fact is the sandbox's failure, reported as such; starting a new
@@ -698,7 +701,8 @@ class Sandbox:
         replies_r, replies_w = os.pipe()
         # A uid of its own for every notebook (used when the sandbox runs privileged).
         uid = 200_000 + random.SystemRandom().randrange(1_000_000)
-        job = {"op": "start", "uid": uid, "limits": {**limits, "tmp_bytes": self.tmp_mb * 1024 * 1024}}
+        job = {"op": "start", "uid": uid, "limits": {**limits, "tmp_bytes": self.tmp_mb * 1024 * 1024},
+               "environ": dict(environ or {})}
         try:
             socket.send_fds(self._sock, [frame_bytes(job)], [units_r, replies_w])
             started = self._message()

@@ -27,7 +27,7 @@ from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
 from autograder.grading.statuses import Status
 from autograder.grading.submission import (
-    Extraction, Slot, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
+    Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
 from course.variants import STUDENT_ID_GRADE_ID
 
@@ -205,10 +205,6 @@ def grade_notebook(task: dict) -> dict:
 
     steps, slots = plan_steps(source_nb, extraction, plan_group)
     if variant.parameters:
-        # Before any cell: the notebook's numbers cell shows the numbers of the id graded, whatever
-        # the submitted STUDENT_ID says (a trusted step with no place in the autograded notebook).
-        steps.insert(0, {"kind": "exec", "id": "graded-as", "source": graded_as_source(task["student"])})
-        slots.insert(0, Slot("exec-identity", -2, "graded-as"))
         mismatch = identity_note(task["student"], extraction)
         if mismatch:
             notes.append(mismatch)
@@ -218,11 +214,11 @@ def grade_notebook(task: dict) -> dict:
     elif not steps:
         run = Run({}, {}, "exited", 0)
     else:
-        run = _sandbox(options).run(steps, limits)
+        run = _sandbox(options).run(steps, limits, notebook_environment(task, variant))
         if run.reason == "sandbox":
             # The sandbox failed (not this notebook's doing as far as we know): once more, fresh.
             close_sandbox()
-            run = _sandbox(options).run(steps, limits)
+            run = _sandbox(options).run(steps, limits, notebook_environment(task, variant))
     reason = run.reason
     if reason in _REASONS and reason not in ("rejected", UNREADABLE):
         notes.append(_REASONS[reason])
@@ -433,9 +429,13 @@ def student_variant(task: dict):
     return variant_for(task["stem"], task["student"], bytes.fromhex(secret) if secret else None)
 
 
-def graded_as_source(student: str) -> str:
-    """The trusted first step of a notebook whose numbers vary: the grader states the id it grades."""
-    return f"import course.variants as _module6_variants\n_module6_variants.graded_as({str(student)!r})\ndel _module6_variants\n"
+def notebook_environment(task: dict, variant) -> dict:
+    """What the notebook process's environment says about who it is, for an exercise whose numbers
+    vary: the submitting student as their hub sign-in (``JUPYTERHUB_USER``), so the numbers cell shows
+    the graded student's numbers exactly as it does on their hub, and nothing states that the notebook
+    is graded. A submitted STUDENT_ID that names someone else stops the numbers cell as it stopped on
+    the hub. Other notebooks get nothing (they need nothing)."""
+    return {"JUPYTERHUB_USER": str(task["student"])} if variant.parameters else {}
 
 
 def identity_note(student: str, extraction: Extraction) -> str:
