@@ -357,6 +357,7 @@ class Reveal:
         self.solution_shown = False
         self.listeners: list = []
         self.numbers_listeners: list = []
+        self.last_drawn = None  # the panel's last draw of new numbers (a practice.Drawn)
         _LIVE.setdefault(stem, weakref.WeakSet()).add(self)
 
     @property
@@ -556,6 +557,7 @@ def _reveal_view(state: Reveal, Markdown, display):
             with numbers_output:
                 print(refusal)
             return
+        state.last_drawn = drawn  # what the panel shows (tests read it: an Output records nothing outside a kernel)
         with numbers_output:
             display(HTML(practice.drawn_html(drawn)))
 
