@@ -110,9 +110,10 @@ def test_new_numbers_change_the_numbers_the_checks_and_the_worked_solution(stem,
     assert new != dict(variants.families()[stem].seed)
     assert dict(numbers) == new and drawn in repr(numbers), "the numbers cell's object follows the draw"
 
-    # The check follows: variant 0's answers now lose points, the new variant's earn them all.
+    # The check follows: variant 0's answers now lose points (saying their cells did not run again),
+    # the new variant's earn them all.
     out = _check(stem, {**namespace, **example}, capsys)
-    assert _full(stem) not in out and "FAIL" in out
+    assert _full(stem) not in out and "FAIL" in out and "answers you had when the new numbers were drawn" in out
     assert _full(stem) in _check(stem, {**namespace, **_answers(stem, drawn)}, capsys)
     assert run_check(stem, {**namespace, **_answers(stem, drawn)}, variant=variant_for(stem, drawn)).points_earned \
         == CHECKS[stem].points

@@ -271,17 +271,22 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
     answered = any(_answered(call, outcomes.get(case.name, ())[i:i + 1], namespace)
                    for case in cases for i, call in enumerate(case.calls))
     feedback = result.groups[0].feedback() if group is not None else result.feedback()
+    fingerprint = answers_fingerprint(stem, namespace)
+    full = all(g.points_earned >= g.points_available for g in result.groups)
+    if not stale and not full and variant is not None and fingerprint == practice.answers_at_draw(stem):
+        # The commonest slip after a draw: checking again without running the answer cells again.
+        stale = ("Note: these are the answers you had when the new numbers were drawn, and they are graded "
+                 "against the new numbers. " + practice.RERUN)
     if stale:
         feedback = stale + "\n\n" + feedback
     if _validating():
         # Validate judges a cell by its errors and stderr: a part that loses points writes its feedback
         # there, so "Success" means every case passed; and Validate's own run is nobody's try.
-        full = all(g.points_earned >= g.points_available for g in result.groups)
         print(feedback, file=sys.stdout if full else sys.stderr)
         return
     print(feedback)
     if answered:
-        record_try(stem, result.groups, answers=answers_fingerprint(stem, namespace))
+        record_try(stem, result.groups, answers=fingerprint)
         _notify(stem)
     else:
         print("\n(Not counted as a try: the answers are still the template's. Fill them in, then run this cell again.)")

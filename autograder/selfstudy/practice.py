@@ -15,8 +15,10 @@ notebook again from the numbers cell.
 
 Entry keys (beside ``tries``, ``parts`` and ``answers`` of :mod:`autograder.selfstudy`):
 ``numbers`` (the current practice id; absent: the example numbers), ``numbers_drawn`` (how many
-draws so far, so the next id is new) and ``numbers_tries`` (tries since the current numbers were
-drawn: the worked solution of new numbers opens with one click only after a try on them).
+draws so far, so the next id is new), ``numbers_tries`` (tries since the current numbers were
+drawn: the worked solution of new numbers opens with one click only after a try on them) and
+``answers_at_draw`` (the answers' fingerprint at the draw, so that a check of those same answers can
+say that their cells have not run again).
 """
 
 from __future__ import annotations
@@ -75,6 +77,13 @@ def numbers_tries(stem: str, path=None) -> int:
         return entry["tries"]
     count = entry.get("numbers_tries", 0)
     return count if isinstance(count, int) and count >= 0 else 0
+
+
+def answers_at_draw(stem: str, path=None) -> str | None:
+    """The fingerprint of the answers of the last try before the current numbers were drawn (None: none)."""
+    entry = _selfstudy._load_progress(_path(path)).get(stem)
+    value = entry.get("answers_at_draw") if isinstance(entry, dict) else None
+    return value if isinstance(value, str) else None
 
 
 # --------------------------------------------------------------------------- the numbers on show
@@ -191,7 +200,8 @@ def draw(stem: str, path=None) -> Drawn:
             break
     else:
         raise RuntimeError(f"{stem}: {_MAX_SKIPS} draws in a row repeated the numbers shown (a family that cannot vary)")
-    entry.update({"numbers": practice, "numbers_drawn": count, "numbers_tries": 0})
+    entry.update({"numbers": practice, "numbers_drawn": count, "numbers_tries": 0,
+                  "answers_at_draw": entry.get("answers")})
     progress[stem] = entry
     path.write_text(json.dumps(progress, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     values, rows = _numbers_of(stem, practice)
@@ -255,5 +265,5 @@ def new_numbers(stem: str | None = None, *, path=None) -> None:
     return None
 
 
-__all__ = ["Drawn", "NotYet", "PracticeNumbers", "RERUN", "current_id", "current_parameters", "current_variant",
+__all__ = ["Drawn", "NotYet", "PracticeNumbers", "RERUN", "answers_at_draw", "current_id", "current_parameters", "current_variant",
            "draw", "new_numbers", "numbers_tries", "practice_numbers"]
