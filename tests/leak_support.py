@@ -16,6 +16,7 @@ import nbformat
 
 from autograder.assignment import REPO_ROOT
 from autograder.exercises import exercise_dir, load_key, solution_path, stems
+from autograder.variants import fill
 from tests.nbrun_support import (
     HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, all_present_stems, normalise, read, regions, release_path,
     source_path,
@@ -180,7 +181,8 @@ def worked_numbers() -> dict:
         except KeyError:  # an exercise folder whose notebook has not landed yet
             path = None
         public = _numbers(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else set()
-        derived = _numbers(solution_path(stem).read_text(encoding="utf-8")) - public
+        # As the self-study panel shows it first: {{ name }} placeholders filled with variant 0's values.
+        derived = _numbers(fill(solution_path(stem).read_text(encoding="utf-8"), stem)) - public
         found[stem] = {number for number in derived if len(number.replace(".", "").lstrip("0")) >= 4}
     return found
 

@@ -38,6 +38,7 @@ matplotlib.use("Agg")
 
 import course.widgets as course_widgets  # noqa: E402
 from autograder import exercises  # noqa: E402
+from autograder.variants import fill  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO / "release" / "module6"
@@ -140,7 +141,8 @@ def graded_values():
     for stem in exercises.stems():
         solution = exercises.solution_path(stem)
         if solution.is_file():
-            for match in NUMBER.findall(solution.read_text()):
+            # {{ name }} placeholders filled with variant 0's values, as the self-study panel first shows them.
+            for match in NUMBER.findall(fill(solution.read_text(), stem)):
                 x = float(match.replace("\u2212", "-"))
                 if significant_digits(x) >= 4 and "." in match and len(match.split(".")[1]) >= 3:
                     numbers.setdefault(abs(x), f"{stem}/solution.md")

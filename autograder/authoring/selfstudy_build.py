@@ -8,7 +8,11 @@ already removed), so the self-study notebooks can never contain more than a stud
 * drops nbgrader's cell metadata (these notebooks are not submitted; ids and tags stay);
 * turns every hidden test cell into a local check of the same group (public and hidden cases,
   misconception feedback, points);
-* appends a hints and worked-solution panel whose reveal is gated on a first try.
+* appends a hints and worked-solution panel whose reveal is gated on a first try;
+* in a notebook whose numbers vary, drops the ``student-id`` cell (nothing here is submitted, so no
+  id is asked for) and turns the ``your-numbers`` cell into the practice numbers
+  (:func:`autograder.selfstudy.practice_numbers`: the example numbers, until the learner draws new
+  ones after a first try), with a note on drawing them just above it.
 
 The output folder (default ``build/lab/selfstudy/<assignment>``, the one ``make lab`` serves and the README names)
 is generated, ignored by git, and never part of ``release/``. Building again never loses work: a
@@ -61,11 +65,37 @@ def _without_validate(markdown: str) -> str:
     return "\n\n".join(p for p in paragraphs if not p.lstrip().startswith("**Validate**"))
 
 
+#: The release's identity cells (``tools/nbbuild.identity_cells``), by cell id.
+_STUDENT_ID_CELL = "student-id"
+_NUMBERS_CELL = "your-numbers"
+
+NUMBERS_NOTE = """\
+**Your numbers in self-study.** This notebook starts on the example numbers (variant 0), the ones the
+task quotes, so no student id is needed. After your first try you can practise on fresh numbers: click
+**New numbers** in the panel at the end, or run `new_numbers()` in a cell of your own. The notebook
+keeps them (in `selfstudy-progress.json`), also when you reopen it. Then run the notebook again from
+the numbers cell below (click it, then *Run > Run Selected Cell and All Below*): answers that compute
+from `numbers[...]` follow the new numbers, the checks grade them, and the worked solution shows them
+once you have tried them."""
+
+
+def _numbers_source(stem: str) -> str:
+    return ("from autograder.selfstudy import new_numbers, practice_numbers\n"
+            "# The numbers this notebook shows: the example numbers until you draw new ones (new_numbers()).\n"
+            f'numbers = practice_numbers("{stem}")\n'
+            "numbers")
+
+
 def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
     """The self-study version of one release notebook."""
     nb = copy.deepcopy(notebook)
     cells = []
     for cell in nb.cells:
+        if cell.get("id") == _STUDENT_ID_CELL:
+            continue  # self-study is never submitted: its numbers need nobody's id
+        if cell.get("id") == _NUMBERS_CELL:
+            cells.append(nbformat.v4.new_markdown_cell(NUMBERS_NOTE, id="selfstudy-numbers-note"))
+            cell.source = _numbers_source(stem)
         meta = cell.metadata.pop("nbgrader", None)
         if cell.get("id") == "how-this-works":
             cell.source = _without_validate(cell.source)

@@ -11,6 +11,11 @@ without counting another try; nbgrader's Validate (its own kernel) counts none. 
 the number of tries and the best score of each part), so a restarted kernel remembers; :func:`progress`
 prints it as a table. A learner who insists can reveal the solution before trying: the button asks for
 one confirmation, and ``reveal(stem, force=True)`` skips it.
+
+An exercise whose numbers vary (a family in :mod:`course.variants`) starts on the example numbers;
+after a first try the panel's "New numbers" button, or :func:`new_numbers`, draws a fresh variant
+(:mod:`autograder.selfstudy.practice`): from then on the checks grade it and the worked solution is
+filled with its values, and the solution of new numbers opens with one click once they were tried.
 """
 
 from __future__ import annotations
@@ -66,6 +71,9 @@ def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: st
     entry = _entry(progress, stem)
     if answers is None or entry.get("answers") != answers:
         entry["tries"] += 1
+        if entry.get("numbers") is not None:  # a try on drawn numbers (see autograder.selfstudy.practice)
+            count = entry.get("numbers_tries", 0)
+            entry["numbers_tries"] = (count if isinstance(count, int) and count >= 0 else 0) + 1
     if answers is not None:
         entry["answers"] = answers
     for group in group_results:
@@ -119,6 +127,10 @@ def progress(stem: str | None = None, path: Path = PROGRESS_FILE) -> None:
         count = entry["tries"]
         print(f"{_heading(name)}: {count} {'try' if count == 1 else 'tries'}, "
               f"best {_fmt(best_total)} / {_fmt(total)} autograded points")
+        drawn = practice.current_id(name, path)
+        if drawn is not None:
+            on = practice.numbers_tries(name, path)
+            print(f"  on new numbers {drawn} ({on} {'try' if on == 1 else 'tries'} on them)")
         for number, (key, title, points) in enumerate(groups, 1):
             part = entry["parts"].get(key)
             score = (f"best {_fmt(_number(part, 'best'))} / {_fmt(points)}" if isinstance(part, dict)
@@ -249,40 +261,65 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
     if namespace is None:
         raise TypeError("pass globals() as namespace so the check can find your answers")
     groups = None if group is None else [group]
-    cases = plan(stem, groups)
+    # The numbers this notebook shows now (the example numbers, or new ones drawn for practice).
+    variant = practice.current_variant(stem)
+    stale = _stale_numbers(stem, namespace)
+    cases = plan(stem, groups, variant=variant)
     outcomes = perform_cases(cases, namespace)
     with raised_messages_quoted():  # the learner's own machine: the error's text helps, and hides nothing
-        result = judge(stem, outcomes, groups)
+        result = judge(stem, outcomes, groups, variant=variant)
     answered = any(_answered(call, outcomes.get(case.name, ())[i:i + 1], namespace)
                    for case in cases for i, call in enumerate(case.calls))
     feedback = result.groups[0].feedback() if group is not None else result.feedback()
+    fingerprint = answers_fingerprint(stem, namespace)
+    full = all(g.points_earned >= g.points_available for g in result.groups)
+    if not stale and not full and variant is not None and fingerprint == practice.answers_at_draw(stem):
+        # The commonest slip after a draw: checking again without running the answer cells again.
+        stale = ("Note: these are the answers you had when the new numbers were drawn, and they are graded "
+                 "against the new numbers. " + practice.RERUN)
+    if stale:
+        feedback = stale + "\n\n" + feedback
     if _validating():
         # Validate judges a cell by its errors and stderr: a part that loses points writes its feedback
         # there, so "Success" means every case passed; and Validate's own run is nobody's try.
-        full = all(g.points_earned >= g.points_available for g in result.groups)
         print(feedback, file=sys.stdout if full else sys.stderr)
         return
     print(feedback)
     if answered:
-        record_try(stem, result.groups, answers=answers_fingerprint(stem, namespace))
+        record_try(stem, result.groups, answers=fingerprint)
         _notify(stem)
     else:
         print("\n(Not counted as a try: the answers are still the template's. Fill them in, then run this cell again.)")
 
 
+def _stale_numbers(stem: str, namespace) -> str:
+    """A warning when the notebook's ``numbers`` are not the numbers it shows now (a kernel that has not
+    run the numbers cell since new numbers were drawn elsewhere), else ``""``."""
+    from course.variants import Numbers
+    numbers = namespace.get("numbers") if isinstance(namespace, dict) else None
+    if not isinstance(numbers, Numbers) or numbers.stem != stem:
+        return ""
+    if dict(numbers) == practice.current_parameters(stem):
+        return ""
+    return ("Note: `numbers` in this kernel are not this notebook's current numbers (new numbers were drawn "
+            "since the numbers cell ran). These checks grade the current numbers: " + practice.RERUN)
+
+
 # --------------------------------------------------------------------------- worked solutions
 
 
-def load_solution(stem: str) -> dict:
+def load_solution(stem: str, parameters=None) -> dict:
     """The hints, worked solution and key idea of ``stem``, parsed from ``autograder/exercises/<stem>/solution.md``.
 
     The file has three level-2 sections: ``## Hints`` (one ``### Hint`` subsection each),
-    ``## Worked solution`` and ``## Remember``.
+    ``## Worked solution`` and ``## Remember``. Its ``{{ name }}`` placeholders are filled with the
+    worked values of ``parameters`` (:func:`autograder.variants.fill`; variant 0's when None).
     """
     if stem not in CHECKS:
         raise KeyError(f"unknown exercise {stem!r}")
     from autograder.exercises import solution_path
-    text = solution_path(stem).read_text(encoding="utf-8")
+    from autograder.variants import fill
+    text = fill(solution_path(stem).read_text(encoding="utf-8"), stem, parameters or None)
     sections = {}
     for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M):
         sections[match.group(1).strip().lower()] = match.group(2).strip()
@@ -310,23 +347,46 @@ class Reveal:
     """The reveal panel's state machine, separate from its view so it can be tested headless.
 
     States: hints are shown one by one on demand; the solution opens directly once the exercise has
-    been tried, otherwise the first request asks for confirmation and the second one opens it.
-    ``listeners`` are called whenever a check of this notebook records a try.
+    been tried (on the numbers it shows now), otherwise the first request asks for confirmation and the
+    second one opens it. ``listeners`` are called whenever a check of this notebook records a try,
+    ``numbers_listeners`` when new numbers were drawn (:func:`new_numbers`).
     """
 
     def __init__(self, stem: str, progress_path: Path = PROGRESS_FILE):
         self.stem = stem
-        self.material = load_solution(stem)
         self.progress_path = progress_path
+        self.practice_id = practice.current_id(stem, progress_path)
+        self.material = load_solution(stem, practice.current_parameters(stem, progress_path))
         self.hints_shown = 0
         self.awaiting_confirmation = False
         self.solution_shown = False
         self.listeners: list = []
+        self.numbers_listeners: list = []
+        self.last_drawn = None  # the panel's last draw of new numbers (a practice.Drawn)
         _LIVE.setdefault(stem, weakref.WeakSet()).add(self)
 
     @property
     def tries(self) -> int:
         return tries(self.stem, self.progress_path)
+
+    @property
+    def numbers_tries(self) -> int:
+        """Tries on the numbers shown now (every try while they are the example numbers)."""
+        return practice.numbers_tries(self.stem, self.progress_path)
+
+    @property
+    def varies(self) -> bool:
+        """Whether this notebook offers new numbers."""
+        from course.variants import varies
+        return varies(self.stem)
+
+    def numbers_changed(self) -> None:
+        """New numbers were drawn: their hints and solution replace the old, and the solution is gated
+        again on a try (of the new numbers)."""
+        self.practice_id = practice.current_id(self.stem, self.progress_path)
+        self.material = load_solution(self.stem, practice.current_parameters(self.stem, self.progress_path))
+        self.solution_shown = False
+        self.awaiting_confirmation = False
 
     def next_hint(self) -> str | None:
         if self.hints_shown >= len(self.material["hints"]):
@@ -338,7 +398,7 @@ class Reveal:
         """``"shown"``, or ``"confirm"`` when the learner has not tried yet and must confirm once."""
         if self.solution_shown:
             return "shown"
-        if self.tries > 0 or self.awaiting_confirmation:
+        if self.numbers_tries > 0 or self.awaiting_confirmation:
             self.solution_shown = True
             self.awaiting_confirmation = False
             return "shown"
@@ -349,6 +409,16 @@ class Reveal:
         """One sentence on where the learner stands (plain text, shown above the panel's output)."""
         if self.solution_shown:
             return "The worked solution is shown below."
+        if self.practice_id is not None:  # new numbers: the gate is a try on them
+            count = self.numbers_tries
+            if count:
+                return (f"You have tried these numbers {count} {'time' if count == 1 else 'times'}: "
+                        "their worked solution opens with one click.")
+            if self.awaiting_confirmation:
+                return ("You have not tried these new numbers yet. Trying first is how the ideas stick; "
+                        "click again to reveal anyway.")
+            return ("New numbers: run the notebook again from the numbers cell and check your answers; "
+                    "then their worked solution opens with one click.")
         count = self.tries
         if count:
             return (f"You have tried this notebook {count} {'time' if count == 1 else 'times'}: "
@@ -407,6 +477,7 @@ def _status_html(text: str) -> str:
 
 def _reveal_view(state: Reveal, Markdown, display):
     import ipywidgets as widgets
+    from IPython.display import HTML
 
     hint_button = widgets.Button(description="Show a hint", icon="lightbulb-o", tooltip="Show the next hint",
                                  layout=widgets.Layout(width="auto"), style=_SECONDARY)
@@ -416,6 +487,20 @@ def _reveal_view(state: Reveal, Markdown, display):
     status = widgets.HTML(_status_html(state.status()))
     hints_output = widgets.Output()
     solution_output = widgets.Output()
+    # New numbers (exercises whose numbers vary): open after a first try, like the one-click solution.
+    numbers_button = widgets.Button(description="New numbers", icon="refresh", layout=widgets.Layout(width="auto"),
+                                    style=_SECONDARY)
+    numbers_output = widgets.Output()
+    numbers_button.add_class("selfstudy-new-numbers")
+    numbers_output.add_class("selfstudy-output")
+    numbers_output.add_class("selfstudy-drawn-numbers")
+
+    def numbers_gate():
+        numbers_button.disabled = not state.tries
+        numbers_button.tooltip = ("Draw fresh numbers for this exercise and practise on them" if state.tries
+                                  else "New numbers open after your first try")
+
+    numbers_gate()
     hint_button.add_class("selfstudy-hint")
     solution_button.add_class("selfstudy-reveal")
     status.add_class("selfstudy-status")
@@ -428,13 +513,14 @@ def _reveal_view(state: Reveal, Markdown, display):
         hint_button.disabled = True
 
     def refresh():
+        numbers_gate()
         status.value = _status_html(state.status())
         if not state.solution_shown and not state.awaiting_confirmation:
             solution_button.description = "Reveal the worked solution"
             solution_button.tooltip = "Reveal the worked solution"
             solution_button.style.button_color = _PRIMARY["button_color"]
             solution_button.style.text_color = _PRIMARY["text_color"]
-        elif state.awaiting_confirmation and state.tries:
+        elif state.awaiting_confirmation and state.numbers_tries:
             # A try arrived while the panel asked for confirmation: no confirmation is needed any more.
             state.awaiting_confirmation = False
             refresh()
@@ -466,15 +552,52 @@ def _reveal_view(state: Reveal, Markdown, display):
         with solution_output:
             display(Markdown("### Worked solution\n\n" + state.solution_markdown()))
 
+    def on_new_numbers(_):
+        if numbers_button.disabled:
+            return
+        numbers_output.clear_output()
+        try:
+            drawn = practice.draw(state.stem, state.progress_path)
+        except (practice.NotYet, OSError) as refusal:
+            with numbers_output:
+                print(refusal)
+            return
+        state.last_drawn = drawn  # what the panel shows (tests read it: an Output records nothing outside a kernel)
+        with numbers_output:
+            display(HTML(practice.drawn_html(drawn)))
+
+    def numbers_changed():
+        # The old numbers' hints and solution are no longer this notebook's: show the new ones' instead.
+        state.numbers_changed()
+        shown = state.hints_shown
+        state.hints_shown = 0
+        hints_output.clear_output()
+        for _ in range(shown):
+            on_hint(None)
+        solution_output.clear_output()
+        solution_output.layout.display = "none"
+        solution_button.disabled = False
+        refresh()
+
     state.listeners.append(refresh)
+    state.numbers_listeners.append(numbers_changed)
     hint_button.on_click(on_hint)
     solution_button.on_click(on_solution)
-    panel = widgets.VBox([widgets.HTML(_PANEL_CSS), widgets.HBox([hint_button, solution_button]), status,
-                          hints_output, solution_output])
+    numbers_button.on_click(on_new_numbers)
+    buttons = [hint_button, solution_button] + ([numbers_button] if state.varies else [])
+    drawn = [numbers_output] if state.varies else []  # right under the status: what a click drew
+    panel = widgets.VBox([widgets.HTML(_PANEL_CSS), widgets.HBox(buttons), status] + drawn
+                         + [hints_output, solution_output])
     panel.add_class("selfstudy-panel")
     panel._reveal_state = state  # for tests and curious learners
     panel._reveal_button = solution_button
+    panel._numbers_button = numbers_button if state.varies else None
     return panel
 
 
-__all__ = ["Reveal", "answers_fingerprint", "check", "has_attempted", "load_solution", "progress", "record_try", "reveal", "tries"]
+# Imported last: it builds on the progress file's helpers above.
+from autograder.selfstudy import practice  # noqa: E402
+from autograder.selfstudy.practice import new_numbers, practice_numbers  # noqa: E402
+
+__all__ = ["Reveal", "answers_fingerprint", "check", "has_attempted", "load_solution", "new_numbers", "practice",
+           "practice_numbers", "progress", "record_try", "reveal", "tries"]

@@ -267,3 +267,74 @@ def test_before_a_try_the_panel_asks_to_confirm_and_a_try_updates_it_by_itself(
     expect(button).to_contain_text("Worked solution shown")
     _no_errors(reveal_cell)
     _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-3-solution-after-one-click")
+
+
+def test_new_numbers_redraw_the_numbers_and_the_checks_and_the_solution_follow(
+        open_notebook, selfstudy_dir, screenshot_dir, tmp_path):
+    """A learner whose answers compute from ``numbers[...]``: the example numbers pass, "New numbers"
+    shows practice numbers at once in the numbers cell, and after running the notebook again the checks
+    pass on them and the worked solution quotes them."""
+    from playwright.sync_api import expect
+
+    from autograder.variants import worked_values
+    from course.variants import parameters
+
+    nb = nbformat.read(selfstudy_dir / f"{UNTRIED}.ipynb", as_version=4)
+    answers = {"answer-three": "sequence_logprob = sum(math.log(p) for p in numbers['p'])\n"
+                               "mean_nll = -sequence_logprob / 3\nperplexity = math.exp(mean_nll)",
+               "answer-four": "sequence_logprob_4 = sequence_logprob + math.log(numbers['p4'])\n"
+                              "perplexity_4 = math.exp(-sequence_logprob_4 / 4)"}
+    for cell in nb.cells:
+        cell.source = answers.get(cell.get("id"), cell.source)
+    path = tmp_path / f"{UNTRIED}.ipynb"
+    nbformat.write(nb, str(path))
+    notebook = open_notebook(path)  # Run All on the example numbers
+
+    numbers_cell = notebook.cell(_index(notebook.path, "your-numbers"))
+    shown = numbers_cell.locator(".selfstudy-numbers")
+    expect(shown).to_contain_text("Example numbers", timeout=TIMEOUT)
+    expect(shown).to_contain_text("0.5, 0.25, 0.8")
+    _no_errors(numbers_cell)
+    checks = [notebook.cell(_index(notebook.path, f"test-{name}")) for name in ("three-tokens", "fourth-token")]
+    for cell, group in zip(checks, CHECKS[UNTRIED].groups):
+        expect(cell.locator(".jp-OutputArea").first).to_contain_text(
+            f"{group.title}: {group.points:g} / {group.points:g} points", timeout=TIMEOUT)
+
+    reveal_cell = notebook.cell(_index(notebook.path, "selfstudy-reveal"))
+    button = reveal_cell.get_by_role("button", name="New numbers")
+    expect(button).to_be_enabled(timeout=TIMEOUT)  # the Run All was a try
+    assert _contrast(reveal_cell.page, button) >= 4.5
+    button.click()
+    new = parameters(UNTRIED, "practice-1")
+    stated = ", ".join(f"{p:g}" for p in new["p"])
+    drawn = reveal_cell.locator(".selfstudy-drawn-numbers")
+    expect(drawn).to_contain_text("New numbers (practice-1)", timeout=TIMEOUT)
+    expect(drawn).to_contain_text(stated)
+    expect(drawn).to_contain_text("Run Selected Cell and All Below")
+    expect(shown).to_contain_text("practice-1", timeout=TIMEOUT)  # the numbers cell's table follows at once
+    expect(shown).to_contain_text(stated)
+    expect(reveal_cell.locator(".selfstudy-status")).to_contain_text("New numbers: run the notebook again")
+    assert _progress(notebook)[UNTRIED]["numbers"] == "practice-1"
+    _no_errors(reveal_cell)
+    _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-4-new-numbers-drawn")
+    _shoot(numbers_cell, screenshot_dir, f"{UNTRIED}-5-numbers-cell-follows")
+
+    notebook.run_all()  # as the panel says (from the top is from the numbers cell too)
+    expect(shown).to_contain_text(stated, timeout=TIMEOUT)
+    for cell, group in zip(checks, CHECKS[UNTRIED].groups):
+        expect(cell.locator(".jp-OutputArea").first).to_contain_text(
+            f"{group.title}: {group.points:g} / {group.points:g} points", timeout=TIMEOUT)
+    entry = _progress(notebook)[UNTRIED]
+    # (Each of the two answer cells changes the answers before the next check: a Run All is two tries.)
+    assert entry["numbers"] == "practice-1" and entry["numbers_tries"] >= 1, entry
+    reveal = reveal_cell.locator(".selfstudy-reveal")
+    expect(reveal_cell.locator(".selfstudy-status")).to_contain_text("tried these numbers", timeout=TIMEOUT)
+    reveal.click()
+    solution = reveal_cell.locator(".selfstudy-solution")
+    values = worked_values(UNTRIED, new)
+    expect(solution).to_contain_text(f"math.log({values['product']})", timeout=TIMEOUT)
+    expect(solution).to_contain_text(f"lowered PPL from about {values['perplexity_3dp']} to about "
+                                     f"{values['perplexity_4_3dp']}")
+    expect(solution).not_to_contain_text("math.log(0.1)")
+    _no_errors(reveal_cell)
+    _shoot(reveal_cell, screenshot_dir, f"{UNTRIED}-6-solution-for-the-new-numbers")
