@@ -144,8 +144,15 @@ def _run_insight(args) -> int:
             from autograder.insight import report
             made = report.build(args.course_dir, args.assignment, results=args.results, output=args.output,
                                 use_gradebook=not args.no_gradebook)
-            print(f"class report: {made['html']}\nCSV: {made['groups_csv']}, {made['misconceptions_csv']}\n"
-                  f"{len(made['report'].students)} students in {made['seconds']:.2f} s")
+            found = made["report"]
+            print(f"class report: {made['html']}\nCSV: {made['groups_csv']}, {made['misconceptions_csv']}, "
+                  f"{made['matches_csv']}\n{len(found.students)} students in {made['seconds']:.2f} s")
+            if found.matches:
+                print(f"answers that fit other numbers than the student's own: {len(found.copied)} fit another "
+                      f"student's, {len(found.example_numbers)} the example numbers (see the report's section)")
+                for match in found.matches[:10]:  # ids through repr: a control character stays visible
+                    whose = "the example numbers" if match.source is None else f"the numbers of {match.source!r}"
+                    print(f"  {match.student!r}: {match.values} values fit {whose} in {', '.join(match.stems)}")
             return 0
         from autograder.insight import similarity
         if args.min_similarity is not None and not 0.0 < args.min_similarity <= 1.0:
