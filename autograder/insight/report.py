@@ -219,7 +219,7 @@ def write_matches_csv(report: ClassReport, folder: Path) -> Path:
         for m in report.matches:
             for fit in m.exercises:
                 out.writerow([m.student, m.source if m.source is not None else "(example numbers, variant 0)",
-                              " ".join(m.also), "yes" if m.enrolled else "no", "yes" if m.typed else "no", fit.stem,
+                              " ".join(other or "(example-numbers)" for other in m.also), "yes" if m.enrolled else "no", "yes" if m.typed else "no", fit.stem,
                               len(fit.fitting), fit.cases, f"{fit.own_points:g}", f"{fit.source_points:g}",
                               f"{fit.available:g}", "; ".join(fit.fitting)])
     return path
@@ -429,7 +429,8 @@ def _matches_html(report: ClassReport) -> list:
                 who += " <em>(not a member of the class)</em>"
             if m.also:
                 who += (" <em>(the same answers fit the numbers of "
-                        + ", ".join(html.escape(other) for other in m.also) + ")</em>")
+                        + ", ".join(html.escape(other) if other is not None else "the example numbers"
+                                    for other in m.also) + ")</em>")
             parts.append(f"<tr><td>{html.escape(m.student)}</td><td>{who}</td><td class='n'>{len(m.exercises)}</td>"
                          f"<td class='n'>{m.values}</td><td><ul>{''.join(_fit_text(f) for f in m.exercises)}"
                          "</ul></td></tr>")

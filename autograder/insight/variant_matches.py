@@ -340,14 +340,14 @@ def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]
                     if other is not None and other == item.typed:
                         typed_sources.add((student, other))
     # Sources whose numbers give a student exactly the same fits are one finding (the answers cannot
-    # tell them apart): the id the notebook typed first, then a classmate, then in id order.
+    # tell them apart): the id the notebook typed first, then the example numbers (published: the
+    # likelier source), then a classmate, then in id order.
     same: dict = defaultdict(list)
     for (student, source), exercises in fits.items():
-        key = (student, source is None, tuple(exercises))
-        same[key].append(source)
+        same[(student, tuple(exercises))].append(source)
     found = []
-    for (student, _, exercises), sources in same.items():
-        sources.sort(key=lambda s: ((student, s) not in typed_sources, s not in enrolled, s or ""))
+    for (student, exercises), sources in same.items():
+        sources.sort(key=lambda s: ((student, s) not in typed_sources, s is not None, s not in enrolled, s or ""))
         source = sources[0]
         match = VariantMatch(student, source, exercises, typed=(student, source) in typed_sources,
                              enrolled=source is None or source in enrolled, also=tuple(sources[1:]))
