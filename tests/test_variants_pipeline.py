@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from autograder.assignment import ASSIGNMENT, notebook_stems
-from autograder.authoring.scratch_course import generate_release, make_course_copy, read_gradebook
+from autograder.authoring.scratch_course import generate_release, make_course_copy, notebook_points, read_gradebook
 from autograder.demo.simulate import solution_text, write_class
 from autograder.variants import answers_for, numbers_lines
 from course import variants as registry
@@ -83,11 +83,6 @@ def _type_id(course: Path, folder: str, typed: str) -> None:
         nbformat.write(nb, str(path))
 
 
-def _full(scores, student, stem):
-    entry = scores[student][stem]
-    return {cell: score for cell, score in entry.test_cells.items()}
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     course = make_course_copy(tmp_path_factory.mktemp("variants") / "course", stems=STEMS)
@@ -126,14 +121,11 @@ def test_own_answers_score_full_marks(course):
             entry = points[student][stem]
             assert entry.auto_score is not None and entry.auto_score > 0, (student, stem)
             assert all(score is not None for score in entry.test_cells.values())
-            from autograder.authoring.scratch_course import notebook_points
             assert entry.auto_score == pytest.approx(notebook_points(course["course"])[stem][0]), \
                 (student, stem, entry.test_cells)
 
 
 def test_anothers_answers_lose_points_on_every_exercise_that_differs(course):
-    from autograder.authoring.scratch_course import notebook_points
-
     for stem in DIFFERENT:
         before, after = course["first"][BOB][stem], course["second"][BOB][stem]
         assert after.auto_score < notebook_points(course["course"])[stem][0], stem
@@ -180,13 +172,30 @@ def test_rubric_cell_shows_the_students_numbers(course):
                 assert f"- {what}: `{value}`" in cell.source
 
 
-def test_variants_command_on_the_graded_course(course):
-    shown = _cli(course["course"], "variants", ASSIGNMENT, "--student", ADA, "--json")
-    assert shown.returncode == 0, shown.stderr
-    described = json.loads(shown.stdout)
+def test_variants_command_on_the_graded_course(course, capsys):
+    from autograder.cli import main
+    from autograder.variants import as_json
+
+    where = ["--course-dir", str(course["course"])]
+    assert main(["variants", ASSIGNMENT, "--student", ADA, "--json", *where]) == 0
+    described = json.loads(capsys.readouterr().out)
     assert sorted(described) == sorted(STEMS)
     for stem in STEMS:
-        assert described[stem]["answers"] == json.loads(json.dumps(
-            __import__("autograder.variants", fromlist=["as_json"]).as_json(answers_for(stem, ADA))))
-    unknown = _cli(course["course"], "variants", ASSIGNMENT, "--student", "adda")
-    assert unknown.returncode == 2 and "not in the gradebook" in unknown.stderr and "'ada'" in unknown.stderr
+        assert described[stem]["answers"] == json.loads(json.dumps(as_json(answers_for(stem, ADA))))
+    assert main(["variants", ASSIGNMENT, "--student", "adda", *where]) == 2
+    err = capsys.readouterr().err
+    assert "not in the gradebook" in err and "'ada'" in err, err
+
+
+def test_report_from_a_results_file_reads_the_same_evidence(course, tmp_path):
+    """Rows from `autograder grade --report FILE` carry no values: the report reads them from autograded/."""
+    from autograder.grading.report import write_jsonl
+    from autograder.insight import report as class_report
+    from autograder.insight.results import load_rows
+
+    results = tmp_path / "grades.jsonl"
+    write_jsonl(str(results), load_rows(course["course"], ASSIGNMENT))
+    from_rows = class_report.build(course["course"], ASSIGNMENT, results=results, output=tmp_path / "a")["report"]
+    from_notebooks = class_report.build(course["course"], ASSIGNMENT, output=tmp_path / "b")["report"]
+    assert from_rows.matches == from_notebooks.matches and from_rows.copied
+    assert {m.student for m in from_rows.matches} == {BOB}

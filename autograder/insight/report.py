@@ -401,7 +401,7 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
 def _fit_text(fit) -> str:
     return (f"<li>{html.escape(fit.stem)}: {len(fit.fitting)} of {fit.cases} values fit "
             f"({html.escape('; '.join(fit.fitting))}); {fit.own_points:g} of {fit.available:g} points with "
-            f"the student's own numbers, {fit.source_points:g} with these</li>")
+            f"the student's own numbers, {fit.source_points:g} with those numbers</li>")
 
 
 def _matches_html(report: ClassReport) -> list:
