@@ -1,6 +1,7 @@
 """``autograder``: the instructor's command line.
 
-``autograder grade ASSIGNMENT`` grades a batch; ``autograder release``, ``autograder selfstudy`` and
+``autograder grade ASSIGNMENT`` grades a batch; ``autograder variants ASSIGNMENT --student ID`` prints
+one student's numbers and answers (:mod:`autograder.variant_listing`); ``autograder release``, ``autograder selfstudy`` and
 ``autograder demo`` run the authoring and demo tools (each keeps its code in its own module:
 :mod:`autograder.authoring.release`, :mod:`autograder.authoring.selfstudy_build`,
 :mod:`autograder.demo`). Problems the user can fix print one line ``autograder: error: ...`` and exit
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
                             "solutions and the course files); only for trying the grader where bubblewrap "
                             "cannot run, never for credit")
     _add_insight_commands(commands)
+    _add_variants_command(commands)
     for name, (module, summary) in TOOLS.items():
         commands.add_parser(name, help=f"{summary} (`autograder {name} --help` for its options)", add_help=False)
     return parser
@@ -104,6 +106,35 @@ def _add_insight_commands(commands) -> None:
         sub.add_argument("--output", metavar="DIR", help="folder for the pages (default: COURSE_DIR/reports)")
 
 
+def _add_variants_command(commands) -> None:
+    """``autograder variants`` (see :mod:`autograder.variant_listing`)."""
+    variants = commands.add_parser(
+        "variants", help="one student's numbers and answers for every exercise of ASSIGNMENT that varies",
+        description="Prints, for every exercise of ASSIGNMENT whose numbers or hidden inputs vary per student, "
+                    "the student's parameters and the answers the grader expects (instructor only: the answers "
+                    "are keys). Run in the course directory: its secret draws the hidden inputs.")
+    variants.add_argument("assignment", help="assignment name, e.g. module6")
+    variants.add_argument("--student", required=True, metavar="ID", help="the student's nbgrader id")
+    variants.add_argument("--json", action="store_true",
+                          help='print {stem: {"parameters": {...}, "answers": {variable: value}}} as JSON')
+    variants.add_argument("--any-id", action="store_true",
+                          help="show the numbers of an id the gradebook does not have (yet)")
+    variants.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
+
+
+def _run_variants(args) -> int:
+    from autograder import variant_listing
+
+    try:
+        made = variant_listing.listing(args.course_dir, args.assignment, args.student, any_id=args.any_id)
+    except variant_listing.ListingError as error:
+        return _usage_error(str(error))
+    for note in made.notes:
+        print(f"autograder: note: {note}", file=sys.stderr)
+    print(variant_listing.as_json(made) if args.json else variant_listing.text(made))
+    return 0
+
+
 def _run_insight(args) -> int:
     from autograder.grading.errors import GradingError
     from autograder.insight.results import ResultsError
@@ -113,8 +144,15 @@ def _run_insight(args) -> int:
             from autograder.insight import report
             made = report.build(args.course_dir, args.assignment, results=args.results, output=args.output,
                                 use_gradebook=not args.no_gradebook)
-            print(f"class report: {made['html']}\nCSV: {made['groups_csv']}, {made['misconceptions_csv']}\n"
-                  f"{len(made['report'].students)} students in {made['seconds']:.2f} s")
+            found = made["report"]
+            print(f"class report: {made['html']}\nCSV: {made['groups_csv']}, {made['misconceptions_csv']}, "
+                  f"{made['matches_csv']}\n{len(found.students)} students in {made['seconds']:.2f} s")
+            if found.matches:
+                print(f"answers that fit other numbers than the student's own: {len(found.copied)} fit another "
+                      f"student's, {len(found.example_numbers)} the example numbers (see the report's section)")
+                for match in found.matches[:10]:  # ids through repr: a control character stays visible
+                    whose = "the example numbers" if match.source is None else f"the numbers of {match.source!r}"
+                    print(f"  {match.student!r}: {match.values} values fit {whose} in {', '.join(match.stems)}")
             return 0
         from autograder.insight import similarity
         if args.min_similarity is not None and not 0.0 < args.min_similarity <= 1.0:
@@ -190,6 +228,8 @@ def main(argv: list | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
     if args.command in ("report", "similarity"):
         return _run_insight(args)
+    if args.command == "variants":
+        return _run_variants(args)
     try:
         return grade(args)
     except KeyboardInterrupt:

@@ -4,7 +4,10 @@ From the report rows (:mod:`autograder.insight.results`) it computes, per notebo
 group, the score distribution (no points, some, all) and the pass rate (the share of graded
 submissions with full points); the misconceptions most students' failed cases matched, with the
 sentence the checks teach; and the notebooks that most often crashed, ran out of time or could not be read. It writes
-one self-contained HTML page (plots are PNG data URIs, no scripts, no network) and two CSV files.
+one self-contained HTML page (plots are PNG data URIs, no scripts, no network) and three CSV files.
+It also lists the students whose answers fit another student's numbers, or the example numbers,
+rather than their own (:mod:`autograder.insight.variant_matches`), re-judged from the values the
+grader stored.
 
 Everything is counted from the rows as data: statuses and misconception keys, never feedback text.
 """
@@ -79,6 +82,19 @@ class ClassReport:
     groups: tuple  # GroupStats, exercise then notebook order
     misconceptions: tuple  # MisconceptionCount, most frequent first
     totals: tuple  # per student: percent of the autograded points available
+    #: Students whose answers fit another variant than their own (``variant_matches.VariantMatch``),
+    #: strongest first; filled by :func:`build`, which reads the stored answers.
+    matches: tuple = ()
+
+    @property
+    def copied(self) -> tuple:
+        """The findings whose source is another student (a classmate, or an id a notebook typed)."""
+        return tuple(m for m in self.matches if m.source is not None)
+
+    @property
+    def example_numbers(self) -> tuple:
+        """The findings whose answers fit variant 0, the example numbers the course publishes."""
+        return tuple(m for m in self.matches if m.source is None)
 
     def misconception(self, notebook: str, key: str) -> int:
         """Students whose failed cases in ``notebook`` matched ``key`` (0 when none)."""
@@ -188,6 +204,25 @@ def write_csv(report: ClassReport, folder: Path) -> tuple:
             share = m.students / len(report.students) if report.students else 0.0
             out.writerow([m.notebook, m.key, m.students, f"{share:.4f}", m.sentence])
     return groups_path, mis_path
+
+
+def write_matches_csv(report: ClassReport, folder: Path) -> Path:
+    """``<assignment>-variant-matches.csv``: one row per finding and exercise (student ids are the
+    instructor's data: this file stays with the course)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{report.assignment}-variant-matches.csv"
+    with open(path, "w", newline="", encoding="utf-8", errors="replace") as handle:
+        out = csv.writer(handle)
+        out.writerow(["student", "fits_numbers_of", "also_fits", "source_enrolled", "notebook_typed_source", "notebook",
+                      "fitting_values", "values_read", "points_with_own_numbers", "points_with_source_numbers",
+                      "points_available", "fitting_cases"])
+        for m in report.matches:
+            for fit in m.exercises:
+                out.writerow([m.student, m.source if m.source is not None else "(example numbers, variant 0)",
+                              " ".join(other or "(example-numbers)" for other in m.also), "yes" if m.enrolled else "no", "yes" if m.typed else "no", fit.stem,
+                              len(fit.fitting), fit.cases, f"{fit.own_points:g}", f"{fit.source_points:g}",
+                              f"{fit.available:g}", "; ".join(fit.fitting)])
+    return path
 
 
 # ----------------------------------------------------------------------------- plots
@@ -323,6 +358,8 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
     else:
         parts.append("<p>Every submitted notebook ran to the end.</p>")
 
+    parts.extend(_matches_html(report))
+
     parts.append("<h2 id='notebooks'>Notebooks</h2>")
     figure("totals")
     figure("notebooks")
@@ -361,21 +398,100 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
     return "\n".join(parts)
 
 
+def _fit_text(fit) -> str:
+    return (f"<li>{html.escape(fit.stem)}: {len(fit.fitting)} of {fit.cases} values fit "
+            f"({html.escape('; '.join(fit.fitting))}); {fit.own_points:g} of {fit.available:g} points with "
+            f"the student's own numbers, {fit.source_points:g} with those numbers</li>")
+
+
+def _matches_html(report: ClassReport) -> list:
+    """The section on answers that fit another variant: ids escaped (they are data, not markup)."""
+    from autograder.insight.variant_matches import MIN_FITTING
+
+    parts = ["<h2 id='other-numbers'>Answers that fit another student's numbers</h2>",
+             "<p class='note'>Each student's exercises with numbers hold their own numbers; the values their "
+             "test cells read are judged again with a classmate's numbers and with the example numbers "
+             f"(variant 0). Listed: at least {MIN_FITTING} values, over all exercises, that are wrong with the "
+             "student's own numbers and right with those. A mistyped number can land on a classmate's numbers "
+             "in one exercise; copying usually shows in several. Read the notebooks and talk to the students "
+             "before concluding anything; the classmate named is not accused of anything.</p>"]
+    copied = report.copied
+    if copied:
+        parts.append("<table><caption>Students whose answers fit another student's numbers, most exercises "
+                     "first</caption><tr><th scope='col'>student</th><th scope='col'>whose numbers the answers "
+                     "fit</th><th scope='col'>exercises</th><th scope='col'>values</th>"
+                     "<th scope='col'>what fits</th></tr>")
+        for m in copied:
+            who = html.escape(m.source)
+            if m.typed:
+                who += " <em>(the student's notebook typed this id as its STUDENT_ID)</em>"
+            if not m.enrolled:
+                who += " <em>(not a member of the class)</em>"
+            if m.also:
+                who += (" <em>(the same answers fit the numbers of "
+                        + ", ".join(html.escape(other) if other is not None else "the example numbers"
+                                    for other in m.also) + ")</em>")
+            parts.append(f"<tr><td>{html.escape(m.student)}</td><td>{who}</td><td class='n'>{len(m.exercises)}</td>"
+                         f"<td class='n'>{m.values}</td><td><ul>{''.join(_fit_text(f) for f in m.exercises)}"
+                         "</ul></td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>No student's answers fit another student's numbers.</p>")
+    examples = report.example_numbers
+    if examples:
+        parts.append("<table><caption>Students whose answers fit the example numbers (variant 0, published in the "
+                     "course's documents) instead of their own</caption><tr><th scope='col'>student</th>"
+                     "<th scope='col'>exercises</th><th scope='col'>values</th><th scope='col'>what fits</th></tr>")
+        for m in examples:
+            parts.append(f"<tr><td>{html.escape(m.student)}</td><td class='n'>{len(m.exercises)}</td>"
+                         f"<td class='n'>{m.values}</td><td><ul>{''.join(_fit_text(f) for f in m.exercises)}"
+                         "</ul></td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>No student's answers fit the example numbers instead of their own.</p>")
+    return parts
+
+
+def variant_matches(course_dir: str | Path, assignment: str, students, stored: dict | None) -> tuple:
+    """The findings of :mod:`autograder.insight.variant_matches` for the class: ``stored`` as
+    :func:`autograder.insight.results.read_graded` collected it, or (rows from a results file) read
+    from the autograded notebooks; the class is the gradebook's students and the rows'."""
+    from autograder.assignment import ASSIGNMENTS, notebook_stems
+    from autograder.insight import variant_matches as matching
+    from course.variants import varies
+
+    stems = [stem for stem in notebook_stems(assignment=assignment) if varies(stem)] \
+        if assignment in ASSIGNMENTS else sorted({stem for _, stem in (stored or {})})
+    if not stems:
+        return ()
+    members = matching.class_members(course_dir)
+    if stored is None:
+        try:
+            stored = matching.read_stored(course_dir, assignment, sorted(set(students) | set(members)), stems)
+        except Exception:  # noqa: BLE001 - no course directory to read: the rows alone hold no values
+            stored = {}
+    return matching.find_matches(stored, set(members) | set(students), stems)
+
+
 def build(course_dir: str | Path, assignment: str, *, results: str | Path | None = None,
           output: str | Path | None = None, use_gradebook: bool = True) -> dict:
     """Read the results, write ``<output>/<assignment>-report.html`` and the CSV files.
 
-    Returns ``{"html", "groups_csv", "misconceptions_csv", "report", "seconds"}``.
+    Returns ``{"html", "groups_csv", "misconceptions_csv", "matches_csv", "report", "seconds"}``.
     """
     from autograder.insight.results import load_rows
 
     started = time.perf_counter()
-    rows = load_rows(course_dir, assignment, results, use_gradebook=use_gradebook)
+    stored: dict | None = {} if results is None else None
+    rows = load_rows(course_dir, assignment, results, use_gradebook=use_gradebook, stored=stored)
     report = summarise(rows, assignment)
+    report = dataclasses.replace(report, matches=variant_matches(course_dir, assignment, report.students, stored))
     folder = Path(output) if output is not None else Path(course_dir) / "reports"
     groups_csv, mis_csv = write_csv(report, folder)
+    matches_csv = write_matches_csv(report, folder)
     page = folder / f"{assignment}-report.html"
     seconds = time.perf_counter() - started
     page.write_text(render_html(report, seconds), encoding="utf-8")
-    return {"html": page, "groups_csv": groups_csv, "misconceptions_csv": mis_csv, "report": report,
+    return {"html": page, "groups_csv": groups_csv, "misconceptions_csv": mis_csv, "matches_csv": matches_csv,
+            "report": report,
             "seconds": time.perf_counter() - started}

@@ -144,7 +144,8 @@ def _cell_rows(student: str, notebook: str, data: dict, scores: dict) -> list:
     return rows
 
 
-def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool = True) -> list:
+def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool = True,
+                stored: dict | None = None) -> list:
     """Rows of every submission of ``assignment`` in the gradebook, whichever command graded it.
 
     Per student and notebook: the rows of its autograded notebook (:func:`_cell_rows`); a notebook
@@ -152,7 +153,10 @@ def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool 
     (the submission is a link, never followed) or ``error`` (grading failed or never ran); one whose
     autograded notebook cannot be read is ``error`` with the gradebook's scores. Without
     ``use_gradebook`` the scores a person gave are left out (written answers count as pending).
+    ``stored``, when given, receives ``(student, notebook) -> Stored`` of every notebook whose numbers
+    vary (the values its test cells read: :mod:`autograder.insight.variant_matches`), from the same read.
     """
+    from course.variants import varies
     from autograder.grading.gradebook import course_directory
 
     coursedir = course_directory(course_dir)
@@ -166,7 +170,11 @@ def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool 
         problem = None
         if _kind_at(autograded, parts) == "present":
             try:
-                rows.extend(_cell_rows(student, notebook, _read_autograded(autograded, parts), scores))
+                data = _read_autograded(autograded, parts)
+                rows.extend(_cell_rows(student, notebook, data, scores))
+                if stored is not None and varies(notebook):
+                    from autograder.insight.variant_matches import of_notebook
+                    stored[(student, notebook)] = of_notebook(data)
                 continue
             except Exception as error:  # noqa: BLE001 - one damaged file costs only its own rows
                 problem = f"the autograded notebook could not be read ({type(error).__name__}): regrade it"
@@ -224,11 +232,11 @@ def gradebook_scores(course_dir: str | Path, assignment: str) -> dict:
 
 
 def load_rows(course_dir: str | Path, assignment: str, results: str | Path | None = None, *,
-              use_gradebook: bool = True) -> list:
+              use_gradebook: bool = True, stored: dict | None = None) -> list:
     """The class's rows: from ``results`` (JSON lines, manual scores from the gradebook), or else from
-    the gradebook and the autograded notebooks (:func:`read_graded`)."""
+    the gradebook and the autograded notebooks (:func:`read_graded`, which fills ``stored``)."""
     if results is None:
-        rows = read_graded(course_dir, assignment, use_gradebook=use_gradebook)
+        rows = read_graded(course_dir, assignment, use_gradebook=use_gradebook, stored=stored)
         if not rows:
             raise ResultsError(f"no graded submission of {assignment!r} in the gradebook of "
                                f"{Path(course_dir).resolve()}: grade with `autograder grade {assignment}` or "

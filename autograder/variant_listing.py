@@ -1,0 +1,130 @@
+"""``autograder variants ASSIGNMENT --student ID``: one student's numbers and answers, for the instructor.
+
+What the student's notebooks show (the parameters) and what their answers must be (the keys,
+computed from the reference by :func:`autograder.variants.describe`), for every exercise of the
+assignment that varies. The answers never leave the instructor's side: this command reads the
+course directory (for the secret that draws the coding exercises' hidden inputs, found exactly as
+the grader finds it: ``$MODULE6_VARIANT_SECRET``, else the course directory's secret file) and
+prints to the instructor's terminal.
+
+The id is checked twice: its form (what nbgrader accepts), and, when the course has a gradebook,
+that the gradebook knows it, because a mistyped id would print someone else's numbers (or nobody's)
+without a word. ``--any-id`` lifts the second check, to see the numbers of a student not yet enrolled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+
+class ListingError(ValueError):
+    """Bad arguments: the message names the argument and what was expected."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Listing:
+    """What the command prints: ``described`` is :func:`autograder.variants.describe`'s mapping;
+    ``notes`` are lines for stderr (no secret yet, no gradebook)."""
+
+    assignment: str
+    student: str
+    described: dict
+    notes: tuple = ()
+
+
+def _enrolled(root: Path) -> list | None:
+    """The gradebook's student ids, or None when the course has no gradebook that can be read."""
+    from autograder.grading.errors import GradingError
+    from autograder.grading.gradebook import course_directory
+
+    try:
+        coursedir = course_directory(root)
+    except GradingError:
+        return None
+    from nbgrader.api import Gradebook
+
+    try:
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            return sorted(student.id for student in gb.students)
+    except Exception:  # noqa: BLE001 - an unreadable gradebook only costs the enrolment check (said on stderr)
+        return None
+
+
+def listing(course_dir: str | Path, assignment: str, student: str, *, any_id: bool = False) -> Listing:
+    """The numbers and answers of ``student`` for ``assignment`` in the course at ``course_dir``."""
+    from autograder.assignment import ASSIGNMENTS
+    from autograder.grading import preflight
+    from autograder.grading.errors import GradingError
+    from autograder.variants import course_secret, describe
+    from course.variants import StudentIdError, check_id_form
+
+    if assignment not in ASSIGNMENTS:
+        raise ListingError(f"ASSIGNMENT should be one of {', '.join(ASSIGNMENTS)}, not {assignment!r}")
+    try:
+        student = check_id_form(student, "--student")
+    except StudentIdError as error:
+        raise ListingError(str(error)) from None
+    if not student:
+        raise ListingError("--student should name a student id (an nbgrader id such as ada), not an empty string")
+    try:
+        root = preflight.check_course_root(course_dir)
+    except GradingError as error:
+        raise ListingError(str(error)) from None
+    notes = []
+    enrolled = _enrolled(root)
+    if enrolled is None:
+        notes.append(f"no gradebook could be read in {root}: {student!r} was not checked against the class")
+    elif student not in enrolled and not any_id:
+        import difflib
+        close = difflib.get_close_matches(student, enrolled, n=3, cutoff=0.6)
+        raise ListingError(
+            f"--student {student!r} is not in the gradebook of {root}"
+            + (f" (did you mean {', '.join(map(repr, close))}?)" if close else f" ({len(enrolled)} students)")
+            + "; pass --any-id to see the numbers of an id the gradebook does not have yet")
+    try:
+        secret = course_secret(root)
+    except ValueError as error:
+        raise ListingError(str(error)) from None
+    described = describe(assignment, student, secret)
+    if secret is None and any(not entry["answers"] for entry in described.values()):
+        notes.append("the course has no variant secret yet (the first grading run makes it): the coding "
+                     "exercises' hidden inputs are not shown")
+    return Listing(assignment, student, described, tuple(notes))
+
+
+def _shown(value) -> str:
+    """A parameter or answer as one line: floats with every digit (they are keys), sets as {a, b}."""
+    if isinstance(value, dict) and value.get("type") == "set" and isinstance(value.get("items"), list):
+        return "{" + ", ".join(_shown(item) for item in value["items"]) + "}"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_shown(item)}" for key, item in value.items()) + "}"
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def text(made: Listing) -> str:
+    """The readable table: per exercise, each parameter, then each answer."""
+    lines = [f"Numbers and answers of student {made.student!r} in {made.assignment} "
+             + (f"(1 exercise varies):" if len(made.described) == 1 else f"({len(made.described)} exercises vary):")]
+    if not made.described:
+        lines.append("  (no exercise of this assignment varies)")
+    for stem, entry in made.described.items():
+        rows = [("parameter", name, value) for name, value in entry["parameters"].items()]
+        rows += [("answer", name, value) for name, value in entry["answers"].items()]
+        width = max((len(name) for _, name, _ in rows), default=0)
+        lines.append("")
+        lines.append(stem)
+        if not rows:
+            lines.append("  (hidden inputs drawn per student; nothing to show without the course secret)")
+        for kind, name, value in rows:
+            lines.append(f"  {kind:<9}  {name.ljust(width)}  {_shown(value)}")
+    return "\n".join(lines)
+
+
+def as_json(made: Listing) -> str:
+    return json.dumps(made.described, indent=2, sort_keys=False)
