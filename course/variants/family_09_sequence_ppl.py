@@ -1,15 +1,21 @@
 """Exercise 09's variants: three token probabilities (a fourth, certain token stays at 1).
 
-The lesson needs three different probabilities below 1 (so that the arithmetic and geometric means
-differ, and no slip collides with the answer), and stated with two decimals, as the course text's are.
+The lesson needs three different probabilities below 1, spread apart (so that the arithmetic and
+geometric means differ clearly, and no slip lands near the answer), and stated with two decimals, as the course text's are.
 """
 
 from course.variants import Draw, Family
 
 
 def _draw(d: Draw) -> dict:
-    probabilities = d.distinct(lambda: d.grid(0.1, 0.95, 0.05), 3)
-    return {"p": tuple(probabilities), "p4": 1.0}
+    # Hundredths from 0.05 to 0.95: about 10^5 different sets, so that few students of a class share
+    # a product (every answer depends on the product alone, not on the order).
+    # At least 0.2 between the smallest and the largest: the arithmetic mean then stays well away from
+    # the geometric one (0.74, 0.75, 0.76 would make "one over the arithmetic mean" pass as perplexity).
+    while True:
+        probabilities = d.distinct(lambda: d.grid(0.05, 0.95, 0.01), 3)
+        if max(probabilities) - min(probabilities) >= 0.2:
+            return {"p": tuple(probabilities), "p4": 1.0}
 
 
 def _rows(parameters) -> list:
