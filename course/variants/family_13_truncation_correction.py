@@ -8,7 +8,7 @@ What is held, because it is the lesson: truncation changes the ratio by a stated
 position and ``z**-n`` over the response, and the two sizes tell different stories. Every ``z`` has a
 per-token factor ``1/z`` between 1 and 1.2, inside a PPO clip range of [0.8, 1.2] (clipping does not
 flag the error), and every ``(z, n)`` has a sequence factor ``z**-n`` between 1.5 and 4 (well outside
-it: the seed's is about 1.92). Left out of the masses: 0.85 (the seed's, whose ``-log z`` is
+it, as variant 0's is). Left out of the masses: 0.85 (variant 0's, whose ``-log z`` is
 published), 0.87 (the explorer's own example keeps that mass) and 0.90 (the notebook's "another
 nucleus" example). The lengths per mass are a literal table (no float arithmetic at draw time); the
 tests check it against the rule.
