@@ -16,6 +16,7 @@ from autograder.authoring import selfstudy_build as build
 from autograder.assignment import ASSIGNMENTS, assignment_of, notebook_stems, release_dir, source_dir
 from autograder.selfstudy import Reveal
 from tests.check_support import example_numbers
+from course.variants import STUDENT_ID_GRADE_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 STEMS = sorted(CHECKS)
@@ -271,6 +272,9 @@ def _given_code_cells(stem: str) -> tuple:
     given, open_checks = [], []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade_id") == STUDENT_ID_GRADE_ID:
+            given.append(cell.source)  # the id cell is released as written: it is given, not answered
+            continue
         if cell.cell_type != "code" or meta.get("solution") or meta.get("grade"):
             continue
         if "widget" in cell.metadata.get("tags", []):
@@ -288,9 +292,8 @@ def test_the_worked_solution_passes_the_open_checks_and_earns_every_autograded_p
     given, open_checks = _given_code_cells(stem)
     blocks = _worked_code(stem)
     assert blocks, f"{stem}: the worked solution states no answer as Python code"
-    # The student-id cell is an answer cell (not given): left "" it shows the example numbers here.
-    namespace = {"__name__": "__main__", "STUDENT_ID": ""}
-    with example_numbers():
+    namespace = {"__name__": "__main__"}
+    with example_numbers():  # no student id here: a notebook whose numbers vary shows variant 0
         for source in given:
             exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
     for block in blocks:

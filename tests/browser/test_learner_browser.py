@@ -2,7 +2,8 @@
 
 * A release notebook opens unmodified (no "save changes?" for a notebook nobody touched).
 * Run All stops at the first unanswered cell, and the notebook says so before that point; the
-  explorer cell then runs on its own, as the note says.
+  explorer cell then runs on its own, as the note says. (The widget notebooks give each student their
+  own numbers: with no id known, Run All first stops at the numbers cell, saying how to type one.)
 * A released hidden-test cell prints nothing when run (no docstring echoed like a result).
 * nbgrader's Validate button, on wrong code that passes nothing, reports failure (the student
   configuration ``tools/student_nbgrader_config.py`` is what ``make lab``'s environment uses).
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from course.variants import STUDENT_ID_GRADE_ID
 
 pytestmark = pytest.mark.browser
 
@@ -55,15 +58,27 @@ def test_a_release_notebook_opens_unmodified_and_run_all_explains_itself(open_no
     assert _dirty_tabs(page) == 0, "an untouched notebook opened as modified"
 
     how = _index(notebook.path, lambda c: c.get("id") == "how-this-works")
+    typed_id = _index(notebook.path, lambda c: c["metadata"].get("nbgrader", {}).get("grade_id") == STUDENT_ID_GRADE_ID)
+    shown = _index(notebook.path, lambda c: c.get("id") == "your-numbers")
     first_answer = _index(notebook.path, lambda c: c["metadata"].get("nbgrader", {}).get("solution")
-                          and c["cell_type"] == "code")
-    assert how < first_answer
+                          and c["cell_type"] == "code"
+                          and c["metadata"]["nbgrader"].get("grade_id") != STUDENT_ID_GRADE_ID)
+    assert typed_id < shown < how < first_answer
     expect(notebook.cell(how)).to_contain_text("Run All stops at the first unanswered cell")
     expect(notebook.cell(how)).to_contain_text("Shift+Enter")
     notebook.cell(how).screenshot(path=str(screenshot_dir / f"{WIDGET_STEM}-how-this-works.png"))
 
+    stderr = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+    notebook.run_all()  # a laptop with no id typed: the numbers cell stops Run All and says what to do
+    expect(notebook.cell(shown).locator(stderr)).to_contain_text("No student id is known", timeout=TIMEOUT)
+    notebook.cell(shown).screenshot(path=str(screenshot_dir / f"{WIDGET_STEM}-no-student-id.png"))
+    editor = notebook.cell(typed_id).locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text('STUDENT_ID = "ada"')
     notebook.run_all()
-    error = notebook.cell(first_answer).locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    expect(notebook.cell(shown)).to_contain_text("Numbers of student 'ada'", timeout=TIMEOUT)
+    error = notebook.cell(first_answer).locator(stderr)
     expect(error).to_contain_text("NotImplementedError", timeout=TIMEOUT)
     widget = _index(notebook.path, lambda c: "widget" in c["metadata"].get("tags", []))
     widget_cell = notebook.cell(widget)

@@ -2,8 +2,9 @@
 
 ``kept_080`` / ``kept_081`` are sets of 0-based token ids; ``nucleus_080`` / ``nucleus_081`` are the
 renormalised distributions over all four ids (at least 6 significant digits). The 0.80 case sits
-exactly on the threshold (0.50 + 0.30 = 0.80, a float sum one ulp short): the notebook teaches that
-case, so only the two-token nucleus is accepted.
+exactly on the threshold (p0 + p1 = 0.80 in every variant, a float sum one ulp short): the notebook
+teaches that case, so only the two-token nucleus is accepted. Each student's distribution is their
+variant's (``build_cases(variant)``); every slip's value is recomputed from it.
 
 The central idea is the nucleus itself (the smallest sorted prefix reaching top_p, renormalised): an
 answer that drops the threshold token, keeps one too many or does not renormalise in two or more of
@@ -46,16 +47,14 @@ def _form(error: Reject, mistake: Misconception) -> Reject:
     return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
 
 
-def _nucleus(size: int, normalise: bool = True) -> np.ndarray:
-    """The first ``size`` tokens of the sorted distribution, optionally renormalised."""
-    p = np.asarray(key.PROBABILITIES, dtype=np.float64)
+def _nucleus(p: np.ndarray, size: int, normalise: bool = True) -> np.ndarray:
+    """The first ``size`` tokens of the sorted distribution ``p``, optionally renormalised."""
     out = np.where(np.arange(p.size) < size, p, 0.0)
     return out / out.sum() if normalise else out
 
 
-def _kept_case(suffix: str, label: str) -> Case:
+def _kept_case(suffix: str, label: str, expected: frozenset) -> Case:
     name = f"kept_{suffix}"
-    expected = key.KEPT[suffix]
     size = len(expected)
     mistakes = [(frozenset(range(size - 1)), DROPPED), (frozenset(range(size + 1)), TOO_MANY),
                 (frozenset(i + 1 for i in expected), ONE_BASED)]
@@ -75,12 +74,10 @@ def _kept_case(suffix: str, label: str) -> Case:
     return value_case(f"token ids kept at top_p = {label}", f"threshold_{suffix}", name, judge)
 
 
-def _nucleus_case(suffix: str, label: str) -> Case:
+def _nucleus_case(suffix: str, label: str, p: np.ndarray, expected: np.ndarray, size: int) -> Case:
     name = f"nucleus_{suffix}"
-    expected = key.NUCLEUS[suffix]
-    size = len(key.KEPT[suffix])
-    wrong = [(_nucleus(size - 1), DROPPED), (_nucleus(size + 1), TOO_MANY),
-             (_nucleus(size, normalise=False), NOT_RENORMALISED)]
+    wrong = [(_nucleus(p, size - 1), DROPPED), (_nucleus(p, size + 1), TOO_MANY),
+             (_nucleus(p, size, normalise=False), NOT_RENORMALISED)]
 
     what = f"`{name}`"
 
@@ -104,11 +101,16 @@ def _nucleus_case(suffix: str, label: str) -> Case:
     return value_case(f"renormalised distribution at top_p = {label}", f"threshold_{suffix}", name, judge)
 
 
-def build_cases() -> list:
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters["p"]``: their four probabilities)."""
+    p = np.asarray(variant.parameters["p"], dtype=np.float64)
+    answers = key.answers(variant.parameters)
     cases = []
     for suffix, top_p in key.THRESHOLDS.items():
         label = f"{top_p:.2f}"
-        cases += [_kept_case(suffix, label), _nucleus_case(suffix, label)]
+        kept = answers[f"kept_{suffix}"]
+        cases += [_kept_case(suffix, label, kept),
+                  _nucleus_case(suffix, label, p, answers[f"nucleus_{suffix}"], len(kept))]
     return cases
 
 

@@ -1,8 +1,9 @@
 """Hidden checks for exercise 13: renormalising after top-p, and what forgetting it does to a ratio.
 
 Answers are numbers bound to documented names (natural logs, at least 6 significant digits).
-``ratio_factor`` is asked as the factor by which the behaviour probability of the four tokens exceeds
-their base probability, so its reciprocal is recognised as the inverted factor.
+``ratio_factor`` is asked as the factor by which the behaviour probability of the n tokens exceeds
+their base probability, so its reciprocal is recognised as the inverted factor. Each student's
+numbers are their variant's (``build_cases(variant)``); every slip's value is recomputed from them.
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ def _other_bases(recipe) -> list:
     return [(recipe(log), LOG_BASE) for log in (math.log2, math.log10)]
 
 
-def build_cases() -> list:
-    z, p, n = key.SUPPORT_MASS, key.BASE_PROBABILITY, key.POSITIONS
-    answers = key.ANSWERS
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: ``z``, ``p`` and ``n``)."""
+    parameters = variant.parameters
+    z, p, n = float(parameters["z"]), float(parameters["p"]), int(parameters["n"])
+    answers = key.answers(parameters)
     return [
         number_case("probability after renormalisation", "renormalised", "p_tilde", answers["p_tilde"],
                     [(p * z, MULTIPLIED), (p, NOT_RENORMALISED), (p / (1 - z), DROPPED_MASS)]),
@@ -67,7 +70,7 @@ def build_cases() -> list:
         number_case("increase of the log-probability", "correction", "log_increase", answers["log_increase"],
                     _other_bases(lambda log: -log(z))
                     + [(math.log(z), SIGN), (1 - z, MASS_DIFFERENCE), (p / z - p, MASS_DIFFERENCE)]),
-        number_case("four-position ratio factor", "correction", "ratio_factor", answers["ratio_factor"],
+        number_case("sequence ratio factor", "correction", "ratio_factor", answers["ratio_factor"],
                     [(z ** n, INVERTED), (-n * math.log(z), NOT_EXPONENTIATED), (1 / z, ONE_POSITION)]
                     + _other_bases(lambda log: math.exp(-n * log(z)))),
     ]
@@ -83,7 +86,7 @@ CENTRAL = Central(
 CHECK = ExerciseCheck(
     STEM,
     [Group("renormalised", 1, "The chosen token's probability and log-probability after renormalisation"),
-     Group("correction", 1, "The log-probability correction and the four-position ratio factor")],
+     Group("correction", 1, "The log-probability correction and the sequence ratio factor")],
     build_cases,
     CENTRAL,
 )

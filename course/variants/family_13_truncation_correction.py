@@ -1,0 +1,44 @@
+"""Exercise 13's variants: the kept mass Z_S, the sampled token's base probability p, and the length n.
+
+What varies: ``z`` (the base mass of the kept set, two decimals), ``p`` (the sampled token's base
+probability, 0.10 to 0.70 in steps of 0.01, always below ``z``) and ``n`` (the positions of the
+response in Part B).
+
+What is held, because it is the lesson: truncation changes the ratio by a stated factor, ``1/z`` per
+position and ``z**-n`` over the response, and the two sizes tell different stories. Every ``z`` has a
+per-token factor ``1/z`` between 1 and 1.2, inside a PPO clip range of [0.8, 1.2] (clipping does not
+flag the error), and every ``(z, n)`` has a sequence factor ``z**-n`` between 1.5 and 4 (well outside
+it, as variant 0's is). Left out of the masses: 0.85 (variant 0's, whose ``-log z`` is
+published), 0.87 (the explorer's own example keeps that mass) and 0.90 (the notebook's "another
+nucleus" example). The lengths per mass are a literal table (no float arithmetic at draw time); the
+tests check it against the rule.
+"""
+
+from course.variants import Draw, Family
+
+#: The lengths n a mass z can come with: every n in 3..8 with 1.5 <= z**-n <= 4.
+POSITIONS = {
+    0.84: (3, 4, 5, 6, 7),
+    0.86: (3, 4, 5, 6, 7, 8),
+    0.88: (4, 5, 6, 7, 8),
+    0.89: (4, 5, 6, 7, 8),
+    0.91: (5, 6, 7, 8),
+    0.92: (5, 6, 7, 8),
+    0.93: (6, 7, 8),
+}
+
+SEED = {"z": 0.85, "p": 0.25, "n": 4}
+
+
+def _draw(d: Draw) -> dict:
+    z = d.choice(sorted(POSITIONS))
+    return {"z": z, "p": d.grid(0.10, 0.70, 0.01), "n": d.choice(POSITIONS[z])}
+
+
+def _rows(parameters) -> list:
+    return [("Z_S: base mass of the kept set", f"{parameters['z']:.2f}"),
+            ("p: base probability of the sampled token", f"{parameters['p']:.2f}"),
+            ("n: positions of the response (Part B)", str(parameters["n"]))]
+
+
+FAMILY = Family("13_truncation_correction", SEED, _draw, _rows)
