@@ -15,6 +15,7 @@ from autograder.checks._judge import raised_messages_quoted
 from autograder.authoring import selfstudy_build as build
 from autograder.assignment import ASSIGNMENTS, assignment_of, notebook_stems, release_dir, source_dir
 from autograder.selfstudy import Reveal
+from tests.check_support import example_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 STEMS = sorted(CHECKS)
@@ -287,14 +288,17 @@ def test_the_worked_solution_passes_the_open_checks_and_earns_every_autograded_p
     given, open_checks = _given_code_cells(stem)
     blocks = _worked_code(stem)
     assert blocks, f"{stem}: the worked solution states no answer as Python code"
-    namespace = {"__name__": "__main__"}
-    for source in given:
-        exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
-    for block in blocks:
-        exec(compile(block, f"<{stem} worked solution>", "exec"), namespace)
-    for source in open_checks:
-        exec(compile(source, f"<{stem} open check>", "exec"), namespace)
-    result = run_check(stem, namespace)
+    # STUDENT_ID is an answer cell (not given): nobody typed an id, so a notebook whose numbers vary
+    # shows variant 0, the numbers the worked solution quotes.
+    namespace = {"__name__": "__main__", "STUDENT_ID": ""}
+    with example_numbers():
+        for source in given:
+            exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
+        for block in blocks:
+            exec(compile(block, f"<{stem} worked solution>", "exec"), namespace)
+        for source in open_checks:
+            exec(compile(source, f"<{stem} open check>", "exec"), namespace)
+        result = run_check(stem, namespace)
     assert result.points_earned == CHECKS[stem].points, result.feedback()
 
 
