@@ -10,6 +10,7 @@ from autograder.checks._concept_answers import number_matches
 from autograder.exercises import load_check, load_key, solution_path, rubric_path
 from autograder.variants import answers_for, fill, variant_for
 from course.variants import families
+from course.variants.family_05_negative_kl import CANDIDATES
 from tests.variant_family_support import (
     STUDENTS, assert_full_marks, assert_swapped_answers_lose, drawn,
 )
@@ -24,8 +25,18 @@ def _exact(values) -> tuple:
     return tuple(Fraction(str(v)) for v in values)
 
 
+def test_every_candidate_keeps_the_lesson():
+    """The family's list, checked again: every pair of the grid that keeps the lesson (and only those)."""
+    assert len(set(CANDIDATES)) == len(CANDIDATES) >= 1000
+    for pi, ref in CANDIDATES:
+        assert check.lesson_holds({"pi": pi, "pi_ref": ref, "sampled_action": 1}), (pi, ref)
+    assert check.lesson_holds(families()[STEM].seed)
+
+
 def test_every_draw_keeps_the_lesson():
+    listed = set(CANDIDATES)
     for student, values in DRAWS:
+        assert (values["pi"], values["pi_ref"]) in listed, student
         pi, ref = _exact(values["pi"]), _exact(values["pi_ref"])
         assert values["sampled_action"] == 1, student                   # the answer is named for action 1
         assert sum(pi) == 1 and sum(ref) == 1, student                  # stated exactly as the code holds them

@@ -103,6 +103,29 @@ def slips(parameters) -> dict:
     }
 
 
+#: How far apart (relative) the key and every slip of one answer must be, in every variant.
+SEPARATION = 1e-3
+
+
+def lesson_holds(parameters) -> bool:
+    """Whether a variant keeps the lesson: the reference favours the sampled action 1 and action 2, the
+    policy favours action 0 (two negative terms in a positive KL), both wrong averages are negative
+    (the cap's premise), and within each answer the key and its slips are pairwise more than
+    :data:`SEPARATION` apart."""
+    pi, ref = tuple(parameters["pi"]), tuple(parameters["pi_ref"])
+    if int(parameters["sampled_action"]) != 1 or not (pi[0] > ref[0] and pi[1] < ref[1] and pi[2] < ref[2]):
+        return False
+    found = key.values(parameters)
+    if not (found.uniform_average < 0 and found.average_under_reference < 0 and found.log_ratio < 0 < found.exact_kl):
+        return False
+    right = key.answers(parameters)
+    for name, wrong in slips(parameters).items():
+        numbers = [right[name]] + [value for value, _ in wrong]
+        if any(abs(a - b) <= SEPARATION * max(abs(a), abs(b)) for i, a in enumerate(numbers) for b in numbers[i + 1:]):
+            return False
+    return True
+
+
 def build_cases(variant) -> list:
     """The cases of one student's variant (``variant.parameters``: their two policies)."""
     answers = key.answers(variant.parameters)

@@ -53,10 +53,6 @@ def _values(pi: tuple, ref: tuple, action: int) -> Values:
         average_under_reference=float(-kl_divergence(ref, pi)),
         uniform_average=float(np.mean(log_pi - log_ref)),
         reversed_kl=float(kl_divergence(ref, pi)))
-    if not found.log_ratio < 0 < found.exact_kl:
-        raise RuntimeError("the example must have a negative sampled log-ratio and a positive KL")
-    if not max(found.average_under_reference, found.uniform_average) < 0:
-        raise RuntimeError("the wrong averages must be negative here: the task's cap counts them as a negative KL")
     return found
 
 
@@ -76,6 +72,10 @@ PI_REF = tuple(FAMILY.seed["pi_ref"])
 SAMPLED_ACTION = int(FAMILY.seed["sampled_action"])
 
 _VALUES = values(FAMILY.seed)
+if not _VALUES.log_ratio < 0 < _VALUES.exact_kl:
+    raise RuntimeError("the example must have a negative sampled log-ratio and a positive KL")
+if not max(_VALUES.average_under_reference, _VALUES.uniform_average) < 0:
+    raise RuntimeError("the wrong averages must be negative here: the task's cap counts them as a negative KL")
 #: Variant 0: log pi(a) - log pi_ref(a) for the sampled action, and D_KL(pi || pi_ref).
 LOG_RATIO = _VALUES.log_ratio
 EXACT_KL = _VALUES.exact_kl
