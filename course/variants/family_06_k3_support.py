@@ -26,8 +26,8 @@ def _draw(d: Draw) -> dict:
 def _rows(parameters) -> list:
     def pair(values):
         return "(" + ", ".join(f"{v:g}" for v in values) + ")"
-    return [("example 1: q, p", f"q = {pair(parameters['q1'])}, p = {pair(parameters['p1'])}"),
-            ("example 2: q, p", f"q = {pair(parameters['q2'])}, p = {pair(parameters['p2'])}")]
+    return [("example 1", f"q = {pair(parameters['q1'])}, p = {pair(parameters['p1'])}"),
+            ("example 2", f"q = {pair(parameters['q2'])}, p = {pair(parameters['p2'])}")]
 
 
 FAMILY = Family("06_k3_support", {"q1": (1.0, 0.0), "p1": (0.8, 0.2), "q2": (0.8, 0.2), "p2": (1.0, 0.0)},
