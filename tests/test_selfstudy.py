@@ -292,15 +292,17 @@ def test_the_worked_solution_passes_the_open_checks_and_earns_every_autograded_p
     given, open_checks = _given_code_cells(stem)
     blocks = _worked_code(stem)
     assert blocks, f"{stem}: the worked solution states no answer as Python code"
-    namespace = {"__name__": "__main__"}
-    with example_numbers():  # no student id here: a notebook whose numbers vary shows variant 0
+    # STUDENT_ID is an answer cell (not given): nobody typed an id, so a notebook whose numbers vary
+    # shows variant 0, the numbers the worked solution quotes.
+    namespace = {"__name__": "__main__", "STUDENT_ID": ""}
+    with example_numbers():
         for source in given:
             exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
-    for block in blocks:
-        exec(compile(block, f"<{stem} worked solution>", "exec"), namespace)
-    for source in open_checks:
-        exec(compile(source, f"<{stem} open check>", "exec"), namespace)
-    result = run_check(stem, namespace)
+        for block in blocks:
+            exec(compile(block, f"<{stem} worked solution>", "exec"), namespace)
+        for source in open_checks:
+            exec(compile(source, f"<{stem} open check>", "exec"), namespace)
+        result = run_check(stem, namespace)
     assert result.points_earned == CHECKS[stem].points, result.feedback()
 
 

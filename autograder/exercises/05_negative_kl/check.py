@@ -3,7 +3,8 @@
 Answers (documented in the notebook): ``exact_kl_can_be_negative`` and
 ``sampled_log_ratio_can_be_negative`` (bools), ``average_under`` (which distribution), and the numbers
 ``log_ratio_action_1`` and ``exact_kl``. Numbers pass within a relative 1e-5 (six significant digits)
-plus 1e-9 absolute. The key is :mod:`autograder.exercises.05_negative_kl.key`.
+plus 1e-9 absolute. The key is :mod:`autograder.exercises.05_negative_kl.key`; the two policies are
+each student's (``course.variants.family_05_negative_kl``), and every slip's value is recomputed from them.
 """
 
 from __future__ import annotations
@@ -83,29 +84,68 @@ def _average(answer) -> Verdict:
     return same(got, key.AVERAGE_UNDER, "average_under", {"pi_ref": WRONG_DISTRIBUTION, "uniform": UNIFORM_AVERAGE})
 
 
-def build_cases() -> list:
+def slips(parameters) -> dict:
+    """``answer name -> ((value, misconception), ...)``: what each classic slip gives for one variant's
+    numbers (the family turns down draws where two of them, or one and the answer, come close)."""
+    found = key.values(parameters)
+    return {
+        "log_ratio_action_1": (
+            (-found.log_ratio, FLIPPED_RATIO),
+            *((found.log_ratio / math.log(base), WRONG_LOG_BASE) for base in key.OTHER_LOG_BASES),
+        ),
+        "exact_kl": (
+            (found.average_under_reference, WRONG_DISTRIBUTION),
+            (found.uniform_average, UNIFORM_AVERAGE),
+            (found.reversed_kl, REVERSED_KL),
+            (found.log_ratio, SAMPLE_IS_KL),
+            *((found.exact_kl / math.log(base), WRONG_LOG_BASE) for base in key.OTHER_LOG_BASES),
+        ),
+    }
+
+
+#: How far apart (relative) the key and every slip of one answer must be, in every variant.
+SEPARATION = 1e-3
+
+
+def lesson_holds(parameters) -> bool:
+    """Whether a variant keeps the lesson: the reference favours the sampled action 1 and action 2, the
+    policy favours action 0 (two negative terms in a positive KL), both wrong averages are negative
+    (the cap's premise), and within each answer the key and its slips are pairwise more than
+    :data:`SEPARATION` apart."""
+    pi, ref = tuple(parameters["pi"]), tuple(parameters["pi_ref"])
+    if int(parameters["sampled_action"]) != 1 or not (pi[0] > ref[0] and pi[1] < ref[1] and pi[2] < ref[2]):
+        return False
+    found = key.values(parameters)
+    if not (found.uniform_average < 0 and found.average_under_reference < 0 and found.log_ratio < 0 < found.exact_kl):
+        return False
+    right = key.answers(parameters)
+    for name, wrong in slips(parameters).items():
+        numbers = [right[name]] + [value for value, _ in wrong]
+        if any(abs(a - b) <= SEPARATION * max(abs(a), abs(b)) for i, a in enumerate(numbers) for b in numbers[i + 1:]):
+            return False
+    return True
+
+
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: their two policies)."""
+    answers = key.answers(variant.parameters)
+    wrong = slips(variant.parameters)
     return [
         _bool_case("exact_kl_can_be_negative", key.EXACT_KL_CAN_BE_NEGATIVE, NEGATIVE_KL),
         _bool_case("sampled_log_ratio_can_be_negative", key.SAMPLED_LOG_RATIO_CAN_BE_NEGATIVE, SAMPLE_IS_KL),
         value_case("the distribution to average under", "kl_vs_sample", "average_under", _average),
-        _number_case("log-ratio of the sampled action", "log_ratio_action_1", key.LOG_RATIO, (
-            (-key.LOG_RATIO, FLIPPED_RATIO),
-            *((key.LOG_RATIO / math.log(base), WRONG_LOG_BASE) for base in key.OTHER_LOG_BASES),
-        )),
-        _number_case("exact KL of the two policies", "exact_kl", key.EXACT_KL, (
-            (key.AVERAGE_UNDER_REFERENCE, WRONG_DISTRIBUTION),
-            (key.UNIFORM_AVERAGE, UNIFORM_AVERAGE),
-            (key.REVERSED_KL, REVERSED_KL),
-            (key.LOG_RATIO, SAMPLE_IS_KL),
-            *((key.EXACT_KL / math.log(base), WRONG_LOG_BASE) for base in key.OTHER_LOG_BASES),
-        ), never_negative=True),
+        _number_case("log-ratio of the sampled action", "log_ratio_action_1", answers["log_ratio_action_1"],
+                     wrong["log_ratio_action_1"]),
+        _number_case("exact KL of the two policies", "exact_kl", answers["exact_kl"], wrong["exact_kl"],
+                     never_negative=True),
     ]
 
 
 
 #: The exercise's central idea: getting it wrong caps every part at a third of its points. An exact_kl
-#: that averages under the reference or uniformly is negative here, so it too lets the exact KL go
-#: negative (the task says so); those two choices of ``average_under`` alone do not cap.
+#: that averages under the reference or uniformly is negative in every variant (the family holds it), so
+#: it too lets the exact KL go negative (the task says so); those two choices of ``average_under`` alone
+#: do not cap.
 CENTRAL = Central(
     "the difference between the exact KL (never negative) and one sampled log-ratio",
     {"negative-kl", "sample-is-kl", "wrong-sampling-distribution", "uniform-average"},

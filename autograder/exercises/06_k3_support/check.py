@@ -4,7 +4,8 @@ Answers (documented in the notebook): ``support_needed`` (requirement -> "q<<p" 
 "neither"), ``k3_identity_needs`` (same options), ``smoothing_recovers_support`` (bool),
 ``weight_mean_example_1`` (a number) and ``kl_example_2`` (a number, possibly ``math.inf``). Numbers
 pass within a relative 1e-5 plus 1e-9 absolute; an infinite answer must be exactly ``inf``.
-The key is :mod:`autograder.exercises.06_k3_support.key`. Giving a fact the other fact's condition, no
+The key is :mod:`autograder.exercises.06_k3_support.key`; Part B's counterexamples are each student's
+(``course.variants.family_06_k3_support``), and their slips are recomputed from them. Giving a fact the other fact's condition, no
 condition, or the identity less than both is the central mistake (:data:`CENTRAL`): the notebook earns at
 most a third.
 """
@@ -87,18 +88,31 @@ def _smoothing(answer) -> Verdict:
     return same(boolean(answer, what), key.SMOOTHING_RECOVERS_SUPPORT, what, {True: SMOOTHING})
 
 
-def build_cases() -> list:
+def slips(parameters) -> dict:
+    """``answer name -> ((value, misconception), ...)``: what each classic slip of Part B gives for one
+    variant's counterexamples."""
+    found = key.example_values(parameters)
+    return {
+        "weight_mean_example_1": ((1.0, ASSUMED_IDENTITY), (found["missed_mass_1"], MISSED_MASS)),
+        "kl_example_2": ((found["kl_2_other_direction"], WRONG_DIRECTION),
+                         (found["kl_2_dropped_term"], DROPPED_TERM), (-found["kl_2"], NEGATIVE_INFINITE_KL)),
+    }
+
+
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: their two counterexamples)."""
+    answers = key.answers(variant.parameters)
+    wrong = slips(variant.parameters)
     return [
         _support_case("finite_log_ratio"),
         _support_case("weights_average_to_one"),
         value_case("support the k3 identity needs", "conditions", "k3_identity_needs", _k3),
         value_case("does smoothing recover support", "conditions", "smoothing_recovers_support", _smoothing),
         number_case("E_q[p/q] in the first counterexample", "counterexamples", "weight_mean_example_1",
-                    key.WEIGHT_MEAN_1, [(1.0, ASSUMED_IDENTITY), (key.MISSED_MASS_1, MISSED_MASS)]),
+                    answers["weight_mean_example_1"], wrong["weight_mean_example_1"]),
         # The one numeric answer that may be infinite: q puts mass where p has none.
-        number_case("D_KL(q || p) in the second counterexample", "counterexamples", "kl_example_2", key.KL_2,
-                    [(key.KL_2_OTHER_DIRECTION, WRONG_DIRECTION), (key.KL_2_DROPPED_TERM, DROPPED_TERM),
-                     (-key.KL_2, NEGATIVE_INFINITE_KL)], allow_infinite=True),
+        number_case("D_KL(q || p) in the second counterexample", "counterexamples", "kl_example_2",
+                    answers["kl_example_2"], wrong["kl_example_2"], allow_infinite=True),
     ]
 
 

@@ -4,13 +4,16 @@ Answers (documented in the notebook): ``ratio_error`` (one option), the numbers 
 ``behaviour_logprob_token_1`` and ``first_step_ratio`` (relative 1e-5 plus 1e-9 absolute), and
 ``behaviour_metadata`` (a set of field names, whose sampling part is ``SamplingConfig.as_record()`` plus
 the engine's min-p and penalties).
-The key is :mod:`autograder.exercises.07_behaviour_policy.key`. Taking the base softmax for the behaviour
+The key is :mod:`autograder.exercises.07_behaviour_policy.key`; the logits and engine settings are each
+student's (``course.variants.family_07_behaviour_policy``), and every slip is recomputed from them. Taking the base softmax for the behaviour
 policy, or calling the stored value harmless, is the central mistake (:data:`CENTRAL`).
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from autograder.checks._concept_answers import (
     choice, choice_set, number_case, same, value_case,
@@ -174,32 +177,87 @@ def _unit_slips(logprob: float) -> list:
             (math.exp(logprob), PROBABILITY_NOT_LOG)]
 
 
-#: What the behaviour log-probability is compared with. -inf is read (not refused) so that a nucleus without
-#: the threshold token is named: token 1 then has behaviour probability zero, although the engine sampled it.
-BEHAVIOUR_MISTAKES = (
-    (key.STORED_LOGPROB, BASE_AS_BEHAVIOUR),
-    (key.TEMPERATURE_ONLY, TEMPERATURE_ONLY),
-    (key.NO_TOP_P.behaviour_logprob, FORGOT_TOP_P),
-    (key.NO_BANS.behaviour_logprob, FORGOT_BANS),
-    (key.NO_TEMPERATURE.behaviour_logprob, FORGOT_TEMPERATURE),
-    (key.THRESHOLD_DROPPED, TOP_P_DROPS),
-    (key.NUCLEUS_TOO_LARGE, NUCLEUS_TOO_LARGE),
-    *_unit_slips(key.BEHAVIOUR_LOGPROB),
-)
+def slips(parameters) -> dict:
+    """``answer name -> ((value, misconception), ...)``: what each classic slip gives for one variant.
+    -inf is read (not refused) so that a nucleus without the threshold token is named: the sampled token
+    then has behaviour probability zero, although the engine sampled it."""
+    found = key.values(parameters)
+    return {
+        "stored_logprob": tuple(_unit_slips(found.stored)),
+        "behaviour_logprob_token_1": (
+            (found.stored, BASE_AS_BEHAVIOUR),
+            (found.temperature_only, TEMPERATURE_ONLY),
+            (found.no_top_p, FORGOT_TOP_P),
+            (found.no_bans, FORGOT_BANS),
+            (found.no_temperature, FORGOT_TEMPERATURE),
+            (key.THRESHOLD_DROPPED, TOP_P_DROPS),
+            (found.one_past_threshold, NUCLEUS_TOO_LARGE),
+            (found.temperature_last, NUCLEUS_TOO_LARGE),
+            *_unit_slips(found.behaviour),
+        ),
+        "first_step_ratio": (
+            (1.0, TRANSFORMS_CANCEL),
+            (1.0 / found.first_step_ratio, RATIO_UPSIDE_DOWN),
+            (math.log(found.first_step_ratio), LOG_RATIO_NOT_RATIO),
+        ),
+    }
 
 
-def build_cases() -> list:
+#: How far apart (relative) the key and every slip of one answer must be, in every variant.
+SEPARATION = 1e-3
+
+
+def lesson_holds(parameters) -> bool:
+    """Whether a variant keeps the lesson: the sampled token survives the ban and is the token at which
+    top-p's running sum crosses the threshold (by a margin of 0.02 either side, so that nothing hangs on
+    rounding), top-p drops at least one token, and the key and each answer's slips are pairwise more
+    than :data:`SEPARATION` apart (equal slips of one mistake may coincide)."""
+    token = int(parameters["token"])
+    banned = tuple(int(t) for t in parameters["banned"])
+    logits = tuple(float(v) for v in parameters["logits"])
+    if token in banned or len(set(logits)) != len(logits) or float(parameters["temperature"]) == 1.0:
+        return False
+    found = key.values(parameters)
+    support = [int(i) for i in np.flatnonzero(found.record.support)]
+    allowed = [i for i in range(len(logits)) if i not in banned]
+    ranked = sorted(allowed, key=lambda i: (-logits[i], i))
+    if token not in support or ranked[len(support) - 1] != token or len(support) >= len(allowed):
+        return False
+    scaled = [logits[i] / float(parameters["temperature"]) for i in allowed]
+    weights = [math.exp(v - max(scaled)) for v in scaled]
+    probability = {i: w / sum(weights) for i, w in zip(allowed, weights)}
+    before = sum(probability[i] for i in ranked[:len(support) - 1])
+    top_p = float(parameters["top_p"])
+    if not (before <= top_p - 0.02 and before + probability[token] >= top_p + 0.02):
+        return False
+    right = key.answers(parameters)
+    for name, wrong in slips(parameters).items():
+        numbers = [(right[name], None)] + [(value, mistake.key) for value, mistake in wrong]
+        for i, (a, mistake_a) in enumerate(numbers):
+            for b, mistake_b in numbers[i + 1:]:
+                if mistake_a == mistake_b and mistake_a is not None:
+                    continue
+                if math.isinf(a) or math.isinf(b):
+                    if a == b:
+                        return False
+                    continue
+                if abs(a - b) <= SEPARATION * max(abs(a), abs(b)):
+                    return False
+    return True
+
+
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: their logits and engine settings)."""
+    answers = key.answers(variant.parameters)
+    wrong = slips(variant.parameters)
     return [
         value_case("what goes wrong in the ratio", "ratio", "ratio_error", _ratio_error),
-        number_case("the log-probability the trainer stored", "ratio", "stored_logprob", key.STORED_LOGPROB,
-                    _unit_slips(key.STORED_LOGPROB)),
+        number_case("the log-probability the trainer stored", "ratio", "stored_logprob", answers["stored_logprob"],
+                    wrong["stored_logprob"]),
         number_case("the behaviour log-probability of the sampled token", "ratio", "behaviour_logprob_token_1",
-                    key.BEHAVIOUR_LOGPROB, BEHAVIOUR_MISTAKES, allow_infinite=True),
-        number_case("the ratio at the first update", "ratio", "first_step_ratio", key.FIRST_STEP_RATIO, [
-            (1.0, TRANSFORMS_CANCEL),
-            (1.0 / key.FIRST_STEP_RATIO, RATIO_UPSIDE_DOWN),
-            (math.log(key.FIRST_STEP_RATIO), LOG_RATIO_NOT_RATIO),
-        ]),
+                    answers["behaviour_logprob_token_1"], wrong["behaviour_logprob_token_1"], allow_infinite=True),
+        number_case("the ratio at the first update", "ratio", "first_step_ratio", answers["first_step_ratio"],
+                    wrong["first_step_ratio"]),
         value_case("every sampling setting is recorded", "metadata", METADATA, _sampling_fields),
         value_case("weights, tokenizer, template, stops, seed and old log-prob are recorded", "metadata",
                    METADATA, _provenance_fields),

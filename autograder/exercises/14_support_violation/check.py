@@ -6,6 +6,8 @@ from the notebook's list). Each offered remedy is one case; the four that do not
 together as the two that add information, and count only once at least one remedy is chosen.
 ``restrict_target`` is accepted chosen or not (it changes the question rather than adding data; see the
 key), so it has no case of its own. ``problem_action`` may be an integral float (3.0 is "the number 3").
+The policies are each student's (``course.variants.family_14_support_violation``): which action the
+behaviour policy misses varies, so the diagnosis is graded against the student's own table.
 
 The central idea is the support condition: saying that ordinary ratios work, or choosing a numerical
 trick on the ratio (clipping, an epsilon denominator) as a remedy, caps both parts at a third.
@@ -79,21 +81,21 @@ def _form(error: Reject, mistake: Misconception) -> Reject:
     return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
 
 
-def _ratios_case() -> Case:
+def _ratios_case(ratios_work: bool) -> Case:
     def judge(answer) -> Verdict:
         # Only True or False: the template asks for a boolean, and 0 or "False" is not one.
         try:
             flag = boolean(answer, "`ratios_work`", strict=True)
         except Reject as error:
             raise _form(error, FLAG_FORM) from None
-        if flag == key.RATIOS_WORK:
+        if flag == ratios_work:
             return PASS
         return Verdict(False, RATIOS_DEFINED.sentence, RATIOS_DEFINED.key)
 
     return value_case("do ordinary ratios work?", "diagnosis", "ratios_work", judge)
 
 
-def _action_case() -> Case:
+def _action_case(behaviour: tuple, problem: frozenset) -> Case:
     def judge(value) -> Verdict:
         if isinstance(value, str):
             raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
@@ -108,11 +110,11 @@ def _action_case() -> Case:
                 raise _form(error, ACTION_FORM) from None
         else:
             raise Reject(ACTION_FORM.sentence, ACTION_FORM.key)
-        if chosen == key.PROBLEM_ACTIONS:
+        if chosen == problem:
             return PASS
-        if chosen == frozenset(action - 1 for action in key.PROBLEM_ACTIONS):
+        if chosen == frozenset(action - 1 for action in problem):
             return Verdict(False, NUMBERING.sentence, NUMBERING.key)
-        if chosen and all(1 <= action <= len(key.BEHAVIOUR) and key.BEHAVIOUR[action - 1] > 0 for action in chosen):
+        if chosen and all(1 <= action <= len(behaviour) and behaviour[action - 1] > 0 for action in chosen):
             return Verdict(False, SUPPORTED_ACTION.sentence, SUPPORTED_ACTION.key)
         return Verdict(False, "`problem_action` is not the action that breaks the ratios")
 
@@ -142,9 +144,14 @@ def _remedy_case(option: str) -> Case:
     return value_case(f"decision on {option}", "remedies", "remedies", judge, weight=weight)
 
 
-def build_cases() -> list:
-    return [_ratios_case(), _action_case()] + [_remedy_case(option) for option in key.REMEDY_CHOICES
-                                                   if option not in key.EITHER_WAY_REMEDIES]
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: their mu and pi); the remedies are the
+    same for every variant."""
+    parameters = variant.parameters
+    answers = key.answers(parameters)
+    return [_ratios_case(answers["ratios_work"]),
+            _action_case(tuple(float(m) for m in parameters["mu"]), key.problem_actions(parameters))] + [
+        _remedy_case(option) for option in key.REMEDY_CHOICES if option not in key.EITHER_WAY_REMEDIES]
 
 
 #: The exercise's central idea: ratios need mu > 0 wherever pi > 0, and no numerical trick on the

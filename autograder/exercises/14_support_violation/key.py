@@ -1,17 +1,15 @@
-"""Answer key for exercise 14: importance ratios when the behaviour policy misses an action."""
+"""Answer key for exercise 14: importance ratios when the behaviour policy misses an action.
+
+The policies vary per student (``course.variants.family_14_support_violation``): :func:`answers`
+computes any variant's key from the reference; the module constants are variant 0's (the seed's).
+"""
 
 from autograder.reference import importance_support
+from course.variants.family_14_support_violation import FAMILY
 
-#: Behaviour policy mu and target policy pi over the actions numbered 1, 2, 3 in the notebook.
-BEHAVIOUR = (0.7, 0.3, 0.0)
-TARGET = (0.6, 0.2, 0.2)
-
-_REPORT = importance_support(BEHAVIOUR, TARGET)
-
-#: Whether ordinary ratios pi(a) / mu(a) estimate E_pi[f] from mu's data.
-RATIOS_WORK = bool(_REPORT.ratios_defined)
-#: The offending actions in the notebook's numbering (1-based; the reference counts from 0).
-PROBLEM_ACTIONS = frozenset(int(a) + 1 for a in _REPORT.violating_actions)
+#: Variant 0: behaviour policy mu and target policy pi over the actions numbered 1, 2, 3 in the notebook.
+BEHAVIOUR = tuple(FAMILY.seed["mu"])
+TARGET = tuple(FAMILY.seed["pi"])
 
 #: The remedies the notebook offers (public), by name.
 REMEDY_CHOICES = (
@@ -25,3 +23,59 @@ GOOD_REMEDIES = frozenset(("full_support_behaviour", "more_exploration"))
 #: that add information", under which it is out; Part B asks what makes "the expectation" estimable,
 #: under which it is in. Both readings are fair, so it has no case and counts as a chosen remedy.
 EITHER_WAY_REMEDIES = frozenset(("restrict_target",))
+
+
+def report(parameters):
+    """The reference's support report of one variant's ``parameters`` (``mu``, ``pi``)."""
+    return importance_support(tuple(parameters["mu"]), tuple(parameters["pi"]))
+
+
+def problem_actions(parameters) -> frozenset:
+    """The offending actions in the notebook's numbering (1-based; the reference counts from 0)."""
+    return frozenset(int(a) + 1 for a in report(parameters).violating_actions)
+
+
+def answers(parameters) -> dict:
+    """The answers of one variant, keyed by the names the notebook's answer cells assign (the remedies
+    are the worked solution's choice: the two that add data and the target restricted)."""
+    found = report(parameters)
+    (action,) = problem_actions(parameters)  # the family holds exactly one missing action
+    return {"ratios_work": bool(found.ratios_defined), "problem_action": action,
+            "remedies": frozenset(GOOD_REMEDIES | EITHER_WAY_REMEDIES)}
+
+
+#: Variant 0: whether ordinary ratios pi(a) / mu(a) estimate E_pi[f] from mu's data.
+RATIOS_WORK = answers(FAMILY.seed)["ratios_work"]
+#: Variant 0: the offending actions in the notebook's numbering.
+PROBLEM_ACTIONS = problem_actions(FAMILY.seed)
+
+
+def _g(value: float) -> str:
+    return f"{value:g}"
+
+
+def _about(value: float) -> str:
+    """``= 2`` for a value that three decimals state exactly, ``\\approx 0.857`` otherwise."""
+    return f"= {_g(round(value, 3))}" if abs(round(value, 3) - value) < 1e-12 else f"\\approx {value:.3f}"
+
+
+def worked(parameters) -> dict:
+    """The numbers ``solution.md`` quotes, as text, for one variant."""
+    mu, pi = tuple(parameters["mu"]), tuple(parameters["pi"])
+    found = report(parameters)
+    (missing,) = problem_actions(parameters)
+    seen = [a for a in range(len(mu)) if mu[a] > 0]
+    ratios = " and ".join(f"${_g(pi[a])}/{_g(mu[a])} {_about(found.ratios[a])}$" for a in seen)
+    covered = found.covered_target_mass
+    restricted = [pi[a] / covered if mu[a] > 0 else 0.0 for a in range(len(mu))]
+    exact = all(abs(round(v, 4) - v) < 1e-12 for v in restricted)
+    restricted_text = "(" + ", ".join(_g(round(v, 4 if exact else 3)) for v in restricted) + ")"
+    return {
+        "supported_ratios": ratios,
+        "supported_actions": " and ".join(str(a + 1) for a in seen),
+        "missing_action": str(missing),
+        "missing_target": _g(pi[missing - 1]),
+        "covered_sum": " + ".join(_g(pi[a]) for a in seen) + f" = {_g(round(covered, 10))}",
+        "restricted_target": f"${restricted_text}$" if exact else f"$\\approx {restricted_text}$",
+        "covered_percent": _g(round(100 * covered, 6)),
+    }

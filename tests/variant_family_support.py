@@ -1,0 +1,73 @@
+"""What every family's test checks (tests/test_variants_exNN_*.py): 500 students' parameters are
+well formed and deterministic, each student's own key earns full marks, and one student's answers
+in another's variant lose points in every group whose answers differ."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from autograder.checks import CHECKS, run_check
+from autograder.checks._concept_answers import number_matches
+from autograder.variants import answers_for, variant_for
+from course.variants import families, parameters
+
+#: The students of the 500 draws.
+STUDENTS = tuple(f"s{i}" for i in range(500))
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def drawn(stem: str, students=STUDENTS) -> list:
+    """``(student, parameters)`` of ``students``, checked to be deterministic, to have the seed's keys
+    and to survive JSON unchanged (numbers, strings, lists: what the notebook and the CLI show)."""
+    seed = families()[stem].seed
+    out = []
+    for student in students:
+        values = parameters(stem, student)
+        assert values == parameters(stem, student), student
+        assert set(values) == set(seed), (student, sorted(values))
+        assert json.loads(json.dumps(_plain(values))) == _plain(values), (student, values)
+        out.append((student, values))
+    return out
+
+
+def same_answer(a, b) -> bool:
+    """Whether two key answers are the same answer (numbers within the checks' tolerance)."""
+    if isinstance(a, bool) or isinstance(b, bool) or not all(isinstance(v, (int, float)) for v in (a, b)):
+        return a == b
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return number_matches(a, b)
+
+
+def assert_full_marks(stem: str, students=STUDENTS) -> None:
+    """Each student's own answers, from the reference, earn every point in their own variant."""
+    total = CHECKS[stem].points
+    for student in students:
+        result = run_check(stem, dict(answers_for(stem, student)), variant=variant_for(stem, student))
+        assert result.points_earned == total, (student, result.feedback())
+
+
+def assert_swapped_answers_lose(stem: str, groups: dict, pairs) -> int:
+    """For each ``(a, b)``: a's answers graded in b's variant lose points in every group (``groups``:
+    group name -> the answer names it reads) where some answer of a differs from b's. Returns how many
+    pairs differed at all (so a test can require that most do)."""
+    differing = 0
+    for a, b in pairs:
+        mine, theirs = answers_for(stem, a), answers_for(stem, b)
+        result = run_check(stem, dict(mine), variant=variant_for(stem, b))
+        by_group = {group.name: group for group in result.groups}
+        any_differs = False
+        for group, names in groups.items():
+            if any(not same_answer(mine[name], theirs[name]) for name in names):
+                any_differs = True
+                assert by_group[group].points_earned < by_group[group].points_available, (stem, a, b, group)
+        differing += any_differs
+    return differing
