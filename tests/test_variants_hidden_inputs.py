@@ -5,7 +5,9 @@ the checks' own seeds without a secret (variant 0), a seed mixed from the course
 and the student otherwise (:func:`autograder.variants.hidden_number`). What this file holds to:
 
 * under every drawn variant the notebook's own solution earns full marks and every wrong answer of the
-  exercise's corpus (``WRONG`` of its ``tests/test_checks_exNN_*.py``) still loses points;
+  exercise's corpus (``WRONG`` of its ``tests/test_checks_exNN_*.py``) still loses points. These are
+  exercises 15-25 and 28: 26 has no random hidden input, and 27's random cases are not drawn per
+  student yet (its kept and clipped statistics would first need a clearance from their bounds);
 * two students of one course get different hidden inputs in every check, one student the same ones
   each time, and another course secret gives the same student others;
 * without a secret every student's cases are today's, pinned below by value;
@@ -48,12 +50,17 @@ VARIANT_ZERO = {
     "22_kl_reward_vs_loss": "76b47f4173949a52c46a1859f6acc3c77a7e5843b673fdef774dbd63a930d2ff",
     "23_loss_aggregation": "2f5cebb59132a7a041bfadd7693c8d547dd461c585c3699725aa94be4f90a7ba",
     "24_labels_and_shifting": "ecdffcc7b006672ee85f14fe39d449a3441ec974a986081101a9e941c88eaa56",
+    "25_logprob_precision": "435cd6d746b5ddad27550cf6a604bfb2194286ab79c0bfb8ee6589125758abb9",
+    "28_kl_across_response": "3f436da70ed8bf98ee867a93a60372fc399d96e15306b02e3ef76276d2ea38be",
 }
 STEMS = tuple(VARIANT_ZERO)
 
 #: Twenty (secret, student) pairs: four courses of five students.
 SECRETS = tuple(hashlib.sha256(f"course {n}".encode()).digest() for n in range(4))
 PAIRS = tuple((secret, f"s{m}") for secret in SECRETS for m in range(5))
+#: Exercises whose cases cost seconds to build (28 computes every wrong answer's gradients per tree):
+#: graded under fewer of the pairs (one per course and then some), to keep this file near a minute.
+FEWER_PAIRS = {"28_kl_across_response": PAIRS[::4] + PAIRS[1:2]}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -112,8 +119,9 @@ def _failing_on_their_own(result) -> set:
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_each_variant_gives_the_solution_full_marks_and_every_wrong_answer_less(stem):
-    """Under each of twenty variants: the notebook's solution earns every point, and each wrong answer
-    of the corpus fails at least one case on that case's own verdict (so it loses points there).
+    """Under each of twenty variants (five for 28, see FEWER_PAIRS): the notebook's solution earns every
+    point, and each wrong answer of the corpus fails at least one case on that case's own verdict (so it
+    loses points there).
 
     A wrong answer is first graded in variant 0. In another variant, a case it failed there whose
     inputs are the same (a hand-made case) fails again: the same calls, judged by the same judge. A
@@ -131,7 +139,7 @@ def test_each_variant_gives_the_solution_full_marks_and_every_wrong_answer_less(
         assert failed[label], (label, result.feedback())  # it must not lose points to a gate alone
 
     moved_anywhere = set()
-    for secret, student in PAIRS:
+    for secret, student in FEWER_PAIRS.get(stem, PAIRS):
         variant = variant_for(stem, student, secret)
         check = CHECKS[stem].at(variant)
         inputs = _case_inputs(check.cases())
