@@ -160,6 +160,26 @@ def test_each_variant_gives_the_solution_full_marks_and_every_wrong_answer_less(
     assert moved_anywhere, f"{stem}: no hidden input varies"
 
 
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_correct_answer_of_the_corpus_passes_each_students_hidden_inputs(stem):
+    """The corpus's other correct answers (``CORRECT``: tolerances, float32 casts, other orders of
+    operations) pass every case whose inputs moved, in two variants (two courses). They earn full marks in
+    variant 0 (their own tests), and a case whose inputs did not move is judged as there; a gate or a
+    cap can only take points where a case fails on its own verdict, so that is full marks."""
+    zero = _case_inputs(CHECKS[stem].cases())
+    answers = {label: namespace_from(source) for label, source in _corpus(stem).correct.items()}
+    for secret, student in PAIRS[::10]:
+        check = CHECKS[stem].at(variant_for(stem, student, secret))
+        inputs = _case_inputs(check.cases())
+        moved = [case for case in check.cases() if inputs[case.name] != zero[case.name]]
+        assert moved, (stem, student)
+        groups = sorted({case.group for case in moved})
+        for label, namespace in answers.items():
+            judged = judge_cases(check, perform_cases(moved, dict(namespace)), groups)
+            failed = _failing_on_their_own(judged) & {case.name for case in moved}
+            assert not failed, (label, student, sorted(failed), judged.feedback())
+
+
 # --------------------------------------------------------------------------- (b) whose inputs are whose
 
 
