@@ -302,8 +302,9 @@ def tie_block(vocabulary: int) -> tuple:
 
 
 #: How far a random case keeps from a cut: the k-th and (k+1)-th logits of a random top-k case, and
-#: every prefix sum of a random top-p case from ``top_p``, differ by more than this, so that float32
-#: rounding or any rounding tolerance up to it cannot change which tokens are kept.
+#: every prefix sum of a random top-p case from ``top_p``, differ by more than this, so that neither
+#: float64 rounding (another order of summing, a shifted softmax) nor a rounding tolerance below it
+#: can change which tokens are kept. Only the taught cases sit on a boundary, on purpose.
 CLEARANCE = 1e-6
 
 
@@ -326,8 +327,8 @@ def _top_k_logits(k: int, draw) -> np.ndarray:
 
 
 def _top_p_logits(top_p: float, draw, floor: int = 0) -> np.ndarray:
-    return redraw(draw, lambda z: _clear_nucleus(z, top_p, floor),
-                  f"every prefix sum clear of top_p = {top_p}" + (f" and a nucleus of more than {floor}" if floor else ""))
+    what = f"every prefix sum clear of top_p = {top_p}" + (f" and a nucleus of more than {floor}" if floor else "")
+    return redraw(draw, lambda z: _clear_nucleus(z, top_p, floor), what)
 
 
 def build_cases(variant):
