@@ -21,6 +21,7 @@ from autograder.channel import Call
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import judge_floats, log_softmax
 from autograder.checks._judge import Misconception, bool_array, error_case, strict_bool_array, value_of
+from autograder.checks._redraw import redraw
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
@@ -159,7 +160,16 @@ def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
 
 
 def _batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, *, scale: float = 2.0):
-    """Random logits and ids, and a mask of prompt (0), response (1, at least one) and padding (0)."""
+    """Random logits and ids, and a mask of prompt (0), response (1, at least one) and padding (0).
+
+    From three positions on, the shifted mask (``mask[:, 1:]``) has a masked position (drawn again until
+    it does), so that an answer that zeroes the masked log-probabilities, or misaligns the mask, differs
+    from the key in every batch; with two positions the shifted mask is the single response token."""
+    return redraw(lambda: _draw_batch(rng, batch, length, vocabulary, scale),
+                  lambda drawn: length < 3 or not drawn[2][:, 1:].all(), "a masked position in the shifted mask")
+
+
+def _draw_batch(rng: np.random.Generator, batch: int, length: int, vocabulary: int, scale: float):
     logits = rng.normal(scale=scale, size=(batch, length, vocabulary))
     # Neighbouring ids differ, so that pairing a token with its own position and shifting the wrong way
     # give different outputs: each mistake is always named by its own message.
@@ -184,8 +194,10 @@ PREDICTOR_LOGITS = np.tile(0.5 * np.arange(4.0), (1, 4, 1))
 PREDICTOR_LOGITS[0, np.arange(3), PREDICTOR_IDS[0, 1:]] += 20.0
 
 
-def build_cases():
-    rng = np.random.default_rng(1616)
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(1616))
     cases = _cases("the open check's uniform logits", "public", np.zeros((1, 3, 4)), np.array([[0, 1, 2]]),
                    np.array([[0, 1, 1]]), split=True)
     cases += _cases("the open check's model that predicts each next token", "public", PREDICTOR_LOGITS,

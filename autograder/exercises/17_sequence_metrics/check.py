@@ -26,6 +26,7 @@ from autograder.channel import Call, ObjectData, RecordTuple
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
 from autograder.checks._judge import Misconception, error_case, field, value_of
+from autograder.checks._redraw import redraw
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
@@ -190,8 +191,19 @@ def _error_case(name: str, args: tuple, problem: str, argument: str) -> Case:
     return error_case(name, TARGET, args, problem, argument, names=("ValueError",))  # the task: ValueError
 
 
-def _batch(rng: np.random.Generator, batch: int, length: int):
-    """Log-probabilities of sampled tokens, and a mask of prompt (0), response (1, at least one), padding (0)."""
+def _batch(rng: np.random.Generator, batch: int, length: int, *, inactive: bool = True):
+    """Log-probabilities of sampled tokens, and a mask of prompt (0), response (1, at least one), padding (0).
+
+    With ``inactive`` the mask has an inactive position (drawn again until it does): counting, summing
+    or averaging over padding, and a batch mean over rows of different lengths, must change the result.
+    (The case of nested lists grades the input types and keeps whatever mask it draws.)"""
+    if not inactive:
+        return _draw_batch(rng, batch, length)
+    return redraw(lambda: _draw_batch(rng, batch, length), lambda drawn: not drawn[1].all(),
+                  "an inactive position in the mask")
+
+
+def _draw_batch(rng: np.random.Generator, batch: int, length: int):
     logprobs = np.log(rng.uniform(0.02, 1.0, size=(batch, length)))
     mask = np.zeros((batch, length), dtype=np.int64)
     for row in range(batch):
@@ -203,8 +215,10 @@ def _batch(rng: np.random.Generator, batch: int, length: int):
     return logprobs, mask
 
 
-def build_cases():
-    rng = np.random.default_rng(1717)
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(1717))
     cases = _cases("the open check's response", "public", np.array([[-0.1, -0.2, -1.0]]), np.array([[0, 1, 1]]),
                    parts=(COUNTS, MEANS))
 
@@ -213,7 +227,7 @@ def build_cases():
         cases += _cases(f"B={batch}, T={length}", "batches", logprobs, mask, parts=(COUNTS, MEANS))
     logprobs, mask = _batch(rng, 3, 6)
     cases += _cases("a boolean mask", "batches", logprobs, mask.astype(bool), parts=(FIELDS,))
-    logprobs, mask = _batch(rng, 2, 4)
+    logprobs, mask = _batch(rng, 2, 4, inactive=False)
     cases += _cases("nested lists instead of arrays", "batches", logprobs, mask, parts=(FIELDS,),
                     send=(logprobs.tolist(), mask.tolist()))
     logprobs, mask = _batch(rng, 3, 8)
@@ -221,7 +235,7 @@ def build_cases():
     logprobs = np.log(rng.uniform(0.02, 1.0, size=(3, 1)))
     cases += _cases("one token per response", "batches", logprobs, np.ones((3, 1), dtype=np.int64), parts=(FIELDS,))
     # From a generator of its own, so that the other cases keep their inputs.
-    logprobs, mask = _batch(np.random.default_rng(1718), 3, 4)
+    logprobs, mask = _batch(np.random.default_rng(variant.seed(1718)), 3, 4)
     cases += _cases("a SequenceMetrics of four arrays of shape [B]", "batches", logprobs, mask, parts=(COUNTS,),
                     form=True)
 

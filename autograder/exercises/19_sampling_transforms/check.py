@@ -34,6 +34,7 @@ from autograder.checks._float_results import (
     ATOL, FLOAT32_OUTPUT, RTOL, finite_floats, float32_arithmetic, float32_output,
 )
 from autograder.checks._judge import Misconception, close, error_case, float_array, value_of
+from autograder.checks._redraw import redraw
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
@@ -300,8 +301,40 @@ def tie_block(vocabulary: int) -> tuple:
     return z, k, top_p
 
 
-def build_cases():
-    rng = np.random.default_rng(19)
+#: How far a random case keeps from a cut: the k-th and (k+1)-th logits of a random top-k case, and
+#: every prefix sum of a random top-p case from ``top_p``, differ by more than this, so that neither
+#: float64 rounding (another order of summing, a shifted softmax) nor a rounding tolerance below it
+#: can change which tokens are kept. Only the taught cases sit on a boundary, on purpose.
+CLEARANCE = 1e-6
+
+
+def _clear_cut(z: np.ndarray, k: int) -> bool:
+    ranked = np.sort(np.asarray(z, dtype=np.float64))[::-1]
+    return k >= ranked.size or ranked[k - 1] - ranked[k] > CLEARANCE
+
+
+def _clear_nucleus(z: np.ndarray, top_p: float, floor: int = 0) -> bool:
+    """No prefix sum within :data:`CLEARANCE` of ``top_p``, and a nucleus of more than ``floor`` tokens
+    (the case where a ``min_tokens_to_keep`` of ``floor`` must change nothing)."""
+    p = _softmax(np.asarray(z, dtype=np.float64))
+    prefix = np.cumsum(p[_stable_order(p)])
+    count = int(np.searchsorted(prefix, top_p - BOUNDARY, side="left")) + 1
+    return bool(np.min(np.abs(prefix - top_p)) > CLEARANCE) and count > floor
+
+
+def _top_k_logits(k: int, draw) -> np.ndarray:
+    return redraw(draw, lambda z: _clear_cut(z, k), f"a clear gap at the top-{k} cut")
+
+
+def _top_p_logits(top_p: float, draw, floor: int = 0) -> np.ndarray:
+    what = f"every prefix sum clear of top_p = {top_p}" + (f" and a nucleus of more than {floor}" if floor else "")
+    return redraw(draw, lambda z: _clear_nucleus(z, top_p, floor), what)
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(19))
     cases = [Case("the open checks on logits [2, 1, 0, -1]", "public",
                   (Call("temperature_distribution", (SEED_LOGITS, 2.0)),
                    Call("top_k_distribution", (SEED_LOGITS, 2)),
@@ -317,7 +350,8 @@ def build_cases():
 
     # --- top-k
     for vocabulary, k in ((6, 1), (10, 3), (32, 7), (50, 50), (100, 20)):
-        cases.append(_top_k_case(f"{vocabulary} tokens, k = {k}", rng.normal(scale=2.0, size=vocabulary), k))
+        logits = _top_k_logits(k, lambda: rng.normal(scale=2.0, size=vocabulary))
+        cases.append(_top_k_case(f"{vocabulary} tokens, k = {k}", logits, k))
     ties = np.array([0.0, 1.0, 0.0, 1.0, 0.0, 1.0])
     cases.append(_top_k_case("ties: three tokens tied for first, k = 2", ties, 2))
     cases.append(_top_k_case("ties: three tied tokens after the top two, k = 4",
@@ -327,8 +361,9 @@ def build_cases():
     for vocabulary in TIE_BLOCK_SIZES:
         logits, k, _ = tie_block(vocabulary)
         cases.append(_top_k_case(f"a block of tied tokens among {vocabulary}, the cut inside it", logits, k))
-    cases.append(_top_k_case("logits given as a list", rng.normal(size=8).tolist(), 3))
-    cases.append(_top_k_case("logits of order 1e3", rng.normal(scale=3.0, size=9) - 1000.0, 4))
+    cases.append(_top_k_case("logits given as a list", _top_k_logits(3, lambda: rng.normal(size=8)).tolist(), 3))
+    cases.append(_top_k_case("logits of order 1e3",
+                             _top_k_logits(4, lambda: rng.normal(scale=3.0, size=9) - 1000.0), 4))
 
     # --- top-p: the taught cases first (required exactly)
     nucleus = np.log(np.array([0.55, 0.20, 0.15, 0.10]))
@@ -340,7 +375,7 @@ def build_cases():
     cases.append(_top_p_case("top_p = 1 keeps even a token of probability 1e-20",
                              np.array([0.0, -46.0, -1.0, -50.0]), 1.0, exact=True))
     for vocabulary, top_p in ((5, 0.3), (10, 0.5), (32, 0.9), (100, 0.95), (64, 0.7)):
-        logits = rng.normal(scale=2.0, size=vocabulary)
+        logits = _top_p_logits(top_p, lambda: rng.normal(scale=2.0, size=vocabulary))
         cases.append(_top_p_case(f"{vocabulary} tokens, top_p = {top_p}", logits, top_p))
     cases.append(_top_p_case("uniform logits: ties enter the nucleus in id order", np.zeros(4), 0.3))
     cases.append(_top_p_case("a tied tail enters the nucleus in id order",
@@ -352,9 +387,11 @@ def build_cases():
     cases.append(_top_p_case("min_tokens_to_keep = 3 with one dominant token",
                              np.array([6.0, 0.0, 0.5, -1.0, 0.2]), 0.5, 3))
     cases.append(_top_p_case("min_tokens_to_keep below the nucleus size changes nothing",
-                             rng.normal(size=10), 0.9, 2))
-    cases.append(_top_p_case("logits given as a list", rng.normal(size=7).tolist(), 0.6))
-    cases.append(_top_p_case("logits of order 1e3", rng.normal(scale=2.0, size=8) + 1000.0, 0.85))
+                             _top_p_logits(0.9, lambda: rng.normal(size=10), floor=2), 0.9, 2))
+    cases.append(_top_p_case("logits given as a list", _top_p_logits(0.6, lambda: rng.normal(size=7)).tolist(),
+                             0.6))
+    cases.append(_top_p_case("logits of order 1e3",
+                             _top_p_logits(0.85, lambda: rng.normal(scale=2.0, size=8) + 1000.0), 0.85))
 
     # --- validation
     logits = rng.normal(size=5)

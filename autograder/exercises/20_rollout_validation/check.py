@@ -18,6 +18,7 @@ import numpy as np
 from autograder.channel import Call, Raised, Returned
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict
 from autograder.checks._judge import Misconception, expect_error, field, scalar, value_of
+from autograder.checks._redraw import redraw
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
@@ -63,8 +64,20 @@ REJECTS_VALID_FIELDS = ("the error does not name every missing field, and valida
 # ----------------------------------------------------------------------------- batches
 
 
-def random_batch(rng: np.random.Generator, batch_size: int, max_tokens: int, *, both_flags: bool = False) -> dict:
-    """A structurally valid batch: right-padded masks, NaN log-probabilities on padding."""
+def random_batch(rng: np.random.Generator, batch_size: int, max_tokens: int, *, both_flags: bool = False,
+                 padded: bool = True) -> dict:
+    """A structurally valid batch: right-padded masks, NaN log-probabilities on padding.
+
+    With ``padded`` a batch of two or more responses over two or more positions has a padding position
+    (drawn again until it does), so that counting the padded width instead of the active tokens is
+    wrong on it; a case that overwrites the mask passes ``padded=False``."""
+    if not padded or batch_size < 2 or max_tokens < 2:
+        return _draw_batch(rng, batch_size, max_tokens, both_flags)
+    return redraw(lambda: _draw_batch(rng, batch_size, max_tokens, both_flags),
+                  lambda batch: not batch["response_mask"].all(), "a padding position")
+
+
+def _draw_batch(rng: np.random.Generator, batch_size: int, max_tokens: int, both_flags: bool) -> dict:
     lengths = rng.integers(1, max_tokens + 1, size=batch_size)
     lengths[rng.integers(batch_size)] = max_tokens  # the padded width is the longest response
     mask = np.arange(max_tokens)[None, :] < lengths[:, None]
@@ -240,8 +253,10 @@ def _drop(name: str):
     return change
 
 
-def build_cases():
-    rng = np.random.default_rng(20)
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(20))
     cases = [Case("the notebook's example batch", "public",
                   (Call("validate_rollout_batch", (seed_batch(),)),), _judge_public)]
     nan_reward = seed_batch()
@@ -264,7 +279,7 @@ def build_cases():
     unicode_reasons["stop_reason"] = unicode_reasons["stop_reason"].astype(str)
     unicode_reasons["response_mask"] = unicode_reasons["response_mask"].astype(bool)
     valid.append(("a boolean mask and a fixed-width string array of stop reasons", unicode_reasons))
-    full = random_batch(rng, 2, 4)
+    full = random_batch(rng, 2, 4, padded=False)
     full["response_mask"][:] = 1
     full["old_logprobs"] = -rng.exponential(size=(2, 4))
     full["ref_logprobs"] = -rng.exponential(size=(2, 4))
@@ -276,7 +291,7 @@ def build_cases():
         cases.append(Case(name, "summary", calls, _judge_summary(batch)))
 
     # --- structure: each rule broken in isolation on a valid batch of 3 responses over 4 positions
-    base = random_batch(rng, 3, 4)
+    base = random_batch(rng, 3, 4, padded=False)
     base["response_mask"] = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])
     base["old_logprobs"] = np.where(base["response_mask"] == 1, -rng.exponential(size=(3, 4)), np.nan)
     base["ref_logprobs"] = np.where(base["response_mask"] == 1, -rng.exponential(size=(3, 4)), np.nan)

@@ -24,6 +24,7 @@ from autograder.checks import _misconceptions as _shared
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import log_softmax
 from autograder.checks._judge import Misconception, error_case, expect_error
+from autograder.checks._redraw import redraw
 from autograder.checks._dict_results import judge_key, overflow_named
 from autograder.reference import further
 
@@ -235,8 +236,30 @@ def _sampled(rng, z, temperature, top_k):
     return np.take_along_axis(ranked, pick[..., None], axis=-1)[..., 0]
 
 
-def _mismatch_batch(rng, batch, length, spread=0.3):
-    """Trainer and engine log-probs that differ by a few tenths either way, with right padding."""
+def _mismatch_batch(rng, batch, length, spread=0.3, *, cap=None):
+    """Trainer and engine log-probs that differ by a few tenths either way, with right padding.
+
+    Drawn again until a row is padded (the padding holds garbage that must not count) and, with a
+    ``cap``, until the cap matters both ways: an active token's ratio above ``cap`` and one below
+    ``1 / cap``, a row whose sequence ratio is above ``cap`` and one whose is below ``1 / cap`` (an
+    answer that does not truncate, or clips from below too, must be wrong on the batch)."""
+    def holds(drawn):
+        trainer, engine, mask = drawn
+        if mask.all():
+            return False
+        if cap is None:
+            return True
+        log_ratio = np.where(mask, trainer - engine, 0.0)
+        bound, active = np.log(cap), log_ratio[mask]
+        sums = log_ratio.sum(axis=1)
+        return bool((active > bound).any() and (active < -bound).any() and (sums > bound).any()
+                    and (sums < -bound).any())
+
+    return redraw(lambda: _draw_mismatch(rng, batch, length, spread), holds,
+                  "a padded row" + (f" and ratios beyond the cap {cap} both ways" if cap else ""))
+
+
+def _draw_mismatch(rng, batch, length, spread):
     engine = log_softmax(rng.normal(scale=2.0, size=(batch, length, 9)))[..., 0]
     trainer = engine + rng.normal(scale=spread, size=(batch, length))
     lengths = rng.integers(1, length + 1, size=batch)
@@ -245,9 +268,11 @@ def _mismatch_batch(rng, batch, length, spread=0.3):
     return np.where(mask, trainer, garbage), np.where(mask, engine, -garbage), mask
 
 
-def build_cases():
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
     cases = []
-    rng = np.random.default_rng(21)
+    rng = np.random.default_rng(variant.seed(21))
 
     # --- public: the notebook's open checks
     z = np.array([[2.0, 1.0, 0.0, -1.0]])
@@ -287,7 +312,7 @@ def build_cases():
     # --- weights
     trainer, engine, mask = _mismatch_batch(rng, 4, 7)
     cases += _weights_cases("a [4, 7] batch with right padding, cap 2", trainer, engine, mask, 2.0)
-    trainer, engine, mask = _mismatch_batch(rng, 3, 6, spread=1.5)
+    trainer, engine, mask = _mismatch_batch(rng, 3, 6, spread=1.5, cap=1.5)
     cases += _weights_cases("large mismatches, cap 1.5", trainer, engine, mask, 1.5)
     trainer, engine, mask = _mismatch_batch(rng, 2, 5)
     cases += _weights_cases("0/1 integer mask, inputs as lists, cap 3", trainer, engine, mask.astype(np.int64), 3.0,
