@@ -52,10 +52,11 @@ def answered():
     for stem in NUMBER_ANSWERS:
         notebook = support.source_notebook(stem)
         namespace = {"__name__": "__main__"}
-        for cell in notebook.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type == "code" and (cell.id == "setup" or meta.get("solution")):
-                exec(compile(cell.source, f"<{stem}:{cell.id}>", "exec"), namespace)
+        with support.example_numbers():  # a notebook whose numbers vary shows (and solves) variant 0's
+            for cell in notebook.cells:
+                meta = cell.metadata.get("nbgrader", {})
+                if cell.cell_type == "code" and (cell.id in ("setup", "your-numbers") or meta.get("solution")):
+                    exec(compile(cell.source, f"<{stem}:{cell.id}>", "exec"), namespace)
         checks = [cell.source for cell in notebook.cells
                   if cell.cell_type == "code" and cell.id.startswith("check") and "as_number" in cell.source]
         found[stem] = (checks, namespace)

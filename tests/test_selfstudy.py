@@ -270,7 +270,8 @@ def _given_code_cells(stem: str) -> tuple:
     given, open_checks = [], []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("solution") or meta.get("grade"):
+        # The student-id cell is an answer cell by its metadata, but given code here: it is left "".
+        if cell.cell_type != "code" or (meta.get("solution") and cell.id != "student-id") or meta.get("grade"):
             continue
         if "widget" in cell.metadata.get("tags", []):
             continue
@@ -288,8 +289,10 @@ def test_the_worked_solution_passes_the_open_checks_and_earns_every_autograded_p
     blocks = _worked_code(stem)
     assert blocks, f"{stem}: the worked solution states no answer as Python code"
     namespace = {"__name__": "__main__"}
-    for source in given:
-        exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
+    from check_support import example_numbers
+    with example_numbers():  # the worked solution's numbers are the example's (variant 0)
+        for source in given:
+            exec(compile(source, f"<{stem} given cell>", "exec"), namespace)
     for block in blocks:
         exec(compile(block, f"<{stem} worked solution>", "exec"), namespace)
     for source in open_checks:

@@ -193,6 +193,11 @@ def test_the_worked_solution_and_rubric_follow_the_tree(drawn, keys):
                    "0.311614 - 0.091949 - 0.091155 + 0.078995", "$0.5 \\times 0.4 = 0.20$"):
         assert number in seed_solution, number
     assert "about 0.2084 instead of 0.2075" in fill(texts[1], STEM)
+    # Self-study shows the worked solution filled in (the example numbers', unless it is given others).
+    from autograder import selfstudy
+    shown = selfstudy.load_solution(STEM)
+    assert "{{" not in shown["solution"] + "".join(shown["hints"]) and shown["solution"] in seed_solution
+    assert "{{" not in selfstudy.load_solution(STEM, parameters(STEM, "s1"))["solution"]
     for student in STUDENTS[:20]:
         solution, rubric = (fill(text, STEM, drawn[student]) for text in texts)
         assert "{{" not in solution and "{{" not in rubric

@@ -179,6 +179,11 @@ def test_the_worked_solution_follows_the_ratio(drawn):
     for piece in ("$\\log 2 \\approx 0.693147$", "At $r = 1/2$", "$1 - 0.693147 = 0.306853$",
                   "$-0.5 + 0.693147 = 0.193147$", '"k3": math.log(2) - 0.5}'):
         assert piece in seed, piece
+    # Self-study shows the worked solution filled in (the example numbers', unless it is given others).
+    from autograder import selfstudy
+    shown = selfstudy.load_solution(STEM)
+    assert "{{" not in shown["solution"] + "".join(shown["hints"]) and shown["solution"] in seed
+    assert "{{" not in selfstudy.load_solution(STEM, parameters(STEM, "s1"))["solution"]
     for r in sorted({values["r"] for values in drawn.values()})[:15]:
         worked = fill(text, STEM, {"r": r})
         answers = key.answers({"r": r})

@@ -273,16 +273,18 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
 # --------------------------------------------------------------------------- worked solutions
 
 
-def load_solution(stem: str) -> dict:
+def load_solution(stem: str, parameters=None) -> dict:
     """The hints, worked solution and key idea of ``stem``, parsed from ``autograder/exercises/<stem>/solution.md``.
 
     The file has three level-2 sections: ``## Hints`` (one ``### Hint`` subsection each),
-    ``## Worked solution`` and ``## Remember``.
+    ``## Worked solution`` and ``## Remember``. Where the exercise's numbers vary, its ``{{ name }}``
+    values are those of ``parameters`` (variant 0's, the example numbers, when None).
     """
     if stem not in CHECKS:
         raise KeyError(f"unknown exercise {stem!r}")
     from autograder.exercises import solution_path
-    text = solution_path(stem).read_text(encoding="utf-8")
+    from autograder.variants import fill
+    text = fill(solution_path(stem).read_text(encoding="utf-8"), stem, parameters)
     sections = {}
     for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M):
         sections[match.group(1).strip().lower()] = match.group(2).strip()
