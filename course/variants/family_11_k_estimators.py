@@ -8,6 +8,8 @@ move, while k3 stays positive at both ratios with two different values (k3 is no
 below 1).
 """
 
+from fractions import Fraction
+
 from course.variants import Draw, Family
 
 #: Every ratio above 1 a student can get: 1.25, 1.30, ..., 6.00, without the seed's 2.
@@ -20,8 +22,11 @@ def _draw(d: Draw) -> dict:
 
 def _rows(parameters) -> list:
     r = parameters["r"]
+    inverse = 1 / Fraction(str(r))
+    # 1/2 is 0.5 exactly; 1/4.35 is only about 0.229885.
+    value = f"= {float(inverse):g}" if 10 ** 6 % inverse.denominator == 0 else f"\u2248 {float(inverse):.6g}"
     return [("r, the ratio above 1 (k_at_2; numbers[\"r\"])", f"{r:g}"),
-            ("1/r, the ratio below 1 (k_at_half)", f"1/{r:g} = {1 / r:.6g}")]
+            ("1/r, the ratio below 1 (k_at_half)", f"1/{r:g} {value}")]
 
 
 FAMILY = Family("11_k_estimators", {"r": 2.0}, _draw, _rows)
