@@ -127,9 +127,20 @@ def test_open_check_catches_unweighted_conditionals_without_the_key(label):
     """The open Part A check refuses conditional KLs that are not weighted by p_0, and prints no value."""
     cell = next(cell for cell in source_notebook(STEM).cells if cell.id == "check-chain")
     with pytest.raises(AssertionError, match="p_0") as raised:
-        exec(cell.source, namespace_from(WRONG[label][0]))
+        exec(cell.source, example_tree(namespace_from(WRONG[label][0])))
     assert not re.search(r"\d\.\d{3,}", str(raised.value))
-    exec(cell.source, namespace_from(LOOPS))
+    exec(cell.source, example_tree(namespace_from(LOOPS)))
+
+
+def example_tree(namespace: dict) -> dict:
+    """``namespace`` with the notebook's ``numbers`` as a notebook with no student id shows them (the
+    example tree, variant 0): the open check weights by the notebook's own p_0."""
+    from check_support import example_numbers
+    from course.variants import your_numbers
+
+    with example_numbers():
+        namespace["numbers"] = your_numbers(STEM)
+    return namespace
 
 
 def test_every_misconception_of_the_check_has_a_wrong_answer_in_the_corpus():

@@ -2,7 +2,8 @@
 
 Answers are numbers and 2 x 2 tables bound to documented names (nats, at least 6 significant
 digits). The slips the exercise is about (averaging the conditional KLs without the weights p_0,
-measuring KL the wrong way round, building the joint table the wrong way) are recomputed here.
+measuring KL the wrong way round, building the joint table the wrong way) are recomputed here from each
+student's own tree (``course.variants.family_10_kl_chain_rule``).
 """
 
 from __future__ import annotations
@@ -54,10 +55,13 @@ def _kl(p, q, log=np.log) -> float:
     return float(np.sum(p[keep] * log(p[keep] / q[keep])))
 
 
-def build_cases() -> list:
-    first_p, first_q = np.asarray(key.FIRST_P), np.asarray(key.FIRST_Q)
-    cond_p, cond_q = np.asarray(key.COND_P), np.asarray(key.COND_Q)
-    answers = key.ANSWERS
+def slips(parameters) -> list:
+    """``(case name, group, variable, key, [(slip value, misconception), ...])`` of one variant's tree:
+    every slip recomputed from its numbers. A slip that changes nothing in a term (equal weights do not
+    touch the root KL) is not listed for it, so that no listed slip equals the key by construction (the
+    family excludes the trees where one would by accident: ``tests/test_variants_ex10_kl_chain_rule.py``)."""
+    first_p, first_q, cond_p, cond_q = key.tree(parameters)
+    answers = key.answers(parameters)
 
     def chain(log=np.log, reverse=False, weights=None):
         """Root, conditionals, expected conditional and total under one (possibly mistaken) recipe."""
@@ -69,41 +73,43 @@ def build_cases() -> list:
         root = _kl(a, b, log)
         return root, conditional, expected, root + expected
 
-    wrong_ways = {
-        DIRECTION: chain(reverse=True),
-        UNWEIGHTED: chain(weights=np.full(len(first_p), 1.0 / len(first_p))),
-        UNWEIGHTED_SUM: chain(weights=np.ones(len(first_p))),
-    }
+    right_way = chain()
+    reverse = chain(reverse=True)
+    weightings = {UNWEIGHTED: chain(weights=np.full(len(first_p), 1.0 / len(first_p))),
+                  UNWEIGHTED_SUM: chain(weights=np.ones(len(first_p)))}
     log_ways = [chain(log=np.log2), chain(log=np.log10)]
     # KL with the right weights p_0 but conditionals measured the other way round.
-    reversed_conditionals = chain(reverse=True)[1]
-    mixed_expected = float(np.dot(first_p, reversed_conditionals))
-
-    right_way = chain()
+    mixed_expected = float(np.dot(first_p, reverse[1]))
 
     def wrong(index):
-        pairs = [(values[index], mistake) for mistake, values in wrong_ways.items()]
+        pairs = [(reverse[index], DIRECTION)]
+        if index >= 2:  # the weights enter the expected conditional KL and the total only
+            pairs += [(values[index], mistake) for mistake, values in weightings.items()]
         return pairs + [(values[index], BITS) for values in log_ways] + [(-right_way[index], NEGATED_KL)]
 
     joint_p, joint_q = answers["joint_p"], answers["joint_q"]
     return [
-        number_case("root KL(p_0 || q_0)", "chain_terms", "root_kl", answers["root_kl"], wrong(0)),
-        array_case("conditional KLs, one per first action", "chain_terms", "conditional_kls",
-                   answers["conditional_kls"], wrong(1) + [(answers["conditional_kls"][::-1], ORDER)]),
-        number_case("expected conditional KL", "chain_terms", "expected_conditional_kl",
-                    answers["expected_conditional_kl"], wrong(2) + [(mixed_expected, DIRECTION)]),
-        number_case("root plus expected conditional KL", "chain_terms", "total_kl", answers["total_kl"],
-                    wrong(3) + [(answers["root_kl"] + mixed_expected, DIRECTION)]),
-        array_case("joint table of p", "joint", "joint_p", joint_p,
-                   [(joint_p.T, TRANSPOSED), (cond_p, CONDITIONAL_ONLY)]),
-        array_case("joint table of q", "joint", "joint_q", joint_q,
-                   [(joint_q.T, TRANSPOSED), (cond_q, CONDITIONAL_ONLY)]),
-        number_case("KL between the joint distributions", "joint", "joint_kl", answers["joint_kl"],
-                    [(_kl(joint_q.ravel(), joint_p.ravel()), DIRECTION), (wrong_ways[UNWEIGHTED][3], UNWEIGHTED),
-                     (-answers["joint_kl"], NEGATED_KL),
-                     (_kl(joint_p.ravel(), joint_q.ravel(), np.log2), BITS),
-                     (_kl(joint_p.ravel(), joint_q.ravel(), np.log10), BITS)]),
+        ("root KL(p_0 || q_0)", "chain_terms", "root_kl", answers["root_kl"], wrong(0)),
+        ("conditional KLs, one per first action", "chain_terms", "conditional_kls",
+         answers["conditional_kls"], wrong(1) + [(answers["conditional_kls"][::-1], ORDER)]),
+        ("expected conditional KL", "chain_terms", "expected_conditional_kl",
+         answers["expected_conditional_kl"], wrong(2) + [(mixed_expected, DIRECTION)]),
+        ("root plus expected conditional KL", "chain_terms", "total_kl", answers["total_kl"],
+         wrong(3) + [(answers["root_kl"] + mixed_expected, DIRECTION)]),
+        ("joint table of p", "joint", "joint_p", joint_p, [(joint_p.T, TRANSPOSED), (cond_p, CONDITIONAL_ONLY)]),
+        ("joint table of q", "joint", "joint_q", joint_q, [(joint_q.T, TRANSPOSED), (cond_q, CONDITIONAL_ONLY)]),
+        ("KL between the joint distributions", "joint", "joint_kl", answers["joint_kl"],
+         [(_kl(joint_q.ravel(), joint_p.ravel()), DIRECTION), (weightings[UNWEIGHTED][3], UNWEIGHTED),
+          (-answers["joint_kl"], NEGATED_KL),
+          (_kl(joint_p.ravel(), joint_q.ravel(), np.log2), BITS),
+          (_kl(joint_p.ravel(), joint_q.ravel(), np.log10), BITS)]),
     ]
+
+
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters``: their tree)."""
+    return [(array_case if np.ndim(expected) else number_case)(name, group, variable, expected, wrong)
+            for name, group, variable, expected, wrong in slips(variant.parameters)]
 
 
 

@@ -1,4 +1,7 @@
-"""Hidden checks for exercise 11: k1, k2 and k3 at r = 2 and r = 1/2, and which of them changes sign.
+"""Hidden checks for exercise 11: k1, k2 and k3 at a ratio r and at 1/r, and which of them changes sign.
+
+The ratio varies per student (``course.variants.family_11_k_estimators``; r = 2 for the seed): the key,
+every slip's value and the case names ("k1 at r = 2") follow the student's ratio.
 
 ``k_at_2`` and ``k_at_half`` are dicts ``{"k1": ..., "k2": ..., "k3": ...}`` (nats, at least 6
 significant digits); ``changes_sign`` and ``never_negative`` are sets of estimator names.
@@ -6,6 +9,7 @@ significant digits); ``changes_sign`` and ``never_negative`` are sets of estimat
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from autograder.checks._concept_answers import choice_set, number, numeric_judge, value_case
@@ -57,8 +61,8 @@ def _recipes(log=math.log):
     return {"k1": lambda r: -log(r), "k2": lambda r: log(r) ** 2 / 2, "k3": lambda r: (r - 1) - log(r)}
 
 
-def _value_case(name: str, ratio: float, estimator: str) -> Case:
-    expected = key.ANSWERS[name][estimator]
+def value_slips(ratio: float, estimator: str) -> list:
+    """``[(slip value, misconception), ...]`` of one estimator at one ratio, recomputed from the ratio."""
     wrong = [(_recipes(log)[estimator](ratio), LOG_BASE) for log in (math.log2, math.log10)]
     wrong += {
         "k1": [(math.log(ratio), K1_SIGN)],
@@ -66,6 +70,11 @@ def _value_case(name: str, ratio: float, estimator: str) -> Case:
         "k3": [((1 / ratio - 1) + math.log(ratio), INVERTED), ((ratio - 1) + math.log(ratio), K3_LOG_SIGN),
                (math.log(ratio) - (ratio - 1), K3_SIGN)],
     }[estimator]
+    return wrong
+
+
+def _value_case(name: str, label: str, ratio: float, estimator: str, expected: float) -> Case:
+    wrong = value_slips(ratio, estimator)
 
     def judge(values) -> Verdict:
         if not isinstance(values, dict):
@@ -77,7 +86,6 @@ def _value_case(name: str, ratio: float, estimator: str) -> Case:
             raise _form(error, DICT_FORM) from None
         return numeric_judge(lambda entry: number(entry, what), expected, what, wrong)(item)
 
-    label = "r = 2" if ratio == 2 else "r = 1/2"
     return value_case(f"{estimator} at {label}", "values", name, judge)
 
 
@@ -97,15 +105,36 @@ def _set_case(case_name: str, name: str, expected: frozenset, mistakes: dict) ->
     return value_case(case_name, "signs", name, judge)
 
 
-def build_cases() -> list:
-    cases = [_value_case(name, ratio, estimator)
-             for name, ratio in key.RATIOS.items() for estimator in key.ESTIMATORS]
-    cases.append(_set_case("the estimator that changes sign", "changes_sign", key.CHANGES_SIGN,
+def build_cases(variant) -> list:
+    """The cases of one student's variant (``variant.parameters["r"]``: their ratio above 1)."""
+    parameters = variant.parameters
+    answers, labels = key.answers(parameters), key.labels(parameters)
+    cases = [_value_case(name, labels[name], ratio, estimator, answers[name][estimator])
+             for name, ratio in key.ratios(parameters).items() for estimator in key.ESTIMATORS]
+    cases.append(_set_case("the estimator that changes sign", "changes_sign", frozenset(answers["changes_sign"]),
                            {"k3": K3_SIGN, "k2": K2_SIGN, "k1": K1_NEVER_NEGATIVE}))
-    cases.append(_set_case("the estimators that stay non-negative", "never_negative", key.NEVER_NEGATIVE,
-                           {"k1": K1_NEVER_NEGATIVE, "k3": K3_SIGN, "k2": K2_SIGN}))
+    cases.append(_set_case("the estimators that stay non-negative", "never_negative",
+                           frozenset(answers["never_negative"]), {"k1": K1_NEVER_NEGATIVE, "k3": K3_SIGN, "k2": K2_SIGN}))
     return cases
 
+
+def central_for(parameters) -> Central:
+    """The central idea with the case names of one variant (the ratios are in the names)."""
+    labels = key.labels(parameters)
+    return dataclasses.replace(CENTRAL, cases=(f"k1 at {labels['k_at_2']}", f"k1 at {labels['k_at_half']}",
+                                               f"k3 at {labels['k_at_2']}"))
+
+
+class _RatioCheck(ExerciseCheck):
+    """A check whose case names carry the student's ratios ("k1 at r = 3.45"), so that the feedback
+    names the student's own numbers: a bound variant gets the central idea with its own case names
+    (the frame's :class:`Central` names cases, and ``ExerciseCheck.at`` shares the unbound one)."""
+
+    def at(self, variant) -> ExerciseCheck:
+        bound = super().at(variant)
+        if bound is not self:
+            bound.central = central_for(variant.parameters)
+        return bound
 
 
 #: The exercise's central idea: getting it wrong caps every part at a third of its points.
@@ -114,9 +143,9 @@ CENTRAL = Central(
     {"k1-sign", "ratio-inverted"},
     ("k1 at r = 2", "k1 at r = 1/2", "k3 at r = 2"))
 
-CHECK = ExerciseCheck(
+CHECK = _RatioCheck(
     STEM,
-    [Group("values", 2, "k1, k2 and k3 at r = 2 and at r = 1/2"),
+    [Group("values", 2, "k1, k2 and k3 at the ratio r and at 1/r"),
      Group("signs", 1, "Which estimator changes sign, which stay non-negative")],
     build_cases,
     CENTRAL,
