@@ -17,11 +17,9 @@ STEM = "09_sequence_ppl"
 
 @pytest.fixture(autouse=True)
 def _desk():
-    """Each test starts at the desk: no grader statement, no example mode."""
-    family_registry.graded_as(None)
+    """Each test starts at the desk: no example mode."""
     family_registry.example_numbers(False)
     yield
-    family_registry.graded_as(None)
     family_registry.example_numbers(False)
 
 
@@ -83,12 +81,20 @@ def test_the_numbers_cell_stops_without_an_id_and_shows_the_example(monkeypatch,
     assert your_numbers(STEM, "")["p"] == (0.5, 0.25, 0.8)
 
 
-def test_the_graders_statement_wins_over_the_notebook(monkeypatch):
-    monkeypatch.setenv("JUPYTERHUB_USER", "ben")
-    family_registry.graded_as("ada")
-    shown = your_numbers(STEM, "cai")
-    assert shown.identity.source == "graded" and dict(shown) == parameters(STEM, "ada")
+def test_the_grader_starts_a_varying_notebook_signed_in_as_the_submitting_student(monkeypatch):
+    """What the worker puts in the notebook's environment makes the numbers cell show that student's."""
+    from autograder.grading.worker import notebook_environment
+    task = {"student": "ada"}
+    environ = notebook_environment(task, variants.variant_for(STEM, "ada"))
+    assert environ == {"JUPYTERHUB_USER": "ada"}
+    assert notebook_environment(task, variants.variant_for("15_stable_log_softmax", "ada")) == {}
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    shown = your_numbers(STEM, "")
+    assert shown.identity.source == "hub" and dict(shown) == parameters(STEM, "ada")
     assert "'ada'" in repr(shown) and "<table>" in shown._repr_html_()
+    with pytest.raises(StudentIdError, match="signed in to JupyterHub as 'ada'"):
+        your_numbers(STEM, "cai")  # a submitted id naming someone else stops there, as it did at the desk
 
 
 def test_the_html_table_escapes_what_it_shows(monkeypatch):

@@ -10,15 +10,16 @@ notebooks show them.
 This package holds parameters only, never answers: the keys are computed from the reference on the
 instructor's side (``autograder.variants``), and a parameter is what the question states anyway.
 
-Who the student is, in order:
+Who the student is:
 
-1. the id typed into the notebook's first answer cell (``STUDENT_ID = "..."``: a laptop, Colab);
-2. the hub's sign-in (``JUPYTERHUB_USER``), which is the id nbgrader's exchange submits under there.
+1. plain ``nbgrader autograde`` (in the kernel, without the course's sandboxed bridge) runs the kernel
+   in the submission folder, ``submitted/<student>/<assignment>``: that folder's id, first;
+2. the id typed into the notebook's first answer cell (``STUDENT_ID = "..."``: a laptop, Colab);
+3. the hub's sign-in (``JUPYTERHUB_USER``), which is the id nbgrader's exchange submits under there;
+   a typed id that differs from it stops the notebook.
 
-When the grader runs a submission it states the id of the submission folder (:func:`graded_as`); that
-id wins over both, because it is the id the work is graded under. Plain ``nbgrader autograde`` (in the
-kernel, without the course's bridge) states nothing, but runs the kernel in the submission folder,
-``submitted/<student>/<assignment>``: that folder's id comes next.
+The course's grader starts each notebook with the submission folder's id as its hub sign-in, so a
+graded notebook shows that student's numbers exactly as their hub does.
 """
 
 from __future__ import annotations
@@ -43,9 +44,6 @@ STUDENT_ID_CELL = (
     "# Working on a laptop or in Colab? Type your course (nbgrader) student id between the quotes:\n"
     "# your numbers below follow from it. On JupyterHub leave it \"\" (the hub knows who you are).\n"
     "STUDENT_ID = \"\"")
-
-#: The id the grader states for the submission it runs (None at the desk).
-_graded_id: str | None = None
 
 #: What nbgrader accepts as a student id (it refuses '*', '+' and path separators; we keep it printable).
 _ID_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}")
@@ -179,22 +177,15 @@ class Identity:
     """Whose numbers a notebook shows, and how it knows."""
 
     student: str | None
-    #: "graded" (the grader's statement), "nbgrader" (plain nbgrader's submission folder), "typed" (the
-    #: notebook's cell), "hub" (JUPYTERHUB_USER) or "none" (variant 0).
+    #: "nbgrader" (plain nbgrader's submission folder), "typed" (the notebook's cell), "hub"
+    #: (JUPYTERHUB_USER) or "none" (variant 0).
     source: str
 
     @property
     def how(self) -> str:
-        return {"graded": "the submission being graded", "nbgrader": "the submission folder nbgrader grades",
+        return {"nbgrader": "the submission folder nbgrader grades",
                 "typed": "the id typed in this notebook",
                 "hub": "your JupyterHub sign-in", "none": "no student id"}[self.source]
-
-
-def graded_as(student: str | None) -> None:
-    """Called by the grader before a submission's first cell: the folder's id wins over every other
-    (None forgets it)."""
-    global _graded_id
-    _graded_id = None if student is None else str(student)
 
 
 #: Whether a notebook with no id shows the example numbers instead of stopping (see :func:`example_numbers`).
@@ -244,8 +235,6 @@ def identify(typed: str = "", environ: Mapping | None = None) -> Identity:
     Raises :class:`StudentIdError` when the typed id is not an id, or differs from the hub's sign-in
     (nbgrader would submit the work under the sign-in, and grade it with that student's numbers).
     """
-    if _graded_id is not None:
-        return Identity(_graded_id, "graded")
     folder = _nbgrader_submission_folder()
     if folder is not None:
         return Identity(folder, "nbgrader")
@@ -305,7 +294,7 @@ NO_ID = ("No student id is known, so this notebook shows the example numbers (va
 def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numbers:
     """The cell at the top of a notebook that varies: whose numbers, and the numbers.
 
-    With no id at all (no typed id, no hub, not being graded) the example numbers are printed and
+    With no id at all (no typed id, no hub, no submission folder) the example numbers are printed and
     :class:`StudentIdError` stops the notebook (``require_id``), so that nobody answers someone else's
     question without knowing it; Validate shows that message before anything is submitted.
     """
@@ -322,4 +311,4 @@ def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numb
 
 
 __all__ = ["STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers", "SCHEME", "StudentIdError", "check_id_form", "example_numbers",
-           "families", "graded_as", "identify", "parameters", "seed_bytes", "varies", "your_numbers"]
+           "families", "identify", "parameters", "seed_bytes", "varies", "your_numbers"]
