@@ -220,3 +220,13 @@ def test_the_notebooks_solution_is_right_for_a_drawn_tree(drawn):
         result = run_check(STEM, namespace)
         assert result.points_earned == CHECKS[STEM].points, (student, result.feedback())
         assert not run_check(STEM, namespace, variant=variant_for(STEM, None)).points_earned == CHECKS[STEM].points
+
+
+def test_the_student_packages_table_is_exactly_the_instructors_admissible_trees():
+    """The family draws from a literal table (the student package computes nothing of the exercise);
+    the instructor side's filter (lesson kept, every slip clear) recomputes it over the whole grid."""
+    from course.variants.family_10_kl_chain_rule import TREES, tree
+    lesson = importlib.import_module(f"autograder.exercises.{STEM}.lesson")
+    assert list(TREES) == lesson.admissible_trees()
+    assert len(set(TREES)) == len(TREES) > 20_000
+    assert tree(0.6, 0.7, 0.2, 0.4, 0.5) == FAMILY.seed and (0.6, 0.7, 0.2, 0.4, 0.5) not in TREES

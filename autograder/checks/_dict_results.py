@@ -6,7 +6,8 @@ Several answers there return a dict of named float64 arrays (``{"engine": ..., "
 
 from __future__ import annotations
 
-from typing import Iterable
+import functools
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -30,17 +31,26 @@ def key_difference(missing: list, others: int) -> str:
         parts.append("it has other keys")
     return "".join(f"; {part}" for part in parts)
 
-def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong: list, what: str, *, rtol: float,
+def _outputs(wrong) -> Callable[[], list]:
+    """``wrong`` as a function giving its list: a callable is called once, when a wrong answer first needs
+    the mistakes' outputs (each student's cases are built per notebook, and a right answer never does)."""
+    if not callable(wrong):
+        fixed = list(wrong)
+        return lambda: fixed
+    return functools.lru_cache(maxsize=1)(lambda: list(wrong()))
+
+
+def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong, what: str, *, rtol: float,
              atol: float) -> Verdict:
     """The verdict on ``actual`` (read from the returned ``raw``, already of the expected shape): close to
-    ``expected``, a float32 answer (named as such), one of the ``wrong`` outputs (its misconception, at a
-    tolerance no tighter than 1e-8 / 1e-10) or plainly not correct."""
+    ``expected``, a float32 answer (named as such), one of the ``wrong()`` outputs (its misconception, at
+    a tolerance no tighter than 1e-8 / 1e-10) or plainly not correct. ``wrong``: see :func:`_outputs`."""
     if close(actual, expected, rtol=rtol, atol=atol):
         return PASS
     rounded = float32_output(raw, actual, expected)
     if rounded is not None:
         return rounded
-    for output, misconception in wrong:
+    for output, misconception in wrong():
         if close(actual, output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):
             return Verdict(False, misconception.sentence, misconception.key)
     if close(actual, expected, rtol=F32_RTOL, atol=F32_ATOL):
@@ -53,14 +63,14 @@ def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], 
               rtol: float = RTOL, atol: float = ATOL, exact: bool = False):
     """A judge for ``function``'s returned dict at ``key``: float64 values of the expected shape, close
     to ``expected_all[key]``; ``wrong`` holds ``(output, Misconception)`` pairs for this key, computed in
-    the trusted process.
+    the trusted process (or is a function returning them, called only for a wrong answer).
 
     Every one of ``keys`` must be there. ``exact`` also fails a dict with keys of its own: the rule
     "exactly the keys" is graded once, in the open checks' cases, so that an extra key costs what it
     costs in exercise 18 and not every value case of the notebook."""
     expected = np.asarray(expected_all[key], dtype=np.float64)
     keys = sorted(keys)
-    wrong = list(wrong)
+    wrong = _outputs(wrong)
 
     def judge(outcomes):
         value = value_of(outcomes[0], function)
@@ -83,7 +93,7 @@ def judge_array(function: str, expected, what: str, *, wrong: Iterable = (), rto
                 atol: float = ATOL):
     """A judge for a single returned float array (or number) close to ``expected``."""
     expected = np.asarray(expected, dtype=np.float64)
-    wrong = list(wrong)
+    wrong = _outputs(wrong)
 
     def judge(outcomes):
         value = value_of(outcomes[0], function)

@@ -446,9 +446,10 @@ def identity_note(student: str, extraction: Extraction) -> str:
     if typed is None or typed == student:
         return ""
     shown = typed if len(typed) <= 40 else typed[:40] + "..."
-    return (f"this notebook's STUDENT_ID says {shown!r}, but it was submitted as {student!r}: it was graded with "
-            f"the numbers of {student!r}, which are not the ones it showed while you worked (those of "
-            f"{shown!r}). Ask your instructor if that was a slip.")
+    return (f"this notebook's STUDENT_ID says {shown!r}, but it was submitted as {student!r} (ids are exact: "
+            f"capitals count). It was graded with the numbers of {student!r}, not the ones it showed while you "
+            f"worked (those of {shown!r}); its numbers cell stopped on the mismatch when graded, so an answer "
+            "computed from `numbers` reads as not defined. Ask your instructor if that was a slip.")
 
 
 #: At most this many characters of read answers are kept per test cell (the report's evidence).

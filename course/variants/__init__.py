@@ -41,12 +41,14 @@ STUDENT_ID_GRADE_ID = "student_id"
 
 #: The text of that cell (source and release alike).
 STUDENT_ID_CELL = (
-    "# Working on a laptop or in Colab? Type your course (nbgrader) student id between the quotes:\n"
-    "# your numbers below follow from it. On JupyterHub leave it \"\" (the hub knows who you are).\n"
+    "# Working on a laptop or in Colab? Type your course (nbgrader) student id between the quotes,\n"
+    "# exactly as the course spells it (capitals count): your numbers below follow from it.\n"
+    "# On JupyterHub leave it \"\" (the hub knows who you are).\n"
     "STUDENT_ID = \"\"")
 
-#: What nbgrader accepts as a student id (it refuses '*', '+' and path separators; we keep it printable).
-_ID_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}")
+#: What can be a student id: printable, no spaces, none of what nbgrader refuses in one ('*', '+') or
+#: what cannot be a folder name ('/', '\\'); accents and apostrophes are fine (josé, o'brien).
+_ID_FORM = re.compile(r"[^\s/\\*+]{1,100}")
 
 
 class StudentIdError(ValueError):
@@ -166,7 +168,14 @@ def parameters(stem: str, student: str | None) -> dict:
         return {}
     if not student:
         return dict(family.seed)
-    return dict(family.draw(Draw(seed_bytes(stem, student))))
+    d = Draw(seed_bytes(stem, student))
+    for _ in range(100):
+        # Never the example numbers: their answers are the course notes' worked solution, and the
+        # notebook tells a student with an id that their numbers differ.
+        drawn = dict(family.draw(d))
+        if drawn != dict(family.seed):
+            return drawn
+    raise RuntimeError(f"the family of {stem} drew its example numbers 100 times")
 
 
 # --------------------------------------------------------------------------- who the student is
@@ -222,10 +231,10 @@ def check_id_form(student: str, what: str = "STUDENT_ID") -> str:
     if not isinstance(student, str):
         raise StudentIdError(f"{what} should be a string in quotes, such as \"ada\", not {type(student).__name__}")
     text = student.strip()
-    if text and not _ID_FORM.fullmatch(text):
+    if text and not (_ID_FORM.fullmatch(text) and text.isprintable() and text not in (".", "..")):
         raise StudentIdError(
-            f"{what} = {student!r} is not a student id: use the id your course gave you (letters, digits "
-            "and . _ @ -, no spaces), exactly as it appears in nbgrader")
+            f"{what} = {student!r} is not a student id: use the id your course gave you, exactly as it "
+            "appears in nbgrader (no spaces, no / \\ * or +)")
     return text
 
 

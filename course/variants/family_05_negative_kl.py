@@ -1,20 +1,12 @@
 """Exercise 05's variants: a policy pi and a reference pi_ref over actions 0, 1, 2; the sampled action stays 1.
 
-What varies: the six probabilities (steps of 0.05, each at least 0.1; each policy sums to 1).
+What varies: the six probabilities (steps of 0.05, each at least 0.1; each policy sums to 1). A
+variant is one of :data:`CANDIDATES`, a list made once on the instructor's side and checked there
+again by every test run (so this package computes nothing of the exercise).
 
-What is held (the lesson): the sampled action is action 1 (the notebook's answer is named
-``log_ratio_action_1``), and the reference favours it (pi(1) < pi_ref(1)), so its logged log-ratio is
-negative; the reference favours action 2 too and the policy favours action 0, so two of the three
-terms of the KL are negative while the sum is not; a plain mean of the three log-ratios is negative
-(the task's cap counts it, with the average under the reference, as a negative KL).
-
-A variant is one of :data:`CANDIDATES`: every pair of that grid for which the instructor-side check
-(``autograder/exercises/05_negative_kl/check.py``, ``lesson_holds``) found the lesson held and every
-slip (the log-ratio flipped or in another base; the average under pi_ref, the uniform average, the
-reversed KL, the sample as the KL, the KL in another base) more than a relative 1e-3 from the key and
-from the other slips, so that the check always tells them apart; its tests check every candidate
-again. The list holds parameters only: computing the KL here would put the exercise's own
-computation into the student package.
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex05_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from course.variants import Draw, Family

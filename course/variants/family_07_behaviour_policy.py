@@ -1,21 +1,13 @@
 """Exercise 07's variants: base logits for five tokens, a temperature, one banned token and a top-p threshold.
 
 What varies: the five logits (distinct, from -1 to 2.5 in steps of 0.5), the temperature (0.5 to 0.9),
-which token is banned (any but the sampled one) and the top-p threshold (0.6 to 0.95, steps of 0.05).
+which token is banned (any but the sampled one, token 1) and the top-p threshold (0.6 to 0.95, steps of
+0.05). A variant is one of :data:`CANDIDATES`, a list made once on the instructor's side and checked
+there again by every test run (so this package computes nothing of the exercise).
 
-What is held (the lesson): the engine's order (temperature, then the ban, then top-p); the sampled
-token is token 1 (the answer is named ``behaviour_logprob_token_1``); it survives the ban and is the
-token at which top-p's running sum crosses the threshold, by at least 0.02 either side (so dropping
-the threshold token takes it out of the support, and no rounding decides the nucleus); top-p drops at
-least one token; a temperature below 1 (so the kept token's factor is not simply 1/Z_S). The ratio
-and metadata questions do not depend on the numbers.
-
-A variant is one of :data:`CANDIDATES`, which were drawn once from that grid and kept only when the
-instructor-side check (``autograder/exercises/07_behaviour_policy/check.py``, ``lesson_holds``) found
-the lesson held and every slip (each partial replay of the chain, a nucleus one token too large, the
-ratio upside down, another log base) more than a relative 1e-3 from the key and from the other slips;
-its tests check every candidate again. The list holds parameters only: computing answers here would
-put the exercise's own computation into the student package.
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex07_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from course.variants import Draw, Family

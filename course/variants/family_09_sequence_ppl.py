@@ -1,7 +1,11 @@
-"""Exercise 09's variants: three token probabilities (a fourth, certain token stays at 1).
+"""Exercise 09's variants: three token probabilities (a fourth token of probability 1 stays).
 
-The lesson needs three different probabilities below 1, spread apart (so that the arithmetic and
-geometric means differ clearly, and no slip lands near the answer), and stated with two decimals, as the course text's are.
+What varies: the three probabilities, distinct hundredths in 0.05..0.95, at least 0.2 between the
+smallest and the largest.
+
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex09_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from course.variants import Draw, Family
@@ -9,9 +13,9 @@ from course.variants import Draw, Family
 
 def _draw(d: Draw) -> dict:
     # Hundredths from 0.05 to 0.95: about 10^5 different sets, so that few students of a class share
-    # a product (every answer depends on the product alone, not on the order).
-    # At least 0.2 between the smallest and the largest: the arithmetic mean then stays well away from
-    # the geometric one (0.74, 0.75, 0.76 would make "one over the arithmetic mean" pass as perplexity).
+    # the same three numbers.
+    # At least 0.2 between the smallest and the largest (three close values would let a slip pass for the
+    # answer: see the family's tests).
     while True:
         probabilities = d.distinct(lambda: d.grid(0.05, 0.95, 0.01), 3)
         if max(probabilities) - min(probabilities) >= 0.2:

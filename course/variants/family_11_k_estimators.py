@@ -1,19 +1,20 @@
 """Exercise 11's variants: the two ratios at which k1, k2 and k3 are evaluated.
 
-What varies: the ratio ``r`` above 1 (two decimals, 1.25 to 6, never the seed's 2). What is held: the
-second ratio is its reciprocal ``1/r``, as the seed's 1/2 is of 2, so that the lesson reads the same
-for everyone: log r and log(1/r) are one number with two signs, so k1 changes sign and k2 does not
-move, while k3 stays positive at both ratios with two different values (k3 is not symmetric in r and
-1/r). The answers' names ``k_at_2`` and ``k_at_half`` stay the seed's (the ratio above 1 and the ratio
-below 1).
+What varies: the ratio ``r`` above 1 (hundredths, 1.25 to 6, not 2); the second ratio is ``1/r``.
+The answers keep the names ``k_at_2`` and ``k_at_half`` (the ratio above 1 and the one below 1).
+
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex11_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from fractions import Fraction
 
 from course.variants import Draw, Family
 
-#: Every ratio above 1 a student can get: 1.25, 1.30, ..., 6.00, without the seed's 2.
-RATIOS = tuple(r for r in (round(1.25 + 0.05 * i, 2) for i in range(96)) if r != 2.0)
+#: Every ratio above 1 a student can get: 1.25, 1.26, ..., 6.00, without the example's 2 (475 of them,
+#: so that few students of a class share one).
+RATIOS = tuple(r for r in (round(1.25 + 0.01 * i, 2) for i in range(476)) if r != 2.0)
 
 
 def _draw(d: Draw) -> dict:

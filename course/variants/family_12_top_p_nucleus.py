@@ -1,28 +1,14 @@
-"""Exercise 12's variants: four sorted base probabilities whose two most likely tokens reach top_p = 0.80 exactly.
+"""Exercise 12's variants: four sorted base probabilities of token ids 0..3.
 
-What varies: the distribution ``p = (p0, p1, p2, p3)`` of token ids 0..3 (strictly decreasing,
-multiples of 0.005, summing to 1).
+What varies: the distribution ``p = (p0, p1, p2, p3)`` (strictly decreasing, multiples of 0.005,
+summing to 1), one of a literal table. Held: the thresholds 0.80 (Part A) and 0.81 (Part B), which
+the answers' names carry. The table is literal, not floats tested at draw time: NumPy's SIMD ``log``
+and ``exp`` may round differently on another processor, and a student's machine and the grader must
+draw the same numbers. Variant 0 is never drawn.
 
-What is held, because it is the lesson:
-
-* the thresholds 0.80 (Part A) and 0.81 (Part B): the answers' names (``kept_080``, ``nucleus_081``)
-  carry them;
-* ``p0 + p1 = 0.80`` exactly, so the Part A nucleus is tokens {0, 1}, the threshold reached exactly
-  by the token that stays in, and 0.81 needs exactly one more token (``p2 > 0.01``); the nucleus at
-  0.81 is never the whole vocabulary, so "kept one too many" is always a wrong answer;
-* the float trap of variant 0: an engine's float64 softmax of the logits ``log p`` (``exp(z - max z)``
-  divided by its sum, as the notebook's last section computes it) summed by a running sum stops one
-  ulp short of 0.80 at the second token, so a rule without a tolerance keeps three tokens; and
-  transformers' ascending rule (drop a token while the ascending running sum is at most
-  ``1 - top_p``) keeps three tokens in float64, as it does for variant 0.
-
-The drawn distributions are a literal table, not floats tested at draw time: NumPy's SIMD ``log``
-and ``exp`` may round differently on another processor, and a student's machine and the grader
-must draw the same numbers. The table holds every distribution of the 0.005 grid with the
-properties above when the softmax is computed with NumPy, with the C library's ``math.log`` and
-``math.exp``, and with correctly rounded ``log`` and ``exp`` (mpmath), less those whose two top
-tokens are variant 0's 0.50 and 0.30 (their Part A answer is the published one); the tests check
-every entry again. Variant 0 itself is never drawn.
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex12_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from course.variants import Draw, Family

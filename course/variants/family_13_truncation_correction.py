@@ -1,17 +1,12 @@
 """Exercise 13's variants: the kept mass Z_S, the sampled token's base probability p, and the length n.
 
-What varies: ``z`` (the base mass of the kept set, two decimals), ``p`` (the sampled token's base
-probability, 0.10 to 0.70 in steps of 0.01, always below ``z``) and ``n`` (the positions of the
-response in Part B).
+What varies: ``z`` (the base mass of the kept set, two decimals, one of a short list), ``p`` (the
+sampled token's base probability, 0.10 to 0.70 in steps of 0.01, always below ``z``) and ``n`` (the
+positions of the response in Part B, from a literal table per mass: no float arithmetic at draw time).
 
-What is held, because it is the lesson: truncation changes the ratio by a stated factor, ``1/z`` per
-position and ``z**-n`` over the response, and the two sizes tell different stories. Every ``z`` has a
-per-token factor ``1/z`` between 1 and 1.2, inside a PPO clip range of [0.8, 1.2] (clipping does not
-flag the error), and every ``(z, n)`` has a sequence factor ``z**-n`` between 1.5 and 4 (well outside
-it, as variant 0's is). Left out of the masses: 0.85 (variant 0's, whose ``-log z`` is
-published), 0.87 (the explorer's own example keeps that mass) and 0.90 (the notebook's "another
-nucleus" example). The lengths per mass are a literal table (no float arithmetic at draw time); the
-tests check it against the rule.
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex13_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from course.variants import Draw, Family

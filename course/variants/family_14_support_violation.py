@@ -1,13 +1,12 @@
-"""Exercise 14's variants: a behaviour policy mu that never takes one of three actions, a target pi that does.
+"""Exercise 14's variants: a behaviour policy mu that never takes one of three actions, and a target pi.
 
-What varies: which action mu misses (1, 2 or 3), how mu splits its mass over the other two (one decimal,
-each at least 0.1), and the target's three probabilities (steps of 0.05, each at least 0.05; the
-missing action's between 0.1 and 0.4, so that its share of the target is visible and the rest of the
-target still holds most of the mass).
+What varies: which action mu never takes (1, 2 or 3), how mu splits its mass over the other two (one
+decimal, each at least 0.1), and the target's three probabilities (steps of 0.05, each at least 0.05;
+the one mu never takes between 0.1 and 0.4).
 
-What is held (the lesson): three actions numbered from 1; mu has exactly one zero and pi none, so that
-exactly one action breaks the ratios, ordinary ratios never work, and the remedies (which do not
-depend on the numbers) are the same for everyone.
+What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
+instructor's to state: it is tested in ``tests/test_variants_ex14_*.py`` and described in
+``docs/DESIGN.md``. This file holds parameters only.
 """
 
 from course.variants import Draw, Family
