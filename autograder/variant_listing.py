@@ -127,4 +127,4 @@ def text(made: Listing) -> str:
 
 
 def as_json(made: Listing) -> str:
-    return json.dumps(made.described, indent=2, sort_keys=False)
+    return json.dumps(made.described, indent=2, sort_keys=False, allow_nan=False)  # strict JSON (as_json)

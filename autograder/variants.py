@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
 from pathlib import Path
@@ -144,7 +145,7 @@ def numbers_lines(stem: str, student: str | None) -> list:
 
 def as_json(value: Any) -> Any:
     """An answer as JSON: a set as ``{"type": "set", "items": [...]}`` (sorted), a tuple as a list, a
-    NumPy value as a Python one."""
+    NumPy value as a Python one, an infinity or NaN as the string ``"inf"``, ``"-inf"`` or ``"nan"``."""
     if isinstance(value, (set, frozenset)):
         return {"type": "set", "items": sorted((as_json(item) for item in value), key=repr)}
     if isinstance(value, Mapping):
@@ -153,8 +154,9 @@ def as_json(value: Any) -> Any:
         return [as_json(item) for item in value]
     if hasattr(value, "tolist"):
         return as_json(value.tolist())
-    if isinstance(value, float) and value != value:
-        return "nan"
+    if isinstance(value, float) and not math.isfinite(value):
+        # Strict JSON has no NaN or infinity (Python's json would write Infinity): a string says which.
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
     return value
 
 
@@ -173,6 +175,19 @@ def typed_id(source: str) -> str | None:
                 and isinstance(node.value.value, str)):
             found = node.value.value.strip()[:100]
     return found or None
+
+
+def only_an_id(source: str) -> bool:
+    """Whether a submitted ``student_id`` cell does nothing but bind ``STUDENT_ID`` to a string (and
+    comment): then the grader may run the released cell in its place (see the worker)."""
+    import ast
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return False
+    return all(isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+               and node.targets[0].id == "STUDENT_ID" and isinstance(node.value, ast.Constant)
+               and isinstance(node.value.value, str) for node in tree.body)
 
 
 def course_secret(root: str | Path | None, *, create: bool = False) -> bytes | None:
@@ -234,4 +249,4 @@ def describe(assignment: str, student: str, secret: bytes | None = None) -> dict
 
 
 __all__ = ["SECRET_ENV", "SECRET_FILE", "Variant", "answers_for", "as_json", "course_secret", "describe", "fill",
-           "hidden_number", "numbers_lines", "typed_id", "variant_for", "varying_stems", "worked_values"]
+           "hidden_number", "numbers_lines", "only_an_id", "typed_id", "variant_for", "varying_stems", "worked_values"]

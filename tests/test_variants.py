@@ -206,3 +206,21 @@ def test_no_student_ever_gets_the_example_numbers():
         seed = dict(family.seed)
         assert all(parameters(stem, f"s{i:05d}") != seed for i in range(3000)), stem
     assert parameters("05_negative_kl", "s00367") != dict(family_registry.families()["05_negative_kl"].seed)
+
+
+def test_the_json_is_strict_even_where_an_answer_is_infinite():
+    described = variants.describe("module6", "ada")
+    assert described["06_k3_support"]["answers"]["kl_example_2"] == "inf"
+    json.dumps(described, allow_nan=False)
+
+
+def test_the_grader_runs_the_released_id_cell_where_one_only_typed_an_id():
+    from autograder.grading.worker import run_released_id_cell
+    from course.variants import STUDENT_ID_CELL, STUDENT_ID_GRADE_ID
+    typed = {"kind": "exec", "id": STUDENT_ID_GRADE_ID, "source": '# mine\nSTUDENT_ID = "Ada"'}
+    custom = {"kind": "exec", "id": STUDENT_ID_GRADE_ID, "source": 'STUDENT_ID = "ada"\nhelper = 3'}
+    other = {"kind": "exec", "id": "answer_three_tokens", "source": 'STUDENT_ID = "x"'}
+    steps = [typed, custom, other]
+    run_released_id_cell(steps)
+    assert typed["source"] == STUDENT_ID_CELL  # only an id: the released cell runs instead
+    assert custom["source"].endswith("helper = 3") and other["source"] == 'STUDENT_ID = "x"'  # code runs as written

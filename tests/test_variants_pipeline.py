@@ -69,7 +69,8 @@ def _write_literals(course: Path, folder: str, owner: str) -> None:
                         for t in node.targets if isinstance(t, ast.Name)]
             names = [name for name in dict.fromkeys(assigned) if name in key]
             assert names, (stem, solved)
-            cell.source = "import numpy as np\n" + "\n".join(f"{name} = {_literal(key[name])}" for name in names)
+            cell.source = ("import numpy as np\nfrom math import inf, nan  # repr() of a float writes them so\n"
+                           + "\n".join(f"{name} = {_literal(key[name])}" for name in names))
         nbformat.write(nb, str(path))
 
 
@@ -173,14 +174,17 @@ def test_rubric_cell_shows_the_students_numbers(course):
 
 def test_variants_command_on_the_graded_course(course, capsys):
     from autograder.cli import main
-    from autograder.variants import as_json
+    from autograder.variants import as_json, varying_stems
 
     where = ["--course-dir", str(course["course"])]
     assert main(["variants", ASSIGNMENT, "--student", ADA, "--json", *where]) == 0
     described = json.loads(capsys.readouterr().out)
-    assert sorted(described) == sorted(STEMS)
+    # The graded course has its secret, so the coding exercises' hidden seeds are listed too (no answers).
+    assert sorted(described) == sorted(varying_stems(ASSIGNMENT)) and set(STEMS) <= set(described)
     for stem in STEMS:
         assert described[stem]["answers"] == json.loads(json.dumps(as_json(answers_for(stem, ADA))))
+    for stem in set(described) - set(STEMS):
+        assert described[stem]["answers"] == {} and isinstance(described[stem]["parameters"]["hidden_seed"], int)
     assert main(["variants", ASSIGNMENT, "--student", "adda", *where]) == 2
     err = capsys.readouterr().err
     assert "not in the gradebook" in err and "'ada'" in err, err

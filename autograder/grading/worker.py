@@ -208,6 +208,7 @@ def grade_notebook(task: dict) -> dict:
         mismatch = identity_note(task["student"], extraction)
         if mismatch:
             notes.append(mismatch)
+        run_released_id_cell(steps)
     options = dict(task.get("options") or {})
     if rejected is not None:
         run = Run({}, {}, UNREADABLE if rejected.limit == UNREADABLE else "rejected")
@@ -438,6 +439,19 @@ def notebook_environment(task: dict, variant) -> dict:
     return {"JUPYTERHUB_USER": str(task["student"])} if variant.parameters else {}
 
 
+def run_released_id_cell(steps: list) -> None:
+    """Run the released ``STUDENT_ID = ""`` where the submitted id cell only typed an id (``steps`` in
+    place): the notebook, signed in as the submitting student, then shows that student's numbers as a
+    hub does, and answers computed from ``numbers`` follow them. A typed id (a laptop's, maybe a slip)
+    does not stop the numbers cell: nobody loses an answer because the id was mistyped, and the
+    feedback names the mismatch (:func:`identity_note`). The autograded notebook shows what was typed."""
+    from autograder.variants import only_an_id
+    from course.variants import STUDENT_ID_CELL
+    for step in steps:
+        if step.get("kind") == "exec" and step.get("id") == STUDENT_ID_GRADE_ID and only_an_id(step["source"]):
+            step["source"] = STUDENT_ID_CELL
+
+
 def identity_note(student: str, extraction: Extraction) -> str:
     """A note when the submitted notebook typed another student's id (it showed their numbers)."""
     from autograder.variants import typed_id
@@ -448,8 +462,8 @@ def identity_note(student: str, extraction: Extraction) -> str:
     shown = typed if len(typed) <= 40 else typed[:40] + "..."
     return (f"this notebook's STUDENT_ID says {shown!r}, but it was submitted as {student!r} (ids are exact: "
             f"capitals count). It was graded with the numbers of {student!r}, not the ones it showed while you "
-            f"worked (those of {shown!r}); its numbers cell stopped on the mismatch when graded, so an answer "
-            "computed from `numbers` reads as not defined. Ask your instructor if that was a slip.")
+            f"worked (those of {shown!r}): answers computed from `numbers` followed {student!r}'s numbers, "
+            "values typed in for the other numbers did not. Ask your instructor if that was a slip.")
 
 
 #: At most this many characters of read answers are kept per test cell (the report's evidence).
