@@ -185,9 +185,9 @@ def _sandbox_cpu(counters: Counters, cls) -> None:
                 counters.calls["sandbox: CPU not read"] += 1
         return close(self)
 
-    def running(self, steps, limits):
+    def running(self, steps, limits, *more, **options):
         counters.steps.append(steps)
-        return run(self, steps, limits)
+        return run(self, steps, limits, *more, **options)
 
     cls.close, cls.run = closing, running
 
@@ -202,7 +202,9 @@ def floor_run(all_steps: list) -> dict:
     steps = [step for notebook in all_steps for step in notebook]
     box.start(limits["memory_mb"])
     wall = time.perf_counter()
-    result = box.run(steps, limits)
+    # Signed in as one student, so that the numbers cells of exercises that vary show numbers (as
+    # each graded notebook's do) instead of stopping for want of an id.
+    result = box.run(steps, limits, {"JUPYTERHUB_USER": "s0000"})
     wall = time.perf_counter() - wall
     proc = box._proc
     (inner,) = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
