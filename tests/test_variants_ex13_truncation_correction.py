@@ -21,8 +21,9 @@ from autograder.checks import CHECKS, run_check
 from autograder.checks._concept_answers import number_matches
 from autograder.exercises import exercise_dir, load_key, solution_path
 from autograder.variants import fill, variant_for
-from course.variants import Identity, Numbers, families, parameters
+from course.variants import families, parameters
 from course.variants.family_13_truncation_correction import POSITIONS
+from tests.variant_family_support import assert_published_answers_lose_every_group, numbers_of, open_check_sources
 
 STEM = "13_truncation_correction"
 STUDENTS = [f"s{i}" for i in range(500)]
@@ -156,24 +157,17 @@ def test_another_students_answers_lose_points_on_every_group_that_differs(distin
 
 
 def test_the_published_answers_lose_points_on_both_groups_of_drawn_variants(distinct):
-    for student in distinct[:100]:
-        result = run_check(STEM, dict(KEY.ANSWERS), variant=variant_for(STEM, student))
-        assert all(g.points_earned < g.points_available for g in result.groups), (student, result.feedback())
+    assert_published_answers_lose_every_group(STEM, KEY.ANSWERS, distinct[:100])
 
 
 # --------------------------------------------------------------------------- the notebook, worked solution and rubric
 
 
-def _numbers_of(student: str, params: dict) -> Numbers:
-    return Numbers(STEM, Identity(student, "typed"), params, FAMILY.rows(params))
-
-
 def test_the_open_checks_accept_each_students_own_answers(distinct, drawn):
-    checks = [c.source for c in nbformat.read(SOURCE, as_version=4).cells
-              if c.cell_type == "code" and c.id.startswith("check-")]
+    checks = open_check_sources(nbformat.read(SOURCE, as_version=4))
     for student in distinct[:60]:
         namespace = {"__name__": "__main__", "math": math, **KEY.answers(drawn[student]),
-                     "numbers": _numbers_of(student, drawn[student])}
+                     "numbers": numbers_of(STEM, student, drawn[student])}
         for source in checks:
             exec(compile(source, f"<{STEM} open check>", "exec"), namespace)
 
@@ -191,7 +185,7 @@ def test_the_worked_solution_and_rubric_follow_the_students_numbers(distinct, dr
         text = worked + fill(rubric, STEM, params)
         assert "{{" not in text and "1.915686" not in text and "0.162519" not in text, student
         assert f"{params['z']:.2f}^{{-{params['n']}}}" in worked, student
-        namespace = {"__name__": "__main__", "math": math, "numbers": _numbers_of(student, params)}
+        namespace = {"__name__": "__main__", "math": math, "numbers": numbers_of(STEM, student, params)}
         for block in re.findall(r"```python\n(.*?)```", worked, flags=re.S):
             exec(compile(block, f"<{STEM} worked solution>", "exec"), namespace)
         result = run_check(STEM, namespace, variant=variant_for(STEM, student))

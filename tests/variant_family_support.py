@@ -71,3 +71,34 @@ def assert_swapped_answers_lose(stem: str, groups: dict, pairs) -> int:
                 assert by_group[group].points_earned < by_group[group].points_available, (stem, a, b, group)
         differing += any_differs
     return differing
+
+
+def numbers_of(stem: str, student: str, params: dict):
+    """The ``numbers`` a notebook of ``stem`` shows ``student`` (as the numbers cell makes it)."""
+    from course.variants import Identity, Numbers
+    return Numbers(stem, Identity(student, "typed"), params, families()[stem].rows(params))
+
+
+def open_check_sources(notebook) -> list:
+    """The open-check cells (``check-...``) of a source notebook."""
+    return [c.source for c in notebook.cells if c.cell_type == "code" and c.id.startswith("check-")]
+
+
+def assert_published_answers_lose_every_group(stem: str, published: dict, students) -> None:
+    """The example's (variant 0's) answers, which the course notes publish, lose points in every group
+    of each of ``students``' variants."""
+    for student in students:
+        result = run_check(stem, dict(published), variant=variant_for(stem, student))
+        assert all(g.points_earned < g.points_available for g in result.groups), (student, result.feedback())
+
+
+def assert_slips_named(stem: str, slips, draws) -> None:
+    """Each ``(value, Misconception)`` of ``slips(parameters)[name]``, put in place of the right answer
+    ``name`` of a drawn student, is named by its key."""
+    for student, values in draws:
+        variant = variant_for(stem, student)
+        right = dict(answers_for(stem, student))
+        for name, wrong in slips(values).items():
+            for value, mistake in wrong:
+                result = run_check(stem, dict(right, **{name: value}), variant=variant)
+                assert mistake.key in result.misconceptions, (student, name, value, mistake.key)
