@@ -23,7 +23,7 @@ from autograder.exercises import exercise_dir, load_key, solution_path
 from autograder.variants import fill, variant_for
 from course.variants import families, parameters
 from course.variants.family_13_truncation_correction import POSITIONS
-from tests.variant_family_support import assert_published_answers_lose_every_group, numbers_of, open_check_sources
+from tests.variant_family_support import assert_full_marks, assert_swapped_answers_lose, assert_published_answers_lose_every_group, numbers_of, open_check_sources
 
 STEM = "13_truncation_correction"
 STUDENTS = [f"s{i}" for i in range(500)]
@@ -139,21 +139,14 @@ def test_the_slips_are_named_in_drawn_variants(distinct, drawn):
 # --------------------------------------------------------------------------- grading each student as their own
 
 
-def test_each_students_key_earns_full_marks_in_their_variant(distinct, drawn):
-    for student in distinct:
-        result = run_check(STEM, dict(KEY.answers(drawn[student])), variant=variant_for(STEM, student))
-        assert result.points_earned == CHECKS[STEM].points, (student, result.feedback())
+def test_each_students_key_earns_full_marks_in_their_variant(distinct):
+    assert_full_marks(STEM, distinct)
 
 
-def test_another_students_answers_lose_points_on_every_group_that_differs(distinct, drawn):
+def test_another_students_answers_lose_points_on_every_group_that_differs(distinct):
     groups = {"renormalised": ("p_tilde", "log_p_tilde"), "correction": ("log_increase", "ratio_factor")}
     some = distinct[:100]  # a hundred pairs: each run of the check takes about ten milliseconds
-    for mine, theirs in zip(some, some[1:] + some[:1]):
-        copied, own = KEY.answers(drawn[theirs]), KEY.answers(drawn[mine])
-        result = run_check(STEM, dict(copied), variant=variant_for(STEM, mine))
-        for group in result.groups:
-            if any(not number_matches(copied[name], own[name]) for name in groups[group.name]):
-                assert group.points_earned < group.points_available, (mine, theirs, group.name)
+    assert_swapped_answers_lose(STEM, groups, zip(some, some[1:] + some[:1]))
 
 
 def test_the_published_answers_lose_points_on_both_groups_of_drawn_variants(distinct):
