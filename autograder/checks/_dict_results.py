@@ -6,8 +6,7 @@ Several answers there return a dict of named float64 arrays (``{"engine": ..., "
 
 from __future__ import annotations
 
-import functools
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from autograder.checks._core import PASS, Reject, Verdict
 from autograder.checks._float_results import (
     ATOL, F32_ATOL, F32_RTOL, FLOAT32_ARITHMETIC, RTOL, float32_output,
 )
-from autograder.checks._judge import Misconception, close, field, float_array, not_correct, value_of
+from autograder.checks._judge import Misconception, close, field, float_array, mistake_outputs, not_correct, value_of
 
 
 
@@ -31,20 +30,11 @@ def key_difference(missing: list, others: int) -> str:
         parts.append("it has other keys")
     return "".join(f"; {part}" for part in parts)
 
-def _outputs(wrong) -> Callable[[], list]:
-    """``wrong`` as a function giving its list: a callable is called once, when a wrong answer first needs
-    the mistakes' outputs (each student's cases are built per notebook, and a right answer never does)."""
-    if not callable(wrong):
-        fixed = list(wrong)
-        return lambda: fixed
-    return functools.lru_cache(maxsize=1)(lambda: list(wrong()))
-
-
 def _verdict(raw, actual: np.ndarray, expected: np.ndarray, wrong, what: str, *, rtol: float,
              atol: float) -> Verdict:
     """The verdict on ``actual`` (read from the returned ``raw``, already of the expected shape): close to
     ``expected``, a float32 answer (named as such), one of the ``wrong()`` outputs (its misconception, at
-    a tolerance no tighter than 1e-8 / 1e-10) or plainly not correct. ``wrong``: see :func:`_outputs`."""
+    a tolerance no tighter than 1e-8 / 1e-10) or plainly not correct. ``wrong``: see :func:`autograder.checks._judge.mistake_outputs`."""
     if close(actual, expected, rtol=rtol, atol=atol):
         return PASS
     rounded = float32_output(raw, actual, expected)
@@ -70,7 +60,7 @@ def judge_key(function: str, key: str, expected_all: dict, keys: Iterable[str], 
     costs in exercise 18 and not every value case of the notebook."""
     expected = np.asarray(expected_all[key], dtype=np.float64)
     keys = sorted(keys)
-    wrong = _outputs(wrong)
+    wrong = mistake_outputs(wrong)
 
     def judge(outcomes):
         value = value_of(outcomes[0], function)
@@ -93,7 +83,7 @@ def judge_array(function: str, expected, what: str, *, wrong: Iterable = (), rto
                 atol: float = ATOL):
     """A judge for a single returned float array (or number) close to ``expected``."""
     expected = np.asarray(expected, dtype=np.float64)
-    wrong = _outputs(wrong)
+    wrong = mistake_outputs(wrong)
 
     def judge(outcomes):
         value = value_of(outcomes[0], function)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from typing import Any, Iterable, Sequence
+import functools
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -220,15 +221,26 @@ def close(actual: np.ndarray, expected: Any, *, rtol: float = 1e-10, atol: float
     return bool(_all(diff <= atol + rtol * _abs(expected[finite_e])))
 
 
+def mistake_outputs(wrong) -> Callable[[], list]:
+    """``wrong`` (``(output, Misconception)`` pairs, or a function returning them) as a function giving
+    the list: a function is called once, when a wrong answer first needs the mistakes' outputs (each
+    student's cases are built per notebook, and a right answer never needs them)."""
+    if not callable(wrong):
+        fixed = list(wrong)
+        return lambda: fixed
+    return functools.lru_cache(maxsize=1)(lambda: list(wrong()))
+
+
 def expect_close(actual: np.ndarray, expected: Any, what: str = "the result", *, rtol: float = 1e-10,
                  atol: float = 1e-12, wrong: Iterable[tuple] = ()) -> Verdict:
     """PASS when close; otherwise the first misconception whose output matches, else a plain failure.
 
-    ``wrong`` holds ``(output_of_the_mistake, Misconception)`` pairs computed in the trusted process.
+    ``wrong`` holds ``(output_of_the_mistake, Misconception)`` pairs computed in the trusted process,
+    or is a function returning them (see :func:`mistake_outputs`).
     """
     if close(actual, expected, rtol=rtol, atol=atol):
         return PASS
-    for wrong_output, misconception in wrong:
+    for wrong_output, misconception in mistake_outputs(wrong)():
         try:
             if close(wrong_output, expected, rtol=1e-8, atol=1e-10):
                 continue  # indistinguishable from the right answer on this input: never named here

@@ -23,7 +23,7 @@ from autograder.checks._float_results import (
     log_softmax,
 )
 from autograder.checks._judge import (
-    Misconception, close, error_case, expect_close, field, float_array, value_of,
+    Misconception, close, error_case, expect_close, field, float_array, mistake_outputs, value_of,
 )
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
@@ -91,25 +91,13 @@ def _sample_wrong(log_q: np.ndarray, log_p: np.ndarray) -> dict:
 # ----------------------------------------------------------------------------- judges
 
 
-class _Lazy:
-    """A list computed on first iteration (``expect_close`` only iterates ``wrong`` when the answer is wrong)."""
-
-    def __init__(self, make):
-        self._make, self._items = make, None
-
-    def __iter__(self):
-        if self._items is None:
-            self._items = self._make()
-        return iter(self._items)
-
-
 def _judge_exact(p_logits: np.ndarray, q_logits: np.ndarray, *, large: bool = False, underflow: bool = False):
     """``large``: the logits overflow a naive exp; ``underflow``: q's probability underflows where p has
     mass, so an infinite answer is the log of a softmax."""
     expected = np.asarray(reference.exact_kl_from_logits(p_logits, q_logits), dtype=np.float64)
     # The mistakes' outputs are computed when an answer first needs them (each student's cases are
     # built per notebook, and a right answer never does): ten times the cost of the rest of the case.
-    wrong = _Lazy(lambda: _kl_wrong_outputs(p_logits, q_logits))
+    wrong = mistake_outputs(lambda: _kl_wrong_outputs(p_logits, q_logits))
 
     def judge(outcomes):
         value = value_of(outcomes[0], "exact_kl_from_logits")
