@@ -160,19 +160,29 @@ def as_json(value: Any) -> Any:
     return value
 
 
-def typed_id(source: str) -> str | None:
-    """The id a submitted ``student_id`` cell typed (``STUDENT_ID = "..."``), read without running it;
-    None when the cell does not say (left "", changed beyond reading, not a string)."""
+def _cell_statements(source: str) -> list | None:
+    """The top-level statements of a submitted cell, parsed (never run); None when it does not parse."""
     import ast
     try:
-        tree = ast.parse(source or "")
+        return ast.parse(source or "").body
     except (SyntaxError, ValueError):
         return None
+
+
+def _binds_an_id(node) -> bool:
+    """Whether a statement is ``STUDENT_ID = "<a string>"``."""
+    import ast
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "STUDENT_ID" and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def typed_id(source: str) -> str | None:
+    """The id a submitted ``student_id`` cell typed (``STUDENT_ID = "..."``, the last such line), read
+    without running it; None when the cell does not say (left "", changed beyond reading, not a string)."""
     found = None
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == "STUDENT_ID" and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, str)):
+    for node in _cell_statements(source) or ():
+        if _binds_an_id(node):
             found = node.value.value.strip()[:100]
     return found or None
 
@@ -180,14 +190,8 @@ def typed_id(source: str) -> str | None:
 def only_an_id(source: str) -> bool:
     """Whether a submitted ``student_id`` cell does nothing but bind ``STUDENT_ID`` to a string (and
     comment): then the grader may run the released cell in its place (see the worker)."""
-    import ast
-    try:
-        tree = ast.parse(source or "")
-    except (SyntaxError, ValueError):
-        return False
-    return all(isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-               and node.targets[0].id == "STUDENT_ID" and isinstance(node.value, ast.Constant)
-               and isinstance(node.value.value, str) for node in tree.body)
+    statements = _cell_statements(source)
+    return statements is not None and all(_binds_an_id(node) for node in statements)
 
 
 def course_secret(root: str | Path | None, *, create: bool = False) -> bytes | None:
