@@ -53,10 +53,6 @@ class Variant:
         """What the cases depend on (hashable: the cache key of a check's cases)."""
         return (json.dumps(_plain(self.parameters), sort_keys=True), self.hidden)
 
-    @property
-    def is_default(self) -> bool:
-        return self.hidden is None and self.parameters == dict(_seed_parameters(self.stem))
-
     def seed(self, default: int) -> int:
         """The seed of a check's random hidden cases: ``default`` (the check's own) without a secret,
         else one mixed from the secret-derived number and ``default`` (two generators of one check
@@ -64,11 +60,6 @@ class Variant:
         if self.hidden is None:
             return default
         return int.from_bytes(hashlib.sha256(f"{self.hidden}:{default}".encode()).digest()[:8], "big")
-
-
-def _seed_parameters(stem: str) -> Mapping:
-    family = family_registry.families().get(stem)
-    return family.seed if family is not None else {}
 
 
 def _plain(value: Any) -> Any:
