@@ -209,8 +209,13 @@ class NotebookPage:
             timeout=timeout)
         self.page.get_by_text(KERNEL_IDLE).first.wait_for(timeout=timeout)
 
-    def run_all(self) -> None:
-        """Run > Run All Cells (JupyterLab stops at the first cell that raises)."""
+    def run_all(self, gate: Path | None = None) -> None:
+        """Run > Run All Cells (JupyterLab stops at the first cell that raises).
+
+        ``gate``: a file that a cell early in the notebook waits for; it is created once the last code
+        cell shows as queued (JupyterLab sends Run All's requests in order, in one go), so that every
+        request has been sent before any later cell raises.
+        """
         started = """() => [...document.querySelectorAll(
                        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell .jp-InputPrompt')]
                        .some(p => /\\[(\\d+|\\*)\\]/.test(p.textContent))"""
@@ -226,6 +231,13 @@ class NotebookPage:
                 if attempt == 2:
                     raise
                 self.page.keyboard.press("Escape")
+        if gate is not None:
+            self.page.wait_for_function(
+                """() => [...document.querySelectorAll(
+                           '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+                           .at(-1).textContent.includes('*')""",
+                timeout=60_000)
+            gate.touch()
         self.wait_idle()
 
     def run_cell(self, index: int) -> None:

@@ -49,7 +49,7 @@ def _dirty_tabs(page) -> int:
     return page.locator(".lm-TabBar-tab.jp-mod-dirty").count()
 
 
-def test_a_release_notebook_opens_unmodified_and_run_all_explains_itself(open_notebook, screenshot_dir):
+def test_a_release_notebook_opens_unmodified_and_run_all_explains_itself(open_notebook, screenshot_dir, tmp_path):
     from playwright.sync_api import expect
 
     notebook = open_notebook(RELEASE / f"{WIDGET_STEM}.ipynb", run_all=False)
@@ -75,8 +75,15 @@ def test_a_release_notebook_opens_unmodified_and_run_all_explains_itself(open_no
     editor = notebook.cell(typed_id).locator(".cm-content")
     editor.click()
     page.keyboard.press("Control+a")
-    page.keyboard.insert_text('STUDENT_ID = "ada"')
-    notebook.run_all()
+    # The id, then a gate that holds the kernel until the browser has sent every cell of Run All:
+    # ipykernel 7.4.0 (kernelbase.py, Kernel._abort_queues) aborts only the requests already queued
+    # when a cell raises, and JupyterLab 4.6.6 sends them all at once (runCells, Promise.all), so on a
+    # loaded machine a request still in transit ran after the stub. Queued first, every one is aborted.
+    gate = tmp_path / "all-cells-queued"
+    page.keyboard.insert_text(f'STUDENT_ID = "ada"\n'
+                              f'while not __import__("pathlib").Path({str(gate)!r}).exists(): '
+                              f'__import__("time").sleep(0.02)')
+    notebook.run_all(gate=gate)
     expect(notebook.cell(shown)).to_contain_text("Numbers of student 'ada'", timeout=TIMEOUT)
     error = notebook.cell(first_answer).locator(stderr)
     expect(error).to_contain_text("NotImplementedError", timeout=TIMEOUT)
