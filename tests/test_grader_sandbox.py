@@ -259,3 +259,31 @@ def test_a_notebook_that_does_not_exit_after_its_work_gets_no_exit_status_of_our
     assert _stdout(result) == "done" and result.reason == "exited"
     assert result.status is None
     assert explain(None, result.reason, result.status) is None
+
+
+SHELL_STATE = '''
+ip = get_ipython()
+print(sorted(k for k in ip.user_ns if not k.startswith("__")), ip.execution_count,
+      list(ip.user_ns["In"]), dict(ip.user_ns["Out"]), repr(ip.user_ns["_"]), ip.displayhook.prompt_count)
+'''
+
+
+def test_a_notebooks_first_cell_finds_the_shell_as_a_fresh_one_leaves_it():
+    """The zygote runs IPython's cell path once before forking (a head start for every notebook):
+    that leaves nothing a notebook can see, no names, no history, no last value, no count."""
+    import subprocess
+    import sys
+
+    fresh = subprocess.run(
+        [sys.executable, "-c",
+         "from IPython.core.interactiveshell import InteractiveShell\n"
+         "from traitlets.config import Config\n"
+         "config = Config(); config.HistoryManager.enabled = False\n"
+         f"InteractiveShell.instance(config=config).run_cell({SHELL_STATE!r}, store_history=False)\n"],
+        capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    box = Sandbox()
+    try:
+        graded = box.run([{"kind": "exec", "id": "state", "source": SHELL_STATE}], limits_for(timeout=20))
+        assert _stdout(graded) == fresh
+    finally:
+        box.close()

@@ -12,6 +12,7 @@ WRONG = "def double(x):\n    return x\n"
 # a token, a frame socket or pipe to anything but its own two pipe ends.
 PLAN_VIA_GC = r'''
 import gc, os, sys, stat
+gc.unfreeze()  # the zygote froze what it inherited: undone, every object is in gc.get_objects() again
 found = []
 marks = ("double_0", "double_1", "double_2", "test_double", "test_answer", "token", "steps", "cases")
 for obj in gc.get_objects():
@@ -122,6 +123,7 @@ np.lib.format.write_array_header_1_0(head, {"descr": "|S0", "fortran_order": Fal
 forged = json.dumps({"kind": "returned", "value": {"t": "ndarray",
                      "npy": base64.b64encode(head.getvalue()).decode()}}).encode()
 patched = 0
+gc.unfreeze()  # the zygote froze what it inherited (the codec too): undone, it is in gc.get_objects()
 for obj in gc.get_objects():
     # The sandbox's codec, found through one of its functions: every outcome becomes the bomb.
     if callable(obj) and getattr(obj, "__name__", "") == "perform_call" and hasattr(obj, "__globals__"):
