@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml course/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ./course -e '.[test]'
+	@# Bytecode for the editable packages, as pip writes it for an installed wheel: every graded
+	@# notebook imports course modules in a read-only sandbox, where none can be written (and
+	@# PYTHONDONTWRITEBYTECODE machines write none anywhere), so each would compile them again.
+	$(PY) -m compileall -q course autograder
 	@touch $@
 
 ## make test: the whole test suite (unit, doctests, notebooks, nbgrader pipeline, grader, browser)
