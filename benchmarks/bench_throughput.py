@@ -275,6 +275,8 @@ def profile(args) -> int:
           f"cost / floor = {cost / floor_cpu:.2f} (CPU), {wall * per / floor_wall:.2f} (wall)")
     if profiler is not None:
         stats = pstats.Stats(profiler)
+        if os.environ.get("BENCH_PROFILE_DUMP"):
+            stats.dump_stats(os.environ["BENCH_PROFILE_DUMP"])
         stats.sort_stats("cumulative").print_stats(args.cprofile)
         stats.sort_stats("tottime").print_stats(args.cprofile)
     return 0
