@@ -149,11 +149,13 @@ def _encode(value: Any, depth: int = 0) -> dict:
         items = list(value)
         if len(items) > MAX_ITEMS:
             raise EncodingError(f"a container with {len(items)} items is too large")
+        encoded = [_encode(item, depth + 1) for item in items]
         if isinstance(value, (set, frozenset)):
-            kind = "set"
-        else:
-            kind = "tuple" if isinstance(value, tuple) else "list"
-        return {"t": kind, "items": [_encode(item, depth + 1) for item in items]}
+            # A set's iteration order follows the process's string hash seed: in a canonical order
+            # instead, the same set is the same text in every process (autograded notebooks, reports).
+            keyed = sorted((json.dumps(item, sort_keys=True), index) for index, item in enumerate(encoded))
+            return {"t": "set", "items": [encoded[index] for _, index in keyed]}
+        return {"t": "tuple" if isinstance(value, tuple) else "list", "items": encoded}
     if isinstance(value, dict):
         if len(value) > MAX_ITEMS:
             raise EncodingError(f"a mapping with {len(value)} entries is too large")

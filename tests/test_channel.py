@@ -220,3 +220,20 @@ def test_exact_numbers_with_absurdly_many_digits_are_refused_not_computed():
         huge = Decimal(1) / Decimal(7)
     outcome = roundtrip(huge)
     assert isinstance(outcome, Unreadable) and "too many digits" in outcome.reason
+
+
+def test_a_set_is_the_same_text_whatever_the_hash_seed():
+    """Set order follows the process's string hash seed; the encoding must not (autograded notebooks
+    store encoded answers, and a regrade of the same work must write the same file)."""
+    import os
+    import subprocess
+    import sys
+
+    fields = {"temperature", "top_k", "top_p", "min_p", "order", "stop_rules", "sampling_seed", 3, 2.5, ("x", "y")}
+    program = ("import json; from autograder.channel import encode_value; "
+               f"print(json.dumps(encode_value({fields!r})))")
+    texts = {subprocess.run([sys.executable, "-c", program], env={**os.environ, "PYTHONHASHSEED": seed},
+                            capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3", "4")}
+    assert len(texts) == 1, texts
+    decoded = roundtrip(fields).value
+    assert isinstance(decoded, SetData) and set(decoded) == fields and len(decoded) == len(fields)
