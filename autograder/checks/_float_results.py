@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from autograder.checks._core import PASS, Reject, Verdict
-from autograder.checks._judge import Misconception, close, float_array, not_correct
+from autograder.checks._judge import Misconception, close, float_array, mistake_outputs, not_correct
 
 #: The seed's accuracy (1e-12), with room for another valid summation order.
 RTOL, ATOL = 1e-10, 1e-12
@@ -151,8 +151,9 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
         The reference's output, computed in the trusted process.
     what : str
         How the feedback calls this value ("the log-probabilities").
-    wrong : iterable of (array_like, Misconception)
-        Outputs of classic mistakes on the same input; matched with a looser tolerance.
+    wrong : iterable of (array_like, Misconception), or a function returning them
+        Outputs of classic mistakes on the same input; matched with a looser tolerance. A function is
+        called only when the answer is not right (see :func:`autograder.checks._judge.mistake_outputs`).
     overflow : Misconception, optional
         Named when the answer holds NaN or infinities where the expected values are finite
         and no listed mistake matched (the usual symptom of exponentiating unshifted values).
@@ -177,7 +178,7 @@ def judge_floats(value: Any, expected: Any, what: str, *, wrong: Iterable[tuple]
     if float32_input and (is_float32(value) or float32_work) and close(actual, expected, rtol=F32_RTOL,
                                                                     atol=F32_ATOL):
         return PASS  # float32 arithmetic on a float32 input (returned as float64 too where float32_work)
-    for wrong_output, misconception in wrong:
+    for wrong_output, misconception in mistake_outputs(wrong)():
         if _indistinct(wrong_output, expected):
             continue  # this input cannot tell the mistake from the right answer: never name it here
         if close(actual, wrong_output, rtol=max(rtol, 1e-8), atol=max(atol, 1e-10)):

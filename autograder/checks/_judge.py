@@ -231,6 +231,17 @@ def mistake_outputs(wrong) -> Callable[[], list]:
     return functools.lru_cache(maxsize=1)(lambda: list(wrong()))
 
 
+def mistakes_later(make: Callable, *args, **kwargs) -> Callable[[], Any]:
+    """``make(*args, **kwargs)`` as a function that computes it once, when a wrong answer first asks:
+    for mistakes' outputs kept in a dict (one list per field or key), shared by that dict's judges."""
+    return functools.lru_cache(maxsize=1)(lambda: make(*args, **kwargs))
+
+
+def mistakes_part(later: Callable[[], Any], key) -> Callable[[], list]:
+    """The ``wrong`` function of one key of a :func:`mistakes_later` dict."""
+    return lambda: later()[key]
+
+
 def expect_close(actual: np.ndarray, expected: Any, what: str = "the result", *, rtol: float = 1e-10,
                  atol: float = 1e-12, wrong: Iterable[tuple] = ()) -> Verdict:
     """PASS when close; otherwise the first misconception whose output matches, else a plain failure.

@@ -8,12 +8,14 @@ more). A float32 answer to a float32 input is accepted at float32 precision.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, LOG_OF_SOFTMAX, clipped_logs, judge_floats, log_softmax
-from autograder.checks._judge import Misconception, error_case, value_of
+from autograder.checks._judge import Misconception, error_case, mistake_outputs, value_of
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
@@ -121,7 +123,7 @@ def _case(name: str, group: str, logits: np.ndarray, axis=_DEFAULT, *, positiona
     else:
         call, used_axis = Call(TARGET, (sent,), {"axis": axis}), axis
     expected = np.asarray(reference.stable_log_softmax(logits, axis=used_axis), dtype=np.float64)
-    wrong = wrong_outputs(np.asarray(logits, dtype=np.float64), used_axis)
+    wrong = mistake_outputs(functools.partial(wrong_outputs, np.asarray(logits, dtype=np.float64), used_axis))
     float32_input = isinstance(sent, np.ndarray) and sent.dtype == np.float32
     scale = float(np.max(np.abs(logits))) if np.size(logits) else 1.0
 

@@ -15,12 +15,16 @@ all) is the exercise's central mistake: it caps the notebook at a third of its a
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from autograder.channel import Call
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
 from autograder.checks._float_results import judge_floats, log_softmax
-from autograder.checks._judge import Misconception, bool_array, error_case, strict_bool_array, value_of
+from autograder.checks._judge import (
+    Misconception, bool_array, error_case, mistake_outputs, strict_bool_array, value_of,
+)
 from autograder.checks._redraw import redraw
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
@@ -131,7 +135,7 @@ def _cases(name: str, group: str, logits, ids, mask, *, split: bool, send=None) 
     ids_array, mask_array = np.asarray(ids), np.asarray(mask)
     selected, _ = reference.causal_response_logprobs(logits, ids, mask)
     expected = np.asarray(selected, dtype=np.float64)
-    wrong = wrong_selected(z, ids_array.astype(np.int64), mask_array)
+    wrong = mistake_outputs(functools.partial(wrong_selected, z, ids_array.astype(np.int64), mask_array))
     call = Call(TARGET, send if send is not None else (logits, ids, mask))
 
     def selected_verdict(value) -> Verdict:

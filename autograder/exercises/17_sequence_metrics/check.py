@@ -25,7 +25,7 @@ import numpy as np
 from autograder.channel import Call, ObjectData, RecordTuple
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, coding_groups
 from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
-from autograder.checks._judge import Misconception, error_case, field, value_of
+from autograder.checks._judge import Misconception, error_case, field, mistakes_later, mistakes_part, value_of
 from autograder.checks._redraw import redraw
 from autograder.checks import _misconceptions as _shared
 from autograder import reference
@@ -156,7 +156,7 @@ def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, ov
     mask_array = np.asarray(mask)
     metrics = reference.masked_sequence_metrics(logprobs, mask)
     expected = {name_: np.asarray(getattr(metrics, name_), dtype=np.float64) for name_ in FIELDS}
-    wrong = wrong_outputs(x, mask_array)
+    wrong = mistakes_later(wrong_outputs, x, mask_array)
     float32_input = isinstance(logprobs, np.ndarray) and logprobs.dtype == np.float32
     call = Call(TARGET, send if send is not None else (logprobs, mask))
     overflow = overflow or {}
@@ -169,7 +169,7 @@ def _cases(name: str, group: str, logprobs, mask, *, parts: tuple, send=None, ov
             values = read_fields(returned)
             for field_name in fields:
                 verdict = judge_floats(values[field_name], expected[field_name], field_name,
-                                       wrong=wrong[field_name], overflow=overflow.get(field_name),
+                                       wrong=mistakes_part(wrong, field_name), overflow=overflow.get(field_name),
                                        float32_input=float32_input, float32_work=True)
                 if not verdict.passed:
                     return verdict

@@ -13,8 +13,6 @@ sampler, and a normaliser by the wrong count. Bad-input points need valid input 
 
 from __future__ import annotations
 
-import functools
-
 import importlib
 
 import numpy as np
@@ -23,7 +21,7 @@ from autograder.channel import Call, Returned
 from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._dict_results import judge_array, judge_key
 from autograder.checks._float_results import log_softmax
-from autograder.checks._judge import Misconception, error_case
+from autograder.checks._judge import Misconception, error_case, mistakes_later, mistakes_part
 from autograder.reference import kl_response as ref
 
 STEM = "28_kl_across_response"
@@ -270,17 +268,6 @@ def _overflow_named(judge):
     return wrapped
 
 
-def _later(make, *args, **kwargs):
-    """``make(*args, **kwargs)``, computed when a wrong answer first asks (each student's cases are built
-    per notebook; the mistakes' outputs were four fifths of that and a right answer never needs them)."""
-    return functools.lru_cache(maxsize=1)(lambda: make(*args, **kwargs))
-
-
-def _part(later, key):
-    """The ``wrong`` function of one key of a :func:`_later` dict."""
-    return lambda: later()[key]
-
-
 def _args(tree, as_lists):
     return tuple(np.asarray(a).tolist() for a in tree) if as_lists else tuple(tree)
 
@@ -289,20 +276,20 @@ def _sequence_cases(name, tree, *, gammas=(1.0, 0.5), as_lists=False):
     cases = []
     args = _args(tree, as_lists)
     true = ref.sequence_kl_gradient(*tree)
-    wrong = _later(_sequence_wrongs, *tree)
+    wrong = mistakes_later(_sequence_wrongs, *tree)
     for key in STEPS:
         cases.append(Case(f"sequence KL gradient {key}, {name}", "sequence", (Call("sequence_kl_gradient", args),),
-                          judge_key("sequence_kl_gradient", key, true, STEPS, wrong=_part(wrong, key))))
+                          judge_key("sequence_kl_gradient", key, true, STEPS, wrong=mistakes_part(wrong, key))))
     for gamma in gammas:
         expected = ref.reward_return_gradient(*tree, gamma=gamma)
-        wrong = _later(_sequence_wrongs, *tree, gamma, returns=True)
+        wrong = mistakes_later(_sequence_wrongs, *tree, gamma, returns=True)
         kwargs = {} if gamma == 1.0 else {"gamma": gamma}
         label = ("the default gamma" if gamma == 1.0 else "gamma 0 (each step's own KL)" if gamma == 0.0
                  else "a discount below 1")
         for key in STEPS:
             cases.append(Case(f"k1 in the reward with returns {key}, {label}, {name}", "sequence",
                               (Call("reward_return_gradient", args, kwargs),),
-                              judge_key("reward_return_gradient", key, expected, STEPS, wrong=_part(wrong, key))))
+                              judge_key("reward_return_gradient", key, expected, STEPS, wrong=mistakes_part(wrong, key))))
     return cases
 
 
@@ -311,9 +298,9 @@ def _loss_cases(name, tree, estimators=ESTIMATORS, *, as_lists=False, overflow=F
     args = _args(tree, as_lists)
     for estimator in estimators:
         expected = ref.per_token_loss_gradient(*tree, estimator)
-        wrong = _later(_loss_wrongs, *tree, estimator)
+        wrong = mistakes_later(_loss_wrongs, *tree, estimator)
         for key in LOSS_KEYS:
-            judge = judge_key("per_token_loss_gradient", key, expected, LOSS_KEYS, wrong=_part(wrong, key))
+            judge = judge_key("per_token_loss_gradient", key, expected, LOSS_KEYS, wrong=mistakes_part(wrong, key))
             if overflow:
                 judge = _overflow_named(judge)
             cases.append(Case(f"{estimator} loss {key}, {name}", "loss",
@@ -326,11 +313,11 @@ def _off_policy_cases(name, tree, old, combos):
     full = (*tree, *old)
     for estimator, weight in combos:
         expected = ref.off_policy_loss_gradient(*full, estimator, weight)
-        wrong = _later(_off_policy_wrongs, full, estimator, weight)
+        wrong = mistakes_later(_off_policy_wrongs, full, estimator, weight)
         for key in LOSS_KEYS:
             cases.append(Case(f"{estimator} off-policy, weight {weight}, {key}, {name}", "off_policy",
                               (Call("off_policy_loss_gradient", (*full, estimator, weight)),),
-                              judge_key("off_policy_loss_gradient", key, expected, LOSS_KEYS, wrong=_part(wrong, key))))
+                              judge_key("off_policy_loss_gradient", key, expected, LOSS_KEYS, wrong=mistakes_part(wrong, key))))
     return cases
 
 
