@@ -348,3 +348,56 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     assert all(error is None and json.loads(result["text"])["n"] == int(task["stem"][1:])
                for task, result, error in done)
     assert held["most"] == batch.DASK_WINDOW
+
+
+def test_stored_rows_are_those_nbgraders_own_save_auto_grades_writes(course, tmp_path):
+    """The writer answers nbgrader's per-cell ``find_grade``/``find_comment`` from one read of the
+    notebook's rows and writes once per notebook: every grade and comment it leaves must be the one
+    nbgrader==0.9.6's own ``SaveAutoGrades`` (its per-cell queries and commits) leaves on a copy of the
+    same gradebook, including a grade a person has already scored and a cell left as released."""
+    import shutil
+
+    from nbgrader.api import Comment, Grade, Gradebook
+    from nbgrader.preprocessors import SaveAutoGrades
+
+    from autograder.grading import gradebook
+    toy.submit(course, "ann", toy.honest_answers())
+    toy.submit(course, "bob", {"double": "def double(x):\n    return x\n"})  # wrong, the rest as released
+    assert run(Options("toy", course_dir=str(course), jobs=1, report=str(tmp_path / "r.jsonl"), progress=False)) == 0
+    autograded = {s: (course / "autograded" / s / "toy" / "90_toy.ipynb").read_text() for s in ("ann", "bob")}
+
+    def scramble(db):
+        with Gradebook("sqlite:///" + str(db)) as gb:
+            for grade in gb.db.query(Grade):
+                grade.auto_score, grade.needs_manual_grade = 123.0, not grade.needs_manual_grade
+            for comment in gb.db.query(Comment):
+                comment.auto_comment = "stale"
+            gb.find_grade("explain_why", "90_toy", "toy", "ann").manual_score = 0.5
+            gb.db.commit()
+
+    def rows(db):
+        with Gradebook("sqlite:///" + str(db)) as gb:
+            return (sorted((g.notebook.student.id, g.name, g.auto_score, g.manual_score, g.needs_manual_grade)
+                           for g in gb.db.query(Grade)),
+                    sorted((c.notebook.student.id, c.name, c.auto_comment) for c in gb.db.query(Comment)))
+
+    theirs, ours = tmp_path / "theirs.db", tmp_path / "ours.db"
+    for db in (theirs, ours):
+        shutil.copy(course / "gradebook.db", db)
+        scramble(db)
+    scrambled = rows(ours)
+    for student, text in autograded.items():
+        resources = {"nbgrader": {"student": student, "assignment": "toy", "notebook": "90_toy",
+                                  "db_url": "sqlite:///" + str(theirs)}}
+        SaveAutoGrades().preprocess(nbformat.reads(text, as_version=4), resources)
+    coursedir = gradebook.course_directory(course)
+    coursedir.db_url = "sqlite:///" + str(ours)
+    with gradebook.GradebookWriter(coursedir, "toy") as writer:
+        writer.save("ann", "90_toy", autograded["ann"], commit=False)  # one transaction for both,
+        writer.save("bob", "90_toy", autograded["bob"], commit=False)  # as the batch writes them
+        writer.commit()
+    assert rows(ours) == rows(theirs) != scrambled
+    grades, comments = rows(ours)
+    assert ("ann", "explain_why", None, 0.5, True) in grades  # a person's score still asks for review
+    assert ("bob", "answer_value", "No response.") in comments
+    assert any(score == 0.0 for student, name, score, *_ in grades if student == "bob")

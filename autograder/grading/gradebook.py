@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 
 import nbformat
+from nbgrader import api as _api
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
@@ -150,22 +151,67 @@ def submitted_students(coursedir: CourseDirectory, assignment: str, only: list |
 
 
 class _FlushOnly:
-    """A session stand-in whose ``commit`` only flushes: one commit per notebook instead of per cell."""
+    """A session stand-in whose ``commit`` does nothing: nbgrader's per-cell commits become one write
+    per notebook (:func:`_end_write` flushes or commits once nbgrader's cell loop is done)."""
 
     def __init__(self, session):
         self._session = session
 
     def commit(self):
-        self._session.flush()
+        pass
 
     def __getattr__(self, name):
         return getattr(self._session, name)
 
 
+#: nbgrader's ``find_grade`` looks a name up among the grade cells and then the task cells, its
+#: ``find_comment`` among the solution cells and then the task cells (nbgrader==0.9.6, ``api.py``).
+_GRADE_CELL_TYPES = ("GradeCell", "TaskCell")
+_COMMENT_CELL_TYPES = ("SolutionCell", "TaskCell")
+
+
+def _rows_by_cell(gradebook: Gradebook, row_class, submitted_notebook_id: str, cell_types: tuple) -> dict:
+    """One notebook's grades (or comments) by cell name, in nbgrader's order of cell types: one query."""
+    found: dict = {}
+    rows = (gradebook.db.query(row_class, _api.BaseCell.name, _api.BaseCell.type)
+            .join(_api.BaseCell, _api.BaseCell.id == row_class.cell_id)
+            .filter(row_class.notebook_id == submitted_notebook_id).all())
+    for cell_type in cell_types:
+        for row, name, row_type in rows:
+            if row_type == cell_type:
+                found.setdefault(name, row)
+    return found
+
+
 class _Deferred:
-    def __init__(self, gradebook):
+    """The gradebook as nbgrader's ``SaveAutoGrades`` sees it while one notebook is stored.
+
+    Its ``find_grade`` and ``find_comment`` answer from the notebook's rows, read in two queries
+    instead of two joined queries per cell; any other notebook, or a name that is not there, goes to
+    nbgrader's own method (which raises nbgrader's ``MissingEntry``). The rows are the session's own
+    objects, so what nbgrader's cell logic sets on them is what gets written.
+    """
+
+    def __init__(self, gradebook, notebook: str, assignment: str, student: str):
         self._gradebook = gradebook
         self.db = _FlushOnly(gradebook.db)
+        self._key = (notebook, assignment, student)
+        try:
+            submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+        except MissingEntry:
+            self._grades = self._comments = {}
+        else:
+            self._grades = _rows_by_cell(gradebook, _api.Grade, submitted.id, _GRADE_CELL_TYPES)
+            self._comments = _rows_by_cell(gradebook, _api.Comment, submitted.id, _COMMENT_CELL_TYPES)
+
+    def find_grade(self, grade_cell: str, notebook: str, assignment: str, student: str):
+        found = self._grades.get(grade_cell) if (notebook, assignment, student) == self._key else None
+        return found if found is not None else self._gradebook.find_grade(grade_cell, notebook, assignment, student)
+
+    def find_comment(self, solution_cell: str, notebook: str, assignment: str, student: str):
+        found = self._comments.get(solution_cell) if (notebook, assignment, student) == self._key else None
+        return found if found is not None else self._gradebook.find_comment(solution_cell, notebook, assignment,
+                                                                            student)
 
     def __getattr__(self, name):
         return getattr(self._gradebook, name)
@@ -211,7 +257,7 @@ class _SaveWithGradebook(SaveStatedGrades):
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
         self.db_url = resources["nbgrader"]["db_url"]
-        self.gradebook = _Deferred(gradebook)
+        self.gradebook = _Deferred(gradebook, self.notebook_id, self.assignment_id, self.student_id)
         state = nb.metadata.get("module6_state")
         self._state_comment = state.get("comment") if isinstance(state, dict) else None
         nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
