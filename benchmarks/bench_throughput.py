@@ -356,13 +356,18 @@ def whole_class(args) -> int:
 
 
 def versus_nbgrader(args) -> int:
-    """Both graders on the same small class, in one run (nbgrader takes seconds per notebook)."""
-    from autograder.demo.compare import compare
+    """Both graders on the same small class, in one run (nbgrader takes seconds per notebook).
+
+    nbgrader's side is its own in-kernel autograde (``IN_KERNEL_CONFIG``): the course's config would
+    otherwise send ``nbgrader autograde`` through the sandboxed grader as well."""
+    from autograder.demo.compare import IN_KERNEL_CONFIG, compare
 
     with scratch_folder("bench-throughput-", keep=args.keep) as base:
         env = frozen(base)
         course = build_course(base, args.students)
         ours = copy_course(course, base / "ours")
+        with (course / "nbgrader_config.py").open("a") as config:
+            config.write(IN_KERNEL_CONFIG)
         total = notebooks_in(course)
         started = time.perf_counter()
         logs = []

@@ -17,22 +17,10 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring import scratch_course
-from autograder.demo.compare import compare, freeze_code, imported_from
+from autograder.demo.compare import IN_KERNEL_CONFIG, compare, freeze_code, imported_from
 from autograder.demo.simulate import answer_cells, write_class
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
-# The course's config makes `nbgrader autograde` grade in the sandbox too (nbgrader_bridge); the copy
-# graded by nbgrader here goes back to nbgrader's own in-kernel chains, the behaviour we match.
-IN_KERNEL = """
-import nbgrader.apps.api as _api
-import nbgrader.apps.autogradeapp as _app
-from nbconvert.exporters import NotebookExporter as _NotebookExporter
-from nbgrader.converters.autograde import Autograde as _Autograde
-for _name in ("sanitize_preprocessors", "autograde_preprocessors"):
-    setattr(c.Autograde, _name, _Autograde.class_traits()[_name].default())
-c.Autograde.exporter_class = _NotebookExporter
-_api.Autograde = _app.Autograde = _Autograde
-"""
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +37,9 @@ def courses(tmp_path_factory):
     ours = base / "ours"
     shutil.copytree(course, ours)
     with (course / "nbgrader_config.py").open("a") as config:
-        config.write(IN_KERNEL)
+        # The course's config sends `nbgrader autograde` through the sandboxed grader too; this copy goes
+        # back to nbgrader's own in-kernel chains, the behaviour we match.
+        config.write(IN_KERNEL_CONFIG)
     code = base / "code"
     env = freeze_code(code)
     assert {Path(p).parent for p in imported_from(env, cwd=base).values()} == {code}

@@ -61,6 +61,21 @@ STATUS_CAUSES = {
 GRADER_CAUSES = ("grader-call-timeout",) + tuple(STATUS_CAUSES.values())
 
 
+#: nbgrader's own in-kernel autograde, for a course whose config puts the sandboxed grader behind
+#: ``nbgrader autograde`` (``nbgrader_bridge``): appended to a copy's ``nbgrader_config.py``, it restores
+#: nbgrader==0.9.6's default sanitize and autograde chains and exporter, the behaviour compared against.
+IN_KERNEL_CONFIG = """
+import nbgrader.apps.api as _api
+import nbgrader.apps.autogradeapp as _app
+from nbconvert.exporters import NotebookExporter as _NotebookExporter
+from nbgrader.converters.autograde import Autograde as _Autograde
+for _name in ("sanitize_preprocessors", "autograde_preprocessors"):
+    setattr(c.Autograde, _name, _Autograde.class_traits()[_name].default())
+c.Autograde.exporter_class = _NotebookExporter
+_api.Autograde = _app.Autograde = _Autograde
+"""
+
+
 def freeze_code(dest: Path, *, root: Path | None = None) -> dict:
     """Copy ``autograder`` and ``course`` into ``dest`` (new) and return an environment that imports them.
 
