@@ -393,6 +393,8 @@ def versus_nbgrader(args) -> int:
     print(f"  nbgrader autograde: {theirs:.1f} s ({load_nbgrader})")
     print(f"  autograder grade --jobs {args.jobs}: {mine:.1f} s ({load()})")
     print(f"  ratio {theirs / mine:.1f}x (goal >= 60x); unexplained score differences: {len(differences)}")
+    for difference in differences:
+        print("    " + difference.line())
     return 1 if differences else 0
 
 
