@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autograder.authoring import scratch_course  # noqa: E402
-from autograder.demo.simulate import answer_cells, write_class  # noqa: E402
+from autograder.demo.simulate import exercise_code_answers, write_class  # noqa: E402
 from simulated_class import scratch_folder  # noqa: E402
 
 ASSIGNMENTS = scratch_course.ASSIGNMENTS
@@ -61,7 +61,7 @@ def class_profiles(course: Path, assignment: str, count: int) -> dict:
     profiles = {}
     for index in range(count):
         stem = stems[index % len(stems)]
-        code = [grade_id for grade_id, kind in answer_cells(stem, course, assignment) if kind == "code"]
+        code = exercise_code_answers(stem, course, assignment)
         choice = index % 3
         name = f"s{index:04d}"
         if choice == 0 or not code:

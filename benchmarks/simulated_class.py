@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.authoring import scratch_course
-from autograder.demo.simulate import answer_cells
+from autograder.demo.simulate import exercise_code_answers
 
 
 def released_stems(course: Path) -> list:
@@ -29,7 +29,7 @@ def cycling_class(course: Path, count: int, stems: list | None = None) -> dict:
     profiles = {}
     for index in range(count):
         stem = stems[index % len(stems)]
-        code = [grade_id for grade_id, kind in answer_cells(stem, course) if kind == "code"]
+        code = exercise_code_answers(stem, course)
         choice = index % 3
         if choice == 0 or not code:
             profiles[f"s{index:02d}"] = "solutions"

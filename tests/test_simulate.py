@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from autograder.authoring.scratch_course import REPO_ROOT, make_course_copy, release_dir
-from autograder.demo.simulate import Profile, answer_cells, defined_names, solution_text, write_class, wrong_version
+from autograder.demo.simulate import (Profile, answer_cells, default_class, defined_names, exercise_code_answers,
+                                      solution_text, write_class, wrong_version)
 from tests.nbrun_support import present_stems
 
 
@@ -20,6 +21,18 @@ def test_profile_parsing():
     for bad in ["", "wrong:15_a", "sideways", "crash:a:b"]:
         with pytest.raises(ValueError):
             Profile.parse(bad)
+
+
+@pytest.mark.skipif("05_negative_kl" not in present_stems(), reason="no notebook that varies yet")
+def test_a_wrong_answer_is_put_in_an_exercise_answer_not_in_the_typed_id():
+    """A notebook that varies has the typed-id cell first among its code answers; a simulated wrong
+    answer there would be a wrong id (its own mistake, stopped at the desk), not a wrong answer."""
+    ids = [grade_id for grade_id, kind in answer_cells("05_negative_kl", REPO_ROOT) if kind == "code"]
+    assert ids[0] == "student_id"
+    assert exercise_code_answers("05_negative_kl", REPO_ROOT) == ids[1:] != []
+    wrong = [part for profile in default_class(REPO_ROOT).values() for part in profile.split("+")
+             if part.startswith("wrong:")]
+    assert wrong and not any(part.endswith(":student_id") for part in wrong)
 
 
 def test_solution_text_drops_only_markers():

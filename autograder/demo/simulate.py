@@ -174,6 +174,15 @@ def answer_cells(stem: str, course: Path, assignment: str = ASSIGNMENT) -> list:
     return [(_grade_id(cell), cell.cell_type) for cell in nb.cells if _is_answer(cell)]
 
 
+def exercise_code_answers(stem: str, course: Path, assignment: str = ASSIGNMENT) -> list:
+    """Grade ids of the code answer cells of the exercise itself, in order: not the typed-id cell of a
+    notebook that varies (an answer cell to nbgrader, but no exercise's answer; a "wrong answer" put
+    there is a wrong id, which is graded as a different mistake)."""
+    from course.variants import STUDENT_ID_GRADE_ID
+    return [grade_id for grade_id, kind in answer_cells(stem, course, assignment)
+            if kind == "code" and grade_id != STUDENT_ID_GRADE_ID]
+
+
 def submission(stem: str, course: Path, profile: Profile, student: str,
                assignment: str = ASSIGNMENT) -> nbformat.NotebookNode | None:
     """The notebook ``student`` hands in for ``stem`` (None: not submitted)."""
@@ -247,7 +256,7 @@ def default_class(course: Path, assignment: str = ASSIGNMENT) -> dict:
     concept = [s for s in stems if s not in coding] or stems
 
     def first_code_answer(stem):
-        ids = [gid for gid, kind in answer_cells(stem, course, assignment) if kind == "code"]
+        ids = exercise_code_answers(stem, course, assignment)
         return ids[0] if ids else None
 
     wrong_coding = next(((s, first_code_answer(s)) for s in coding if first_code_answer(s)), None)
