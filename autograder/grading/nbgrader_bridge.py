@@ -30,7 +30,7 @@ grade`` does:
 nbgrader 0.9.6 crashes on an unparseable ``timestamp.txt`` (it calls ``CourseDirectory.fail``, which
 does not exist) and trusts the time a student wrote there; :func:`install` makes it read submission
 times with :func:`autograder.grading.timestamps.submission_time` (the exchange's receipt written by
-:class:`autograder.grading.receipts.ReceiptCollect` when there is one; an unusable file counts as
+:class:`autograder.grading.exchange.KitCollect` when there is one; an unusable file counts as
 missing, with a warning), as ``autograder grade`` does.
 """
 
@@ -377,5 +377,5 @@ def install(c) -> None:
     for module in (nbgrader.apps.autogradeapp, nbgrader.apps.api, nbgrader.converters):
         module.Autograde = SandboxedAutograde
     CourseDirectory.get_existing_timestamp = _tolerant_timestamp
-    from autograder.grading import receipts
-    receipts.install(c)
+    from autograder.grading import exchange
+    exchange.install(c)

@@ -8,9 +8,8 @@ its mode changed, and no system call sets it to another value (only the clock's 
 So the latest ctime of a submission's inbox folder and everything in it is no earlier than the
 moment its content was last put in place.
 
-:class:`ReceiptCollect` (``c.ExchangeFactory.collect``, set by :func:`install`) is nbgrader's own
-collect, which also measures that time before copying a submission and writes it beside the copy, as
-``submitted/<student>/<assignment>.received.json`` (outside the folder the student's files are copied
+:class:`autograder.grading.exchange.KitCollect` (``c.ExchangeFactory.collect``) measures that time when it
+copies a submission and writes it beside the copy, as ``submitted/<student>/<assignment>.received.json`` (outside the folder the student's files are copied
 into; students cannot write in ``submitted/``). :func:`autograder.grading.timestamps.submission_time`
 then takes the submission's time from the receipt and treats ``timestamp.txt`` as a claim, reported
 when it disagrees. The guarantee holds for submissions collected through the exchange with this
@@ -27,7 +26,6 @@ import os
 import stat
 from pathlib import Path
 
-from nbgrader.exchange.default.collect import ExchangeCollect
 
 #: Entries of an inbox folder looked at, at most (a submission holds tens of files).
 MAX_ENTRIES = 100_000
@@ -78,21 +76,4 @@ def read_receipt(submitted_folder: str | os.PathLike) -> datetime.datetime | Non
         return None
 
 
-class ReceiptCollect(ExchangeCollect):
-    """nbgrader's collect, which also records when the exchange received each submission it copies."""
-
-    def do_copy(self, src, dest, log=None):
-        # Measured before the copy, from the inbox (whose change times only the kernel sets).
-        received = received_time(src)
-        super().do_copy(src, dest, log=log)
-        write_receipt(dest, received, os.path.basename(os.path.normpath(src)))
-        self.log.info("Received %s at %s UTC (exchange change time)", os.path.basename(src), received)
-
-
-def install(c) -> None:
-    """Make ``nbgrader collect`` (command and formgrader) record receipts, in config ``c``."""
-    c.ExchangeFactory.collect = ReceiptCollect
-
-
-__all__ = ["RECEIPT_SUFFIX", "ReceiptCollect", "install", "read_receipt", "receipt_path", "received_time",
-           "write_receipt"]
+__all__ = ["RECEIPT_SUFFIX", "read_receipt", "receipt_path", "received_time", "write_receipt"]
