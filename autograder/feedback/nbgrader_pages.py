@@ -189,6 +189,11 @@ def configure(c) -> None:
         str(TEMPLATE_DIR),
         str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
     ]
+    # formgrader's own pages (in a Jupyter server that is loading formgrader): student text as text, and a
+    # Content-Security-Policy that runs only the templates' scripts.
+    from autograder.feedback import formgrader_guard
+
+    formgrader_guard.install(c)
 
 
 def math_to_mathml(source: str) -> str:
