@@ -86,9 +86,11 @@ dist: $(STAMP)
 	@ls -l dist
 
 ## make hub: (as root) a local JupyterHub on 127.0.0.1:$(HUB_PORT) with three students and an instructor
-##   (Unix accounts, PAM), nbgrader's exchange, formgrader for the instructor (deploy/hub/, README
-##   "Run it on a JupyterHub"); prints the URL and the accounts. Ctrl+C stops it; `make hub HUB_ARGS=--remove`
-##   deletes the accounts, course, exchange and hub state (not the environments).
+##   (Unix accounts of its own, marked as the hub's, PAM), nbgrader's exchange, formgrader for the instructor
+##   (deploy/hub/, README "Run it on a JupyterHub"); closes this checkout to other accounts, lays the hub out
+##   in /srv/module6-hub/NAME, prints the URL and the accounts. Ctrl+C stops it; running it again resumes.
+##   `make hub HUB_ARGS="--name m6b"` runs a second hub beside the first (HUB_PORT=8010); `HUB_ARGS=--remove`
+##   deletes this hub's accounts (only those it made) and folder (not the environments).
 ##   `make hub HUB_ARGS=--pod-server` adds the instructor's server `pod`, which cannot sandbox (README).
 HUB_PORT ?= 8000
 HUB_ARGS ?=

@@ -90,8 +90,16 @@ def _student_env(user: str, home: Path) -> dict:
             "PYTHONPATH": os.pathsep.join(paths)}
 
 
+#: The hub's student environment (deploy/hub/localhub.py's ENVS): outside any checkout, so students can run
+#: it even where ``make hub`` (or the hub test, meanwhile) has closed this checkout to other accounts.
+HUB_STUDENT_ENV = Path(os.environ.get("MODULE6_HUB_ENVS", "/opt/module6-hub/envs")) / "student"
+
+
 def student_python(user: str, home: Path) -> str:
-    """An interpreter the student ``user`` can run that imports this environment's nbgrader."""
+    """An interpreter the student ``user`` can run that imports nbgrader: the hub's student environment
+    when it is built, else this environment's packages on an interpreter of the same version."""
+    if (HUB_STUDENT_ENV / ".stamp").is_file():
+        return str(HUB_STUDENT_ENV / "bin" / "python")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     candidates = [os.path.realpath(sys.executable), f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
     for candidate in dict.fromkeys(candidates):
@@ -106,9 +114,12 @@ def student_python(user: str, home: Path) -> str:
 
 def as_student(user: str, home: Path, exchange: Path, *args: str) -> subprocess.CompletedProcess:
     """``nbgrader ARGS`` as the student ``user`` in their home (nbgrader reads USER for the exchange)."""
+    env = _student_env(user, home)
+    if STUDENT_PYTHON[0].startswith(str(HUB_STUDENT_ENV)):
+        env.pop("PYTHONPATH")
     proc = subprocess.run([shutil.which("runuser"), "-u", user, "--", STUDENT_PYTHON[0], "-m", "nbgrader", *args,
                            f"--course={COURSE_ID}", f"--Exchange.root={exchange}"],
-                          cwd=home, env=_student_env(user, home), text=True, capture_output=True, timeout=300)
+                          cwd=home, env=env, text=True, capture_output=True, timeout=300)
     assert proc.returncode == 0, f"{user}: nbgrader {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
     return proc
 
@@ -224,6 +235,9 @@ def _run_term(base: Path, exchange: Path, users: Users) -> dict:
         gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
     time.sleep(1.5)
     as_student(*students["cat"], exchange, "submit", ASSIGNMENT)
+    with Gradebook("sqlite:///" + str(course / "gradebook.db"), COURSE_ID) as gb:
+        for user, _ in students.values():  # the course's collect takes submissions of gradebook students only
+            gb.update_or_create_student(user)
     run_nbgrader(course, "collect", ASSIGNMENT)
     ids = {role: user for role, (user, _) in students.items()}
     for user in ids.values():

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Build the hub's two Python environments under DEST (default build/hub/envs):
+# Build the hub's two Python environments under DEST (default /opt/module6-hub/envs, localhub.py's ENVS):
 #   DEST/student     the student package (./course), JupyterLab, nbgrader with the student tools only
 #                    (Validate, the Assignment List) and jupyterhub-singleuser: nothing of the instructor package
-#   DEST/instructor  the instructor package (autograder, nbgrader with formgrader) and jupyterhub-singleuser
+#   DEST/instructor  the instructor package (autograder, nbgrader with formgrader) and jupyterhub-singleuser,
+#                    installed from wheels (not editable: no account but root may read the checkout)
 # Both are made from a system interpreter every account can run (PYTHON, default /usr/bin/python3.11,
 # else /usr/bin/python3; 3.11 or newer):
 # the hub starts each user's server as that user, so an interpreter under /root would not start.
@@ -10,7 +11,7 @@
 # the inputs change (a stamp per environment).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
-DEST="${1:-$REPO/build/hub/envs}"
+DEST="${1:-/opt/module6-hub/envs}"
 if [ -z "${PYTHON:-}" ]; then
   if [ -x /usr/bin/python3.11 ]; then PYTHON=/usr/bin/python3.11; else PYTHON=/usr/bin/python3; fi
 fi
@@ -21,9 +22,10 @@ UV="${UV:-$(command -v uv || echo "$REPO/.venv/bin/uv")}"
 export UV_LINK_MODE=copy
 JUPYTERHUB_SPEC="jupyterhub>=5.2,<6"
 mkdir -p "$DEST"
-stamp_of() {  # what the environment was built from: rebuild when any of it changes
-  cat "$REPO/course/pyproject.toml" "$REPO/pyproject.toml" "$REPO/deploy/hub/build_envs.sh" \
-      "$REPO/tools/student_validate_message.py" | sha256sum | cut -c1-16
+stamp_of() {  # what the environments were built from (both packages' files): rebuild when any of it changes
+  (cd "$REPO" && find course autograder pyproject.toml deploy/hub/build_envs.sh tools/student_validate_message.py \
+      -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path 'course/build/*' ! -path '*.egg-info/*' -print0 \
+    | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 STAMP="$(stamp_of)"
 
@@ -73,9 +75,17 @@ fi
 if [ "$(cat "$DEST/instructor/.stamp" 2>/dev/null)" != "$STAMP" ]; then
   rm -rf "$DEST/instructor"
   "$UV" venv --quiet --python "$PYTHON" "$DEST/instructor"
-  VIRTUAL_ENV="$DEST/instructor" "$UV" pip install --quiet -e "$REPO/course" -e "$REPO" "$JUPYTERHUB_SPEC"
+  # From wheels, with bytecode (the grading sandbox is read-only: it could not write any).
+  VIRTUAL_ENV="$DEST/instructor" "$UV" pip install --quiet --compile-bytecode "$REPO/course" "$REPO" "$JUPYTERHUB_SPEC"
+  rm -rf "$REPO/course/build" "$REPO/build/lib" "$REPO"/build/bdist.*  # setuptools' in-tree leftovers
   lab_overrides "$DEST/instructor"
   echo "$STAMP" > "$DEST/instructor/.stamp"
 fi
-chmod -R a+rX "$DEST"
+# Everyone runs the student environment; only root enters the instructor environment until localhub.py
+# gives it to the instructors' group (mode 0750): a student never reads or runs the kit.
+chmod 0755 "$DEST"
+chmod -R a+rX "$DEST/student"
+chmod -R go-w "$DEST/instructor"
+chmod -R a+rX "$DEST/instructor"
+chmod 0750 "$DEST/instructor"
 echo "$DEST/student $DEST/instructor"

@@ -10,7 +10,10 @@ hub sets them in its service unit (README, "Run it on a JupyterHub"). Everything
   only), the instructor from the instructor environment in the course directory, where formgrader
   runs (nbgrader 0.9.6 docs, configuration/jupyterhub_config.rst, "One Class, One Grader").
 - nbgrader's shared exchange is a directory every account can reach (``c.Exchange.root``, set in the
-  ``nbgrader_config.py`` files beside this one from ``MODULE6_EXCHANGE``).
+  ``nbgrader_config.py`` of each role from ``MODULE6_EXCHANGE``).
+- Each role's configuration is read from the hub's own folder (``MODULE6_HUB_CONFIG``: copies of the
+  ``student/`` and ``instructor/`` folders beside this file, laid out and moded by ``localhub.py``), never
+  from the checkout, which no account but root may read.
 - With ``MODULE6_HUB_POD_SERVER`` set (``localhub.py --pod-server``), the instructor may also start
   one named server of that name, run through ``podlike.py``: a server that cannot run the grading
   sandbox, as in a container pod (README, "A hub whose pods cannot sandbox").
@@ -21,7 +24,6 @@ import sys
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it runs this file
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 env = os.environ
 
 
@@ -37,6 +39,7 @@ STUDENT_ENV = required("MODULE6_HUB_STUDENT_ENV")   # deploy/hub/build_envs.sh's
 INSTRUCTOR_ENV = required("MODULE6_HUB_INSTRUCTOR_ENV")
 COURSE_DIR = required("MODULE6_COURSE_DIR")         # the instructor's nbgrader course directory
 EXCHANGE = required("MODULE6_EXCHANGE")             # nbgrader's shared exchange directory
+CONFIG = required("MODULE6_HUB_CONFIG")             # <hub folder>/config: student/ and instructor/
 COURSE_ID = required("MODULE6_COURSE_ID")
 INSTRUCTOR = required("MODULE6_INSTRUCTOR")
 STUDENTS = required("MODULE6_STUDENTS").split(",")
@@ -77,19 +80,21 @@ def per_user(spawner):
         raise RuntimeError(f"{name}: no named server {spawner.name!r} on this hub")
     shared = {"MODULE6_EXCHANGE": EXCHANGE, "MODULE6_COURSE_ID": COURSE_ID, "MPLBACKEND": "Agg"}
     if name == INSTRUCTOR:
-        prefix, config = INSTRUCTOR_ENV, os.path.join(HERE, "instructor")
+        prefix, config = INSTRUCTOR_ENV, os.path.join(CONFIG, "instructor")
         spawner.notebook_dir = COURSE_DIR
         shared["MODULE6_COURSE_DIR"] = COURSE_DIR
     elif name in STUDENTS:
-        prefix, config = STUDENT_ENV, os.path.join(HERE, "student")
+        prefix, config = STUDENT_ENV, os.path.join(CONFIG, "student")
         spawner.notebook_dir = "~"
     else:  # allowed_users already refuses anyone else; never start a server from the wrong environment
         raise RuntimeError(f"{name} is neither the instructor nor a student of this hub")
     spawner.cmd = [os.path.join(prefix, "bin", "jupyterhub-singleuser")]
     if spawner.name:  # the pod server: the same server, under podlike.py's seccomp filter
-        spawner.cmd = [os.path.join(prefix, "bin", "python"), os.path.join(HERE, "podlike.py"), "--", *spawner.cmd]
+        spawner.cmd = [os.path.join(prefix, "bin", "python"), os.path.join(config, "podlike.py"), "--", *spawner.cmd]
+    shared["MODULE6_HUB_PREFIX"] = prefix
     spawner.environment.update(shared)
-    # nbgrader_config.py of this role (exchange, course id); extra Jupyter config directories come first.
+    # nbgrader_config.py of this role (exchange, course id) and, for the instructor, jupyter_server_config.py
+# (the terminal, formgrader's pages); extra Jupyter config directories come first.
     spawner.environment["JUPYTER_CONFIG_PATH"] = config
     spawner.environment["PATH"] = os.pathsep.join([os.path.join(prefix, "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
 

@@ -1,25 +1,36 @@
 """The term on a real local JupyterHub (deploy/hub/), in headless chromium, through the hub's login page.
 
-Accounts are Unix users made here with passwords, checked by JupyterHub's PAM authenticator; each
-user's server runs as that user from the hub's environments (deploy/hub/build_envs.sh). One student
-works in the browser: logs in, fetches both assignments from the Assignment List, opens a notebook of
-``module6`` (its widget renders), answers it and Validates, opens a notebook of ``module6_further``
-and answers it, and submits both. A second student submits ``module6`` with ``nbgrader submit`` as their
-Unix user.
+The hub is deployed by ``localhub.deploy`` exactly as ``make hub`` deploys it, under a name of its own
+(so it runs beside a developer's ``make hub``): its own accounts (Unix users with passwords, checked by
+JupyterHub's PAM authenticator, marked as the hub's), its folder laid out per role, this checkout closed
+to other accounts (reopened at the end). Each user's server runs as that user from the hub's environments.
 
-The instructor grades the two assignments the two ways the README gives:
+Students. One works in the browser: logs in, fetches both assignments from the Assignment List, opens a
+notebook of ``module6`` (its widget renders), answers it and Validates, answers a notebook of
+``module6_further``. A second student submits ``module6`` with ``nbgrader submit`` as their Unix user.
+Then the first student, in a terminal of their own JupyterLab, tries everything issue 32 lists: read the
+course directory, the checkout's ``source/`` and keys, the hub's state and the instructor's configuration,
+run the instructor environment, enter the classmate's home, list the exchange's inbox, rename the course
+in the exchange, rename, write into or read the classmate's submission (whose name they are given, as if
+they had learnt it), replace the release; and they leave in the inbox a submission in the classmate's
+name, one under an invented id of HTML, one claiming the year 2099 and one whose time is not a time.
+Every read, run, rename and write must fail; every planted entry must be refused by collect. They then
+submit both assignments from the Assignment List.
 
-- ``module6`` in the instructor's server, which can run bubblewrap (a bare-metal or VM hub like this
-  one): ``nbgrader collect`` as the instructor, then formgrader's Autograde button.
-- ``module6_further`` as on a container hub whose pods cannot sandbox (README, "A hub whose pods
-  cannot sandbox"). The instructor's named server ``pod`` runs under ``deploy/hub/podlike.py``'s
-  seccomp filter (no new namespaces, as a pod's default seccomp profile): its Autograde button
-  refuses, naming the grading host route, and grades nothing. A "grading host", a process started
-  outside the hub as the instructor's Unix user (as a grading VM with the course directory mounted
-  would be), runs ``nbgrader collect`` and ``autograder grade`` on the same course directory and
-  gradebook, in bubblewrap. Formgrader in the ``pod`` server then shows those grades; the instructor
-  grades the written answer by hand there and generates and releases feedback with its buttons; the
-  student fetches the feedback in the Assignment List and opens it.
+The instructor:
+
+- ``module6`` in the instructor's server, which can run bubblewrap: the README's hub block typed line by
+  line into a terminal of the instructor's JupyterLab (collect; grade; report; similarity; variants; both
+  LMS exports), with formgrader's Autograde button and a written answer graded by hand between collect and
+  ``autograder grade``, which must neither regrade what the button graded nor ask for that manual grade
+  again. Formgrader's grading view, names hidden, names no student.
+- ``module6_further`` as on a container hub whose pods cannot sandbox (README, "A hub whose pods cannot
+  sandbox"). A "grading host", a process started outside the hub as the instructor's Unix user, runs
+  ``nbgrader collect`` and ``autograder grade``. The instructor's named server ``pod`` runs under
+  ``deploy/hub/podlike.py``'s seccomp filter: its Autograde button refuses, naming the grading host route,
+  and changes nothing (the autograded notebook and every gradebook row as the grading host left them).
+  Formgrader in the ``pod`` server shows those grades; the written answer is graded by hand there and
+  feedback is generated and released with its buttons; the student fetches it and opens it.
 
 Needs root (useradd, PAM, servers started as other users), /usr/bin/chromium, npm's
 configurable-http-proxy and the hub environments (``python deploy/hub/localhub.py --install-only``,
@@ -29,9 +40,12 @@ which .ci/run runs): skips without them, fails under ``CI=true``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
+import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -60,9 +74,11 @@ FURTHER_ANSWERS = ("token_weights", "aggregate_loss")
 FURTHER_ESSAY = ("Under sequence_mean each response weighs 1/B in total, so a long wrong answer's tokens are "
                  "each pushed down less than a short right answer's tokens are pushed up.")
 HIDDEN_CALL = 'grade("23_loss_aggregation", "weights", globals())'  # a hidden test line of the source
+FORGED = "FORGED-BY-THE-CLASSMATE"  # what the student's planted entries hold instead of a notebook
 POD = "pod"  # the instructor's named server that cannot sandbox
 SPAWN_MS = 240_000  # Playwright timeouts are in ms: a spawn on a busy 2-core machine is slow
 STEP_MS = 90_000
+HUB_BLOCK = "<!-- hub-term:"
 
 
 def _localhub():
@@ -83,12 +99,20 @@ def _unavailable(localhub) -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError as error:
         return f"{error.name} is not installed (pip install -e '.[test]')"
-    envs = REPO / "build" / "hub" / "envs"
-    if not all((envs / role / ".stamp").is_file() for role in ("student", "instructor")):
-        return f"no hub environments under {envs}: run `python deploy/hub/localhub.py --install-only`"
+    if not all((localhub.ENVS / role / ".stamp").is_file() for role in ("student", "instructor")):
+        return f"no hub environments under {localhub.ENVS}: run `python deploy/hub/localhub.py --install-only`"
     if not localhub.CHP.exists() and not shutil.which("npm"):
         return "configurable-http-proxy is not installed and there is no npm to install it"
     return None
+
+
+def readme_hub_block() -> list:
+    """The commands of the README's hub block, comments dropped."""
+    text = (REPO / "README.md").read_text()
+    block = text[text.index(HUB_BLOCK):]
+    block = block[block.index("```bash") + len("```bash"):]
+    block = block[:block.index("```")]
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
 
 
 def _answer(source_nb, grade_id: str) -> str:
@@ -106,39 +130,25 @@ def hub_term():
         if os.environ.get("CI") == "true":
             pytest.fail(reason + " (CI=true)")
         pytest.skip(reason)
-    tag = os.urandom(3).hex()
-    made: list = []
     scratch = Path(tempfile.mkdtemp(prefix="module6-hub-"))
-    scratch.chmod(0o755)  # the accounts reach the course and the exchange through it
+    scratch.chmod(0o755)  # the accounts reach their homes and the hub's folder through it
+    (scratch / "home").mkdir(mode=0o755)
+    hub_id = localhub.check_hub(f"t{os.urandom(2).hex()}", scratch / "hub")
+    checkout_mode = stat.S_IMODE(os.stat(REPO).st_mode)
     hub = None
     try:
-        envs = REPO / "build" / "hub" / "envs"
-        student_env, instructor_env = envs / "student", envs / "instructor"
-
-        def account(name, role):
-            home = scratch / "home" / name
-            home.parent.mkdir(exist_ok=True)
-            home.parent.chmod(0o755)
-            made.append(name)
-            return localhub.add_account(name, role, home=home)
-
-        instructor = account(f"m6i{tag}", "instructor")
-        students = [account(f"m6s{n}{tag}", "student") for n in (1, 2, 3)]
-        course, exchange = scratch / "course", scratch / "exchange"
         started = time.monotonic()
-        localhub.prepare_course(instructor, instructor_env, course, exchange, stems=[STEM, FURTHER_STEM],
-                                 assignments=(ASSIGNMENT, FURTHER))
-        hub = localhub.start_hub(state=scratch / "state", student_env=student_env, instructor_env=instructor_env,
-                                 course=course, exchange=exchange, instructor=instructor.name,
-                                 students=[s.name for s in students], pod_server=POD)
-        yield {"localhub": localhub, "hub": hub, "instructor": instructor, "students": students,
-               "course": course, "exchange": exchange, "student_env": student_env,
-               "instructor_env": instructor_env, "started": started}
+        deployment = localhub.deploy(hub_id, homes=scratch / "home", stems=[STEM, FURTHER_STEM],
+                                     assignments=(ASSIGNMENT, FURTHER))
+        hub = localhub.start_hub(layout=deployment.layout, student_env=deployment.student_env,
+                                 instructor_env=deployment.instructor_env, instructor=hub_id.instructor,
+                                 students=hub_id.students, pod_server=POD)
+        yield {"localhub": localhub, "hub": hub, "deployment": deployment, "started": started}
     finally:
         if hub is not None:
             hub.stop()
-        for name in made:
-            localhub.remove_account(name)
+        localhub.remove(hub_id)
+        os.chmod(REPO, checkout_mode)  # what make hub closed for the hub's students
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -201,6 +211,96 @@ def _type_answers(page, source_nb, grade_ids, essay: str) -> None:
     page.wait_for_function("() => !document.title.startsWith('*') && !document.querySelector('.jp-mod-dirty')")
 
 
+class Terminal:
+    """A terminal of a user's JupyterLab, opened from the launcher; lines are typed into it as a user types.
+
+    After each line the test types ``echo $? > ~/.m6-done-N``: the shell runs it once the line has finished,
+    so the file says when, and with which exit status (the line itself is typed as given).
+    """
+
+    def __init__(self, page, url: str, account, name: str):
+        self.page, self.account, self.name, self.count = page, account, name, 0
+        page.goto(f"{url}?reset")
+        page.locator(".jp-LauncherCard", has_text="Terminal").first.click()
+        self.xterm = page.locator(".jp-Terminal .xterm").last
+        self.xterm.wait_for(timeout=SPAWN_MS)
+        self.xterm.click()
+
+    def run(self, line: str, timeout: float = 600) -> int:
+        self.count += 1
+        done = self.account.home / f".m6-done-{self.count}"
+        self.xterm.click()
+        self.page.keyboard.type(line)
+        self.page.keyboard.press("Enter")
+        self.page.keyboard.type(f"echo $? > ~/.m6-done-{self.count}")
+        self.page.keyboard.press("Enter")
+        deadline = time.monotonic() + timeout
+        while not done.is_file() or not done.read_text().strip():
+            if time.monotonic() > deadline:
+                self.page.screenshot(path=f"/tmp/module6-hub-terminal-{self.name}.png")
+                raise AssertionError(f"{self.account.name}'s terminal: {line!r} did not finish in {timeout:.0f} s")
+            time.sleep(0.3)
+        return int(done.read_text())
+
+
+def _attack_script(layout, deployment, ben, ben_entry: str, localhub) -> tuple:
+    """What the first student tries in their terminal, and the paths it names (each must exist: a read
+    that fails because the path is wrong proves nothing). Each line of ~/attacks.txt names an attempt and
+    says whether it worked. Every path is given to them: nothing relies on a path being unguessable."""
+    course_id = localhub.COURSE_ID
+    inbound = layout.exchange / course_id / "inbound"
+    (site,) = (deployment.instructor_env / "lib").glob("python3*/site-packages")
+    q = shlex.quote
+    targets = {  # attempt -> (command, the path it names)
+        "read the course's source notebook": ("cat", layout.course / "source" / ASSIGNMENT / f"{STEM}.ipynb"),
+        "list the course directory": ("ls", layout.course),
+        "read the gradebook": ("cat", layout.course / "gradebook.db"),
+        "read the checkout's source": ("cat", REPO / "source" / ASSIGNMENT / f"{STEM}.ipynb"),
+        "read the checkout's keys": ("cat", REPO / "autograder" / "exercises" / "05_negative_kl" / "key.py"),
+        "list the checkout": ("ls", REPO),
+        "run the instructor environment": ("", deployment.instructor_env / "bin" / "python"),
+        "run autograder variants": ("", deployment.instructor_env / "bin" / "autograder"),
+        "import the kit from the instructor environment": ("PYTHONPATH", site),
+        "list the instructor environment": ("ls", deployment.instructor_env),
+        "read the instructor's configuration": ("cat", layout.config / "instructor" / "nbgrader_config.py"),
+        "list the hub's state": ("ls", layout.state),
+        "read the hub's accounts": ("cat", layout.accounts_file),
+        "enter the classmate's home": ("ls", ben.home),
+        "list the exchange's inbox": ("ls", inbound),
+        "list the exchange's feedback": ("ls", layout.exchange / course_id / "feedback"),
+        "rename the course in the exchange": ("mv", layout.exchange / course_id),
+        "remove the course in the exchange": ("rm -rf", layout.exchange / course_id),
+        "rename the classmate's submission": ("mv", inbound / ben_entry),
+        "write into the classmate's submission": ("touch", inbound / ben_entry / f"{STEM}.ipynb"),
+        "add a file to the classmate's submission": ("touch", inbound / ben_entry / "planted.ipynb"),
+        "read the classmate's submission": ("cat", inbound / ben_entry / f"{STEM}.ipynb"),
+        "replace the release": ("touch", layout.exchange / course_id / "outbound" / ASSIGNMENT / f"{STEM}.ipynb"),
+    }
+    lines = ["#!/bin/bash", "out=~/attacks.txt; : > $out", "me=$(id -un)", f"inbox={q(str(inbound))}",
+             "attempt() { if bash -c \"$2\" >/dev/null 2>&1; then echo \"WORKED: $1\" >> $out; "
+             "else echo \"refused: $1\" >> $out; fi; }"]
+    for name, (verb, path) in targets.items():
+        if verb == "":
+            command = f"{q(str(path))} -c 'import autograder'" if path.name == "python" else \
+                f"{q(str(path))} variants {ASSIGNMENT} --any-id --student x"
+        elif verb == "PYTHONPATH":
+            command = f"PYTHONPATH={q(str(path))} python3 -c 'import autograder'"
+        elif verb == "mv":
+            command = f"mv {q(str(path))} {q(str(path.parent / 'moved'))}"
+        else:
+            command = f"{verb} {q(str(path))}"
+        lines.append(f"attempt {q(name)} {q(command)}")
+    # Entries collect must refuse (making an entry in the inbox is everyone's right).
+    lines += [
+        f"(cd ~ && nbgrader submit {ASSIGNMENT} --student {ben.name}) >/dev/null 2>&1; echo 'planted: as the classmate' >> $out",
+        f'mkdir "$inbox/<b>x</b>+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x"; echo "planted: an invented id" >> $out',
+    ]
+    for claim in ("2099-01-01 00:00:00.000000 UTC", "not a time"):
+        entry = f'"$inbox/$me+{ASSIGNMENT}+{claim}+x"'
+        lines.append(f"mkdir {entry} && echo {FORGED} > {entry}/{STEM}.ipynb; echo 'planted: {claim}' >> $out")
+    return "\n".join(lines) + "\n", [path for _, path in targets.values()]
+
+
 def _grades(api, formgrader, assignment, stem, student) -> tuple:
     """(submitted notebook id, {grade name: grade}) from formgrader's API."""
     (record,) = [n for n in api.get(f"{formgrader}/api/submitted_notebooks/{assignment}/{stem}").json()
@@ -208,18 +308,48 @@ def _grades(api, formgrader, assignment, stem, student) -> tuple:
     return record["id"], {g["name"]: g for g in api.get(f"{formgrader}/api/grades?submission_id={record['id']}").json()}
 
 
+def _grade_by_hand(page, formgrader, record: str, written: str, score: float) -> dict:
+    """Give ``written`` its score on formgrader's grading page; the grades once formgrader saved it."""
+    api = page.request
+    grades_url = f"{formgrader}/api/grades?submission_id={record}"
+    before = api.get(grades_url).json()
+    page.goto(f"{formgrader}/submissions/{record}/")
+    box = page.locator(f"input.score#{written}")
+    box.fill(str(score))
+    box.press("Tab")
+    deadline = time.monotonic() + 60
+    while api.get(grades_url).json() == before:  # the page saves on change, asynchronously
+        assert time.monotonic() < deadline, "formgrader's page did not save the manual score"
+        page.wait_for_timeout(250)
+    return {g["name"]: g for g in api.get(grades_url).json()}
+
+
+def _state_of(course: Path, student: str, assignment: str) -> dict:
+    """Every file of a student's autograded folder and every gradebook row of the submission."""
+    from nbgrader.api import Gradebook
+
+    files = {str(p.relative_to(course)): p.read_bytes()
+             for p in sorted((course / "autograded" / student / assignment).rglob("*")) if p.is_file()}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "llm-policy-module6") as gb:
+        submission = gb.find_submission(assignment, student)
+        rows = {(n.name, g.name): (g.auto_score, g.manual_score, g.needs_manual_grade)
+                for n in submission.notebooks for g in n.grades}
+        rows["timestamp"] = str(submission.timestamp)
+    return {"files": files, "rows": rows}
+
+
 def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
-    localhub, hub = hub_term["localhub"], hub_term["hub"]
-    ann, ben = hub_term["students"][0], hub_term["students"][1]
-    instructor, course = hub_term["instructor"], hub_term["course"]
+    localhub, hub, deployment = hub_term["localhub"], hub_term["hub"], hub_term["deployment"]
+    layout, instructor = deployment.layout, deployment.instructor
+    ann, ben = deployment.students[0], deployment.students[1]
+    course = layout.course
     source_nb = nbformat.read(str(REPO / "source" / ASSIGNMENT / f"{STEM}.ipynb"), as_version=4)
     further_nb = nbformat.read(str(REPO / "source" / FURTHER / f"{FURTHER_STEM}.ipynb"), as_version=4)
     timings = {"setup": time.monotonic() - hub_term["started"]}
     began = time.monotonic()
 
     # The instructor logs in first and starts both servers (the default one and ``pod``): they start
-    # while the students work. Each tab goes straight to formgrader once its server is up (not
-    # through JupyterLab, whose page costs the browser seconds of CPU and is not used here).
+    # while the students work. Each tab goes straight to formgrader once its server is up.
     formgrader = f"/user/{instructor.name}/formgrader"
     pod_formgrader = f"/user/{instructor.name}/{POD}/formgrader"
     inst_ctx, ipage = _start_login(browser, hub, instructor,
@@ -246,64 +376,104 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     # module6: the widget, the answers, Validate.
     page.goto(f"{hub.url}/user/{ann.name}/lab/tree/{ASSIGNMENT}/{STEM}.ipynb?reset")
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for()
-    # The widget cell on its own (Run All stops at the first unanswered cell).
     widget_cell = page.locator(".jp-Notebook .jp-CodeCell", has_text="kl_explorer(preset=").first
     widget_cell.locator(".cm-content").click()
     page.keyboard.press("Shift+Enter")
     widget_cell.locator(".jp-OutputArea .widget-slider, .jp-OutputArea .jupyter-widgets").first.wait_for()
     _type_answers(page, source_nb, ANSWERS, ESSAY)
-    saved = nbformat.read(str(ann.home / ASSIGNMENT / f"{STEM}.ipynb"), as_version=4)
-    assert ESSAY in "".join(c.source for c in saved.cells), "the written answer was not saved"
     page.screenshot(path=str(screenshot_dir / "hub-notebook.png"), full_page=False)
     page.locator(".validate-button").click()
     dialog = page.locator(".jp-Dialog")
     dialog.wait_for()
     dialog.get_by_text("open checks pass").wait_for()  # the student environment's reworded success
-    page.screenshot(path=str(screenshot_dir / "hub-validate.png"))
     dialog.locator("button").last.click()
-
-    # module6_further: open a notebook of it and answer.
     page.goto(f"{hub.url}/user/{ann.name}/lab/tree/{FURTHER}/{FURTHER_STEM}.ipynb?reset")  # typing needs no kernel
     _type_answers(page, further_nb, FURTHER_ANSWERS, FURTHER_ESSAY)
-    saved = nbformat.read(str(ann.home / FURTHER / f"{FURTHER_STEM}.ipynb"), as_version=4)
-    assert FURTHER_ESSAY in "".join(c.source for c in saved.cells), "the written answer was not saved"
-    page.screenshot(path=str(screenshot_dir / "hub-further-notebook.png"), full_page=False)
     timings["student work and validate"] = time.monotonic() - began
+
+    # --- ben fetches and submits module6 untouched, with nbgrader as his Unix user.
+    ben_env = localhub.user_env(ben, deployment.student_env, layout.config / "student", layout.exchange)
+    nbgrader_ben = [str(deployment.student_env / "bin" / "nbgrader")]
+    localhub.run_as(ben, ben_env, [*nbgrader_ben, "fetch_assignment", ASSIGNMENT], ben.home)
+    localhub.run_as(ben, ben_env, [*nbgrader_ben, "submit", ASSIGNMENT], ben.home)
+    inbound = layout.exchange / localhub.COURSE_ID / "inbound"
+    (ben_entry,) = [p.name for p in inbound.iterdir() if p.name.startswith(f"{ben.name}+")]
+
+    # --- ann, in a terminal of her JupyterLab, tries what is not hers.
+    script, named = _attack_script(layout, deployment, ben, ben_entry, localhub)
+    assert [path for path in named if not path.exists()] == []
+    (ann.home / "attacks.sh").write_text(script)
+    os.chown(ann.home / "attacks.sh", *_ids(ann.name))
+    terminal = Terminal(page, f"{hub.url}/user/{ann.name}/lab", ann, "student")
+    assert terminal.run("bash ~/attacks.sh") == 0
+    page.screenshot(path=str(screenshot_dir / "hub-student-terminal.png"))
+    attempts = (ann.home / "attacks.txt").read_text().splitlines()
+    assert len(attempts) == len(named) + 4 and not [line for line in attempts if line.startswith("WORKED")], attempts
+    timings["student attacks"] = time.monotonic() - began
 
     _open_assignment_list(page)
     for assignment in (ASSIGNMENT, FURTHER):
         _listed(page, "fetched_assignments_list", assignment).locator("button", has_text="Submit").click()
         _listed(page, "submitted_assignments_list", assignment).wait_for()
 
-    # --- ben: fetch and submit module6 untouched, with nbgrader as his Unix user (module6_further is
-    # left to ann: each nbgrader command costs seconds, and the grading host grades whoever submitted).
-    ben_env = localhub.user_env(ben, hub_term["student_env"], "student", hub_term["exchange"])
-    nbgrader_ben = [str(hub_term["student_env"] / "bin" / "nbgrader")]
-    localhub.run_as(ben, ben_env, [*nbgrader_ben, "fetch_assignment", ASSIGNMENT], ben.home)
-    localhub.run_as(ben, ben_env, [*nbgrader_ben, "submit", ASSIGNMENT], ben.home)
-    timings["submissions"] = time.monotonic() - began
-
-    # --- module6, in the instructor's server (bubblewrap works): collect, formgrader's Autograde button.
+    # --- module6, in the instructor's server (bubblewrap works): the README's block in its terminal,
+    # formgrader's Autograde button and a manual grade after collect.
+    commands = readme_hub_block()
+    names = {"m6student1": ann.name, "m6student2": ben.name, "m6instructor": instructor.name}
+    commands = [re.sub(r"\bm6(student\d|instructor)\b", lambda m: names[m.group(0)], line) for line in commands]
+    assert commands[0] == f"nbgrader collect {ASSIGNMENT}" and commands[1] == f"autograder grade {ASSIGNMENT}"
     ipage.wait_for_url(re.compile(re.escape(formgrader)), timeout=SPAWN_MS)
-    inst_env = localhub.user_env(instructor, hub_term["instructor_env"], "instructor", hub_term["exchange"], course)
-    inst_bin = hub_term["instructor_env"] / "bin"
-    localhub.run_as(instructor, inst_env, [str(inst_bin / "nbgrader"), "collect", ASSIGNMENT], course)
-    assert {p.name for p in (course / "submitted").iterdir()} == {ann.name, ben.name}
+    terminal_page = inst_ctx.new_page()
+    terminal_page.set_default_timeout(STEP_MS)
+    iterm = Terminal(terminal_page, f"{hub.url}/user/{instructor.name}/lab", instructor, "instructor")
+    assert iterm.run(commands[0]) == 0
+    # Collected: each student's own last submission, nothing of what ann planted.
+    assert {p.name for p in (course / "submitted").iterdir() if p.is_dir()} == {ann.name, ben.name}
+    submitted = {s: (course / "submitted" / s / ASSIGNMENT / f"{STEM}.ipynb").read_text() for s in (ann.name, ben.name)}
+    assert ESSAY in submitted[ann.name] and FORGED not in submitted[ann.name]
+    assert ESSAY not in submitted[ben.name] and FORGED not in submitted[ben.name]
+
     ipage.goto(f"{formgrader}/manage_submissions/{ASSIGNMENT}")
     ipage.locator("tr", has_text=ann.name).locator(".autograde a").click()
     ipage.locator("#success-modal").wait_for()
     ipage.screenshot(path=str(screenshot_dir / "hub-autograde.png"))
-    _, auto = _grades(ipage.request, formgrader, ASSIGNMENT, STEM, ann.name)
+    ipage.locator("#success-modal button").last.click()
+    record, auto = _grades(ipage.request, formgrader, ASSIGNMENT, STEM, ann.name)
     assert auto[WRITTEN]["needs_manual_grade"] and auto[WRITTEN]["manual_score"] is None
     coded = [g for name, g in auto.items() if name != WRITTEN]
     assert coded and all(g["auto_score"] == g["max_score"] for g in coded), coded
-    timings["autograde in the hub"] = time.monotonic() - began
+    # Blind grading: with the names hidden, nothing on the grading page names the student.
+    ipage.goto(f"{formgrader}/submissions/{record}/")
+    ipage.locator(".nbgrader_cell").first.wait_for()
+    assert ann.name not in ipage.evaluate("() => document.body.innerText"), "the grading page names the student"
+    manual = _grade_by_hand(ipage, formgrader, record, WRITTEN, auto[WRITTEN]["max_score"])
+    assert manual[WRITTEN]["manual_score"] == auto[WRITTEN]["max_score"]
+    graded_by_button = _state_of(course, ann.name, ASSIGNMENT)
+    timings["collect, autograde button, manual grade"] = time.monotonic() - began
 
-    # --- module6_further, as on a hub whose pods cannot sandbox.
-    # The grading host (outside the hub: a process of the instructor's account, not a child of any
-    # hub server) collects, on the same course directory and exchange.
+    # The rest of the block: grade (ben; ann's work is unchanged and stays as the button graded it, her
+    # manual grade kept), report, similarity, variants, the two exports.
+    for line in commands[1:]:
+        assert iterm.run(line) == 0, line
+    terminal_page.screenshot(path=str(screenshot_dir / "hub-instructor-terminal.png"))
+    assert _state_of(course, ann.name, ASSIGNMENT) == graded_by_button
+    assert (course / "autograded" / ben.name / ASSIGNMENT / f"{STEM}.ipynb").is_file()
+    for made in ("canvas.csv", "moodle.csv"):
+        assert ann.name in (course / made).read_text(encoding="utf-8-sig"), made
+    assert any((course / "reports").glob("*")), "autograder report wrote nothing"
+    timings["the README's block in the terminal"] = time.monotonic() - began
+
+    # --- module6_further, as on a hub whose pods cannot sandbox: the grading host (outside the hub, a
+    # process of the instructor's account) collects and grades, on the same course directory.
+    inst_env = localhub.user_env(instructor, deployment.instructor_env, layout.config / "instructor",
+                                 layout.exchange, course)
+    inst_bin = deployment.instructor_env / "bin"
     localhub.run_as(instructor, inst_env, [str(inst_bin / "nbgrader"), "collect", FURTHER], course)
-    # The ``pod`` server's Autograde button refuses, names the grading host route, and grades nothing.
+    graded = localhub.run_as(instructor, inst_env, [str(inst_bin / "autograder"), "grade", FURTHER, "--no-progress"],
+                             course)
+    assert (course / "autograded" / ann.name / FURTHER / f"{FURTHER_STEM}.ipynb").is_file(), graded.stdout
+    by_host = _state_of(course, ann.name, FURTHER)
+    # The ``pod`` server's Autograde button refuses, names the grading host route, and changes nothing.
     podpage.wait_for_url(re.compile(re.escape(pod_formgrader)), timeout=SPAWN_MS)
     podpage.goto(f"{pod_formgrader}/manage_submissions/{FURTHER}")
     podpage.locator("tr", has_text=ann.name).locator(".autograde a").click()
@@ -313,43 +483,23 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     assert "the grading sandbox cannot run" in said and "namespace" in said, said[-2000:]
     assert "grade on a grading host where bubblewrap works" in said, said[-2000:]
     assert f"`nbgrader collect {FURTHER}` then `autograder grade {FURTHER}`" in said, said[-2000:]
-    # For the screenshot: formgrader's traceback panel scrolls sideways; wrap it and show its end (the reason).
     refusal.locator(".panel-danger pre").evaluate(
         "pre => { pre.style.whiteSpace = 'pre-wrap'; pre.scrollTop = pre.scrollHeight; }")
     podpage.screenshot(path=str(screenshot_dir / "hub-pod-refuses.png"))
     refusal.locator("button").last.click()
     refusal.wait_for(state="detached")
-    assert not (course / "autograded" / ann.name / FURTHER).exists(), "the pod server graded without a sandbox"
-    timings["pod refuses"] = time.monotonic() - began
-
-    # The grading host grades the class in bubblewrap, into the course's gradebook.
-    graded = localhub.run_as(instructor, inst_env, [str(inst_bin / "autograder"), "grade", FURTHER, "--no-progress"],
-                             course)
-    assert (course / "autograded" / ann.name / FURTHER / f"{FURTHER_STEM}.ipynb").is_file(), graded.stdout
-    timings["grading host"] = time.monotonic() - began
+    assert _state_of(course, ann.name, FURTHER) == by_host, "the refusing button changed graded work"
+    timings["grading host, pod refuses"] = time.monotonic() - began
 
     # Formgrader in the pod server shows those grades; the written answer is graded by hand there.
     podpage.goto(f"{pod_formgrader}/manage_submissions/{FURTHER}")
     podpage.locator("tr", has_text=ann.name).wait_for()
-    podpage.screenshot(path=str(screenshot_dir / "hub-pod-grades.png"))
-    api = podpage.request
-    record, auto = _grades(api, pod_formgrader, FURTHER, FURTHER_STEM, ann.name)
+    record, auto = _grades(podpage.request, pod_formgrader, FURTHER, FURTHER_STEM, ann.name)
     assert auto[FURTHER_WRITTEN]["needs_manual_grade"] and auto[FURTHER_WRITTEN]["manual_score"] is None
     coded = [g for name, g in auto.items() if name != FURTHER_WRITTEN]
     assert coded and all(g["auto_score"] == g["max_score"] for g in coded), coded
-    podpage.goto(f"{pod_formgrader}/submissions/{record}/")
-    score = podpage.locator(f"input.score#{FURTHER_WRITTEN}")
-    score.fill(str(auto[FURTHER_WRITTEN]["max_score"]))
-    score.press("Tab")
-    grades_url = f"{pod_formgrader}/api/grades?submission_id={record}"
-    deadline = time.monotonic() + 60
-    while api.get(grades_url).json() == list(auto.values()):  # the page saves on change, asynchronously
-        assert time.monotonic() < deadline, "formgrader's page did not save the manual score"
-        podpage.wait_for_timeout(250)
+    manual = _grade_by_hand(podpage, pod_formgrader, record, FURTHER_WRITTEN, auto[FURTHER_WRITTEN]["max_score"])
     podpage.screenshot(path=str(screenshot_dir / "hub-manual-grade.png"))
-    manual = {g["name"]: g for g in api.get(grades_url).json()}
-    assert manual[FURTHER_WRITTEN]["manual_score"] == auto[FURTHER_WRITTEN]["max_score"]
-
     podpage.goto(f"{pod_formgrader}/manage_assignments")
     assignment_row = podpage.locator("tr", has_text=FURTHER).first
     for button in (".generate-feedback a", ".release-feedback a"):
@@ -363,6 +513,8 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
 
     # --- ann fetches her module6_further feedback in the Assignment List and opens it.
     page.bring_to_front()
+    page.goto(f"{hub.url}/user/{ann.name}/lab?reset")
+    _wait_lab(page, ann)
     _open_assignment_list(page)
     submitted = _listed(page, "submitted_assignments_list", FURTHER)
     submitted.locator("button", has_text=re.compile("fetch feedback", re.I)).click()
@@ -379,9 +531,24 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     timings["feedback"] = time.monotonic() - began
     student_ctx.close()
     inst_ctx.close()
-
-    # The students' servers ran the student environment: no instructor package, no formgrader.
-    probe = subprocess.run([str(hub_term["student_env"] / "bin" / "python"), "-c", "import autograder"],
-                           cwd="/", capture_output=True)
-    assert probe.returncode != 0
     print("hub term timings (s):", {k: round(v, 1) for k, v in timings.items()}, file=sys.stderr)
+
+
+def _ids(name: str) -> tuple:
+    import pwd
+
+    record = pwd.getpwnam(name)
+    return record.pw_uid, record.pw_gid
+
+
+def test_a_second_hub_of_the_same_name_changes_nothing_and_names_the_first(hub_term):
+    """Another hub folder under the test hub's name: it stops before touching any account."""
+    localhub, deployment = hub_term["localhub"], hub_term["deployment"]
+    other = localhub.check_hub(deployment.hub.name, deployment.layout.base.parent / "other")
+    before = {a.name: (a.home.stat().st_mtime, json.dumps(localhub.account_comment(a.name)))
+              for a in deployment.accounts}
+    with pytest.raises(localhub.HubConflict, match=re.escape(str(deployment.layout.base))):
+        localhub.deploy(other, homes=deployment.layout.base.parent / "home")
+    after = {a.name: (a.home.stat().st_mtime, json.dumps(localhub.account_comment(a.name)))
+             for a in deployment.accounts}
+    assert after == before and not other.base.exists()

@@ -10,3 +10,7 @@ import os
 c = get_config()  # noqa: F821 -- injected by traitlets when it runs this file
 load_subconfig(os.path.join(os.environ["MODULE6_COURSE_DIR"], "nbgrader_config.py"))  # noqa: F821
 c.Exchange.root = os.environ["MODULE6_EXCHANGE"]
+# The hub's class list for the LMS exports (deploy/hub/localhub.py writes it).
+ROSTER = os.path.join(os.environ["MODULE6_COURSE_DIR"], "roster.csv")
+if os.path.isfile(ROSTER):
+    c.LmsExport.roster = ROSTER
