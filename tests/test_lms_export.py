@@ -2,10 +2,11 @@
 
 ``nbgrader export --exporter autograder.lms.CanvasExport|MoodleExport`` (nbgrader 0.9.6:
 ``nbgrader/apps/exportapp.py`` gives the plugin ``--to``, ``--assignment`` and ``--student`` as
-``ExportPlugin`` traits) must export only the assignments with collected submissions unless
-``--assignment`` names them, refuse (exit 1, nothing written) while a collected submission has no final
-grade, and honour ``c.LmsExport`` settings from ``nbgrader_config.py`` and the command line. What the
-LMSs then do with the files is ``tests/test_lms_import.py``'s subject.
+``ExportPlugin`` traits, and itself as the plugin's parent, with its ``coursedir``) must run the README's
+lines as written, export only the assignments with collected submissions unless ``--assignment`` names
+them, refuse (exit 1, nothing written) while a collected submission has no final grade, and honour
+``c.LmsExport`` settings from ``nbgrader_config.py`` and the command line. What the LMSs then do with
+the files is ``tests/test_lms_import.py``'s subject.
 
 The roster may be the kit's CSV, Canvas's gradebook export or Moodle's grade export, as downloaded.
 """
@@ -13,13 +14,18 @@ The roster may be the kit's CSV, Canvas's gradebook export or Moodle's grade exp
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config, Configurable
 
-from autograder.lms import read_roster
+from autograder.lms import CanvasExport, ExportRefused, read_roster
 from lms_support import CLASS, Student, build_gradebook, canvas_course, moodle_site, read_csv
 
 #: a class where module6_further has no submission yet
@@ -48,46 +54,80 @@ def course(tmp_path_factory):
     return root
 
 
-def _nbgrader_export(course, *args) -> subprocess.CompletedProcess:
+def _nbgrader(course, command: list) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    return subprocess.run([sys.executable, "-m", "nbgrader", "export", *args], cwd=course, text=True,
-                          capture_output=True, timeout=300, env=env)
+    return subprocess.run([sys.executable, "-m", *command], cwd=course, text=True, capture_output=True,
+                          timeout=300, env=env)
 
 
-def test_nbgrader_export_writes_only_the_collected_assignment_by_default(course):
-    proc = _nbgrader_export(course, "--exporter", "autograder.lms.CanvasExport", "--to", "canvas.csv")
-    assert proc.returncode == 0, proc.stderr
-    rows = read_csv(course / "canvas.csv")
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "module6"]
-    assert {row[1]: row[5] for row in rows[2:]} == {"101": "83.5%", "102": "60.25%"}  # nos and dee: left out
-    assert "module6_further: no collected submissions, not exported" in proc.stderr
-    assert not list(course.glob("*module6_further*"))
-    assert (course / "canvas.csv.preview.txt").exists() and (course / "canvas.csv.unmatched.csv").exists()
+def readme_lines() -> list:
+    """The commands of the README's LMS block, as written there."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = text.index("<!-- lms-export")
+    fence = text.index("```bash", start) + len("```bash")
+    return [line.strip() for line in text[fence:text.index("```", fence)].splitlines() if line.strip()]
+
+
+def test_the_readme_commands_run_verbatim(course):
+    lines = readme_lines()
+    assert [shlex.split(line)[:4] for line in lines] == [
+        ["nbgrader", "export", "--exporter", "autograder.lms.CanvasExport"],
+        ["nbgrader", "export", "--exporter", "autograder.lms.MoodleExport"]]
+    for line in lines:
+        proc = _nbgrader(course, shlex.split(line))
+        assert proc.returncode == 0, (line, proc.stderr)
+    canvas = read_csv(course / "canvas-module6.csv")
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "module6"]
+    assert {row[1]: row[5] for row in canvas[2:]} == {"101": "83.5%", "102": "60.25%"}  # nos, dee: left out
+    moodle = read_csv(course / "moodle-module6.csv")
+    assert [row[:2] for row in moodle] == [["Email address", "module6"], ["ada@uni.example", "83.5"],
+                                           ["ben@uni.example", "60.25"]]
+    for name in ("canvas-module6.csv", "moodle-module6.csv"):
+        assert (course / f"{name}.preview.txt").exists() and (course / f"{name}.unmatched.csv").exists()
 
 
 def test_a_collected_submission_not_yet_graded_refuses_the_export(course):
-    """Collected (``submitted/ada/module6_further/``) makes module6_further one to export, and its
-    missing grade a reason to refuse: exit 1, the list on stderr, nothing written."""
+    """Collected (``submitted/ada/module6_further/``) makes module6_further one to export by default, and
+    its missing grade a reason to refuse: exit 1, the list on stderr, nothing written."""
     (course / "submitted" / "ada" / "module6_further").mkdir(parents=True)
     try:
-        proc = _nbgrader_export(course, "--exporter", "autograder.lms.MoodleExport", "--to",
-                                "moodle-{assignment}.csv")
+        proc = _nbgrader(course, ["nbgrader", "export", "--exporter", "autograder.lms.MoodleExport",
+                                  "--to", "refused-{assignment}.csv", "--LmsExport.missing=zero"])
     finally:
         (course / "submitted" / "ada" / "module6_further").rmdir()
     assert proc.returncode == 1
     assert "refused, nothing written" in proc.stderr and "ada: collected, not autograded yet" in proc.stderr
-    assert not list(course.glob("moodle*"))
+    assert not list(course.glob("refused*"))
 
 
-def test_assignment_flag_and_settings_on_the_command_line(course):
-    proc = _nbgrader_export(course, "--exporter", "autograder.lms.MoodleExport", "--assignment=module6",
-                            "--to", "moodle.csv", "--LmsExport.dry_run=True", "--LmsExport.missing=zero",
-                            "--MoodleExport.identifier=email")
-    assert proc.returncode == 0, proc.stderr
-    assert not (course / "moodle.csv").exists()  # a dry run writes the preview only
-    preview = (course / "moodle.csv.preview.txt").read_text()
-    assert "DRY RUN" in preview and "Email address ada@uni.example" in preview
-    assert "no submission: 0" in preview  # nos, and dee (in the roster only)
+class _App(Configurable):
+    """What ``nbgrader export`` gives its plugin as parent: the course directory."""
+
+    def __init__(self, root, **kwargs):
+        super().__init__(**kwargs)
+        self.coursedir = CourseDirectory(root=str(root))
+
+
+def test_by_default_only_assignments_with_submissions_are_exported(course, tmp_path):
+    config = Config()
+    config.LmsExport.roster = str(course / "roster.csv")
+    config.LmsExport.missing = "zero"
+    plugin = CanvasExport(parent=_App(course), config=config)
+    plugin.to = str(tmp_path / "canvas-{assignment}.csv")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        plugin.export(gb)
+    assert (tmp_path / "canvas-module6.csv").exists() and not list(tmp_path.glob("*further*"))
+    rows = read_csv(tmp_path / "canvas-module6.csv")
+    assert {row[1]: row[5] for row in rows[2:]} == {"101": "83.5%", "102": "60.25%", "108": "0", "109": "0"}
+    # named, it is exported even without submissions (every student missing: zero here)
+    plugin.assignment = ["[module6,module6_further]"]  # nbgrader's documented list form
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        plugin.export(gb)
+    further = read_csv(tmp_path / "canvas-module6_further.csv")
+    assert further[1][5] == "80" and {row[5] for row in further[2:]} == {"0"}
+    plugin.assignment = ["module7"]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb, pytest.raises(ExportRefused, match="module7"):
+        plugin.export(gb)
 
 
 # ---- the roster ----------------------------------------------------------------------------------

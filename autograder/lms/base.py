@@ -15,7 +15,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
-from traitlets import Bool, Dict, Enum, Unicode
+from traitlets import Bool, Dict, Enum, List, Unicode
 
 from . import preview
 from .cells import clean_text, formula_like, has_control, number
@@ -36,6 +36,10 @@ class LmsExport(ExportPlugin):
         "", help="The roster column that holds nbgrader's student ids (default: 'nbgrader_id'; in Canvas's "
                  "export 'SIS Login ID'; in Moodle's 'Username' when it has one). Compared after Unicode NFC "
                  "normalisation and without regard to case.").tag(config=True)
+    assignments = List(
+        Unicode(), help="The assignments to export when --assignment does not name them (default: those with a "
+                        "submission in the gradebook or a collected one in submitted/). --assignment wins."
+    ).tag(config=True)
     assignment_columns = Dict(
         help="Column header per assignment (e.g. {'module6': 'Module 6 (1234)'}, Canvas's 'Name (ID)' form, to "
              "update an existing Canvas assignment). Default: the assignment's own column in the roster's Canvas "
@@ -110,7 +114,9 @@ class LmsExport(ExportPlugin):
         self.check_settings()
         roster = self.load_roster()
         submitted = self.submitted_root()
-        chosen, skipped = select_assignments(gradebook, requested(self.assignment), submitted)
+        # --assignment (nbgrader's ExportPlugin.assignment) first, then this plugin's own setting
+        names = requested(self.assignment) or requested(self.assignments)
+        chosen, skipped = select_assignments(gradebook, names, submitted)
         for name in skipped:
             self.log.info("%s: no collected submissions, not exported (name it with --assignment=%s to "
                           "export it anyway)", name, name)
@@ -124,6 +130,9 @@ class LmsExport(ExportPlugin):
         self.refuse_pending(people, identities, table)
         several = len(chosen) > 1
         plans = [self.file_plan(name, table[name], people, identities, roster, several) for name in chosen]
+        for plan in plans:
+            if plan.path.resolve() == roster.path.resolve():
+                raise ValueError(f"--to {self.to!r} would overwrite the roster {roster.path}; choose another file")
         return plans, roster
 
     def check_settings(self) -> None:

@@ -168,7 +168,8 @@ class CanvasExport(LmsExport):
             if not new:
                 raise ValueError(f"{assignment}: c.LmsExport.percent = False writes points, and the points of "
                                  f"Canvas's assignment {header!r} are unknown: set c.LmsExport.points = "
-                                 f"{{{assignment!r}: N}}, use Canvas's own export as the roster, or keep percent = True")
+                                 f"{{{assignment!r}: N}}, use Canvas's own export as the roster, or keep "
+                                 "percent = True")
             points = max_score
         scale = (f"points out of {number(points)} (nbgrader's {number(max_score)} points scaled), "
                  "the Canvas assignment's scale")

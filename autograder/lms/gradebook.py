@@ -83,8 +83,8 @@ def select_assignments(gradebook: Gradebook, names: list, submitted_root: Path |
     if names:
         unknown = [name for name in names if name not in known]
         if unknown:
-            raise ValueError(f"--assignment: {', '.join(map(repr, unknown))} not in the gradebook "
-                             f"(it has: {', '.join(known) or 'no assignments'})")
+            raise ValueError(f"--assignment / c.LmsExport.assignments: {', '.join(map(repr, unknown))} not in the "
+                             f"gradebook (it has: {', '.join(known) or 'no assignments'})")
         return [name for name in known if name in names], []
     chosen, skipped = [], []
     for assignment in gradebook.assignments:

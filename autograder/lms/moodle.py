@@ -116,16 +116,19 @@ class MoodleExport(LmsExport):
             raise ValueError(f"{assignment}: the column header {header!r} cannot be written; set another with "
                              f"c.LmsExport.assignment_columns")
         configured = self.points.get(assignment)
-        scale = float(configured) if configured is not None else (100.0 if self.percent else max_score)
+        scale = float(configured) if configured is not None else (100.0 if self.percent else float(max_score))
         if scale > self.grade_point_max:
             raise ValueError(f"{assignment}: a scale of {number(scale)} is above the site's gradepointmax "
                              f"({number(self.grade_point_max)}), and Moodle's import aborts on such grades: set "
                              "c.LmsExport.points (or c.MoodleExport.grade_point_max if the site allows more)")
         field, label, _ = IDENTIFIERS[self.identifier]
         warnings = []
-        if configured is None:
-            warnings.append(f"map the column {header!r} to a NEW grade item (maximum 100), or to an existing item "
-                            f"whose maximum is {number(scale)}; for another maximum set c.LmsExport.points")
+        if scale == 100.0:
+            warnings.append(f"map the column {header!r} to a new grade item (its maximum is 100) or to an existing "
+                            "item whose maximum is 100; for another maximum set c.LmsExport.points")
+        else:
+            warnings.append(f"map the column {header!r} to an existing grade item whose maximum is {number(scale)} "
+                            "(a new grade item's maximum is 100, and Moodle would read these grades out of 100)")
         if self.identifier == "email":
             warnings.append("Moodle looks email addresses up across the whole site and takes the first account; "
                             "PostgreSQL sites compare them with case, MySQL/MariaDB sites without")

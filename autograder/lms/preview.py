@@ -45,8 +45,8 @@ def render(plan: FilePlan, lms: str, settings: list, status: str) -> str:
     out.append(f"Written ({len(written)}): the LMS sets these grades")
     if written:
         out += _table([("nbgrader id", "name", "matched by", "nbgrader", "written", "note")] +
-                      [(nfc(line.person.nbgrader_id), line.person.name, line.identity.matched_by, nbgrader_text(line),
-                        line.value, line.note) for line in written])
+                      [(nfc(line.person.nbgrader_id), line.person.name, line.identity.matched_by,
+                        nbgrader_text(line), line.value, line.note) for line in written])
     left = [line for line in plan.lines if line.value is None]
     out += ["", f"Left out ({len(left)}): the LMS keeps whatever grade it has for them"]
     if left:
