@@ -180,3 +180,15 @@ def test_moodle_own_export_is_a_roster(tmp_path):
     # two accounts sharing an email cannot be told apart by it: linking by email is refused
     with pytest.raises(ValueError, match="'Twin@Uni.example' appears twice"):
         read_roster(path, "Email address")
+
+
+# ---- the kit's own doctests ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", ["cells", "roster", "gradebook", "plan", "canvas", "moodle", "base", "preview"])
+def test_lms_package_doctests(module):
+    """``autograder/lms/`` is outside the suite's doctest paths (``autograder/reference``): run them here."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"autograder.lms.{module}"))
+    assert result.failed == 0

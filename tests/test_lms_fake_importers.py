@@ -165,3 +165,4 @@ def test_moodle_bom_and_column_count():
                         "useremail", MAP).ok
     assert s.import_csv(b"Email address,module6\nada@uni.example,8,9\n", "Email address", "useremail",
                         MAP).errors == ["csvweirdcolumns"]
+

@@ -24,7 +24,7 @@ import pytest
 
 import lms_fake as fake
 from autograder.lms import CanvasExport, ExportRefused, MoodleExport
-from lms_support import (CLASS, FORMULA_ID, NFD_JOSE, build_gradebook, canvas_course, expected_score, export,
+from lms_support import (CLASS, FORMULA_ID, NFD_JOSE, add_extra_credit, build_gradebook, canvas_course, expected_score, export,
                          mark_pending, moodle_site, nbgrader_scores, read_csv)
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -333,3 +333,48 @@ def test_a_dry_run_writes_the_preview_only(gradebook, tmp_path):
     preview = (tmp_path / "canvas.csv.preview.txt").read_text()
     assert preview.splitlines()[1].startswith("Status: DRY RUN")
     assert "Lovelace, Ada" in preview and "83.5%" in preview and "Left out" in preview
+
+
+def test_student_flag_exports_only_the_named_students(gradebook, tmp_path):
+    course = canvas_course()
+    roster = _roster(tmp_path, "canvas-export.csv", course.export_csv())
+    export(CanvasExport, gradebook, tmp_path / "canvas.csv", ["module6"], students=["ADA", NFD_JOSE], roster=roster)
+    assert [row[1] for row in read_csv(tmp_path / "canvas.csv")[2:]] == ["101", "107"]  # ids: NFC, any case
+
+
+@pytest.fixture(scope="module")
+def extra_credit_gradebook(gradebook, tmp_path_factory):
+    copy = tmp_path_factory.mktemp("lms-extra") / "gradebook.db"
+    shutil.copy(gradebook.removeprefix("sqlite:///"), copy)
+    add_extra_credit(f"sqlite:///{copy}", "ada", "module6", 20.0)  # 103.5 of 100
+    return f"sqlite:///{copy}"
+
+
+def test_extra_credit_above_the_maximum(extra_credit_gradebook, tmp_path):
+    """Canvas keeps a score above the points possible; Moodle would cut it to the item's maximum, so the
+    student is left out there and the preview says why."""
+    course = canvas_course()
+    roster = _roster(tmp_path, "canvas-export.csv", course.export_csv())
+    export(CanvasExport, extra_credit_gradebook, tmp_path / "canvas.csv", ["module6"], roster=roster)
+    course.import_csv((tmp_path / "canvas.csv").read_bytes())
+    assert course.grade(101, "module6") == pytest.approx(10.35)
+    site = moodle_site()
+    roster = _roster(tmp_path, "moodle-export.csv", site.export_csv())
+    export(MoodleExport, extra_credit_gradebook, tmp_path / "moodle.csv", ["module6"], roster=roster,
+           points={"module6": 10})
+    assert "ada@uni.example" not in {row[0] for row in read_csv(tmp_path / "moodle.csv")}
+    assert "10.35 is above the grade item's maximum 10" in (tmp_path / "moodle.csv.preview.txt").read_text()
+    assert site.import_csv((tmp_path / "moodle.csv").read_bytes(), "Email address", "useremail", MAPPING_10).ok
+    assert site.grade(1, "module6") is None  # left as it was
+
+
+@pytest.mark.parametrize("cls, header", [(CanvasExport, "Current Score 1"), (CanvasExport, "=1+1"),
+                                         (CanvasExport, "Section"), (MoodleExport, "Email address"),
+                                         (MoodleExport, "+x")])
+def test_a_column_header_the_importer_would_misread_is_refused(gradebook, tmp_path, cls, header):
+    roster = _roster(tmp_path, "roster.csv", canvas_course().export_csv() if cls is CanvasExport else
+                     moodle_site().export_csv())
+    with pytest.raises(ExportRefused, match="assignment_columns"):
+        export(cls, gradebook, tmp_path / "out.csv", ["module6"], roster=roster,
+               assignment_columns={"module6": header})
+    assert not (tmp_path / "out.csv").exists()

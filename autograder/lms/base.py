@@ -129,7 +129,9 @@ class LmsExport(ExportPlugin):
         table = {name: grades(gradebook, name, ids, submitted) for name in chosen}
         self.refuse_pending(people, identities, table)
         several = len(chosen) > 1
-        plans = [self.file_plan(name, table[name], people, identities, roster, several) for name in chosen]
+        maxima = {a.name: float(a.max_score) for a in gradebook.assignments}
+        plans = [self.file_plan(name, maxima[name], table[name], people, identities, roster, several)
+                 for name in chosen]
         for plan in plans:
             if plan.path.resolve() == roster.path.resolve():
                 raise ValueError(f"--to {self.to!r} would overwrite the roster {roster.path}; choose another file")
@@ -172,8 +174,8 @@ class LmsExport(ExportPlugin):
     def load_roster(self) -> Roster:
         path = Path(self.roster).expanduser()
         root = self.course_root()
-        if not path.is_absolute() and root is not None and not path.exists():
-            path = root / path
+        if not path.is_absolute() and root is not None:
+            path = root / path  # as nbgrader_config.py is: relative to the course directory
         return read_roster(path, self.roster_id_column)
 
     def refuse_pending(self, people: list, identities: dict, table: dict) -> None:
@@ -197,10 +199,8 @@ class LmsExport(ExportPlugin):
                 "the collected submissions), or export partial totals with --LmsExport.allow_pending=True "
                 "(the file name then says .partial):\n" + "\n".join(lines))
 
-    def file_plan(self, assignment: str, by_student: dict, people: list, identities: dict, roster: Roster,
-                  several: bool) -> FilePlan:
-        any_grade = next(iter(by_student.values()), None)
-        max_score = any_grade.max_score if any_grade else 0.0
+    def file_plan(self, assignment: str, max_score: float, by_student: dict, people: list, identities: dict,
+                  roster: Roster, several: bool) -> FilePlan:
         column = self.column(assignment, max_score, roster)
         lines = [self.line(person, by_student[person.nbgrader_id], identities.get(person.nbgrader_id), column)
                  for person in people]

@@ -112,7 +112,8 @@ class MoodleExport(LmsExport):
         if max_score <= 0:
             raise ValueError(f"{assignment}: nbgrader's maximum is {max_score}: no scale exists")
         header = nfc(str(self.assignment_columns.get(assignment, assignment)))
-        if formula_like(header) or has_control(header) or header == "Last downloaded from this course":
+        field, label, _ = IDENTIFIERS[self.identifier]
+        if formula_like(header) or has_control(header) or header in (label, "Last downloaded from this course"):
             raise ValueError(f"{assignment}: the column header {header!r} cannot be written; set another with "
                              f"c.LmsExport.assignment_columns")
         configured = self.points.get(assignment)
@@ -121,7 +122,6 @@ class MoodleExport(LmsExport):
             raise ValueError(f"{assignment}: a scale of {number(scale)} is above the site's gradepointmax "
                              f"({number(self.grade_point_max)}), and Moodle's import aborts on such grades: set "
                              "c.LmsExport.points (or c.MoodleExport.grade_point_max if the site allows more)")
-        field, label, _ = IDENTIFIERS[self.identifier]
         warnings = []
         if scale == 100.0:
             warnings.append(f"map the column {header!r} to a new grade item (its maximum is 100) or to an existing "
