@@ -19,7 +19,7 @@ Moodle (moodle/moodle: ``grade/import/csv/classes/load_data.php`` at commits
 ``grade/import/lib.php`` ``grade_import_commit`` at 9b77dc8db238e73fec3ee78e5ba296614ccacf6f,
 ``lib/csvlib.class.php`` ``csv_import_reader::load_csv_content`` (index id 71755172),
 ``lib/moodlelib.php`` ``unformat_float`` at 001247f3c9f700287d997f653c63e31766b8c9ba, and
-``lib/grade/grade_item.php`` ``update_final_grade`` / ``bounded_grade``):
+``lib/grade/grade_item.php`` ``update_final_grade`` (index id 1690631) / ``bounded_grade``):
 
 * ``gradeimport_csv_load_data::prepare_import_grade_data`` buffers the rows (or aborts the whole
   import), then ``grade_import_commit`` writes them.

@@ -378,3 +378,13 @@ def test_a_column_header_the_importer_would_misread_is_refused(gradebook, tmp_pa
         export(cls, gradebook, tmp_path / "out.csv", ["module6"], roster=roster,
                assignment_columns={"module6": header})
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_moodle_site_with_a_decimal_comma_reads_the_same_grades(gradebook, tmp_path):
+    """``unformat_float`` swaps the language's decimal separator for "."; the kit's "6.025" has none to swap."""
+    site = moodle_site()
+    site.decsep = ","
+    roster = _roster(tmp_path, "moodle-export.csv", site.export_csv())
+    export(MoodleExport, gradebook, tmp_path / "moodle.csv", ["module6"], roster=roster, points={"module6": 10})
+    assert site.import_csv((tmp_path / "moodle.csv").read_bytes(), "Email address", "useremail", MAPPING_10).ok
+    assert site.grade(2, "module6") == pytest.approx(6.025) and site.grade(1, "module6") == pytest.approx(8.35)
