@@ -1,129 +1,143 @@
-"""Grades into Canvas and Moodle: the export plugins against the formats' documented columns.
+"""Grades into Canvas and Moodle through the real ``nbgrader export`` command, and the roster reader.
 
-Canvas's gradebook import reads the columns its own gradebook export writes (Student, ID, SIS User ID,
-SIS Login ID, Section, then one column per assignment, the second row holding "Points Possible");
-Moodle's CSV grade import matches users by an identifier column (here "Email address") and maps the
-other columns to grade items. Scores must be nbgrader's own export's (total minus late penalty, at
-least 0; no submission is 0), and no student may be dropped.
+``nbgrader export --exporter autograder.lms.CanvasExport|MoodleExport`` (nbgrader 0.9.6:
+``nbgrader/apps/exportapp.py`` gives the plugin ``--to``, ``--assignment`` and ``--student`` as
+``ExportPlugin`` traits, and itself as the plugin's parent, with its ``coursedir``) must run the README's
+lines as written, export only the assignments with collected submissions unless ``--assignment`` names
+them, refuse (exit 1, nothing written) while a collected submission has no final grade, and honour
+``c.LmsExport`` settings from ``nbgrader_config.py`` and the command line. What the LMSs then do with
+the files is ``tests/test_lms_import.py``'s subject.
+
+The roster may be the kit's CSV, Canvas's gradebook export or Moodle's grade export, as downloaded.
 """
 
 from __future__ import annotations
 
-import csv
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config, Configurable
 
-from autograder.lms import CANVAS_COLUMNS, MOODLE_IDENTIFIER, read_roster
+from autograder.lms import CanvasExport, ExportRefused, read_roster
+from lms_support import CLASS, Student, build_gradebook, canvas_course, moodle_site, read_csv
 
-ASSIGNMENTS = {"module6": 100.0, "module6_further": 40.0}
-# student -> assignment -> (auto score, late penalty); a missing assignment means no submission
-SCORES = {
-    "ada": {"module6": (83.5, 0.0), "module6_further": (40.0, 0.0)},
-    "ben": {"module6": (70.25, 10.0)},  # late: 60.25
-    "cai": {"module6": (5.0, 10.0), "module6_further": (12.0, 0.0)},  # penalty larger than the score: 0
-    "zed": {"module6": (50.0, 0.0)},  # not in the roster: written, never dropped
-}
+#: a class where module6_further has no submission yet
+SMALL = [Student("ada", "Ada", "Lovelace", {"module6": (75.5, 8.0, 0.0)}),
+         Student("ben", "Ben", "Okafor", {"module6": (62.25, 8.0, 10.0)}),
+         next(s for s in CLASS if s.id == "nos")]
 ROSTER = """nbgrader_id,name,canvas_id,sis_user_id,sis_login_id,section,email
-ada,"Lovelace, Ada",101,S-101,ada@uni.example,Section A,ada@uni.example
-ben,"Okafor, Ben",102,S-102,ben@uni.example,Section B,ben@uni.example
-cai,"Chen, Cai",103,S-103,cai@uni.example,Section A,cai@uni.example
-dee,"Dee, Dee",104,S-104,dee@uni.example,Section B,dee@uni.example
+ada,"Lovelace, Ada",101,S-101,ada,Section A,ada@uni.example
+ben,"Okafor, Ben",102,S-102,ben,Section B,ben@uni.example
+nos,"Sub, No",108,S-108,nos,Section B,nos@uni.example
+dee,"Dee, Dee",109,S-109,dee,Section B,dee@uni.example
 """
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("lms")
-    # nbgrader runs its `alembic` helper, beside this Python, when it creates a gradebook
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    url = f"sqlite:///{root / 'gradebook.db'}"
-    with Gradebook(url) as gb:
-        for name, points in ASSIGNMENTS.items():
-            gb.add_assignment(name)
-            gb.update_or_create_notebook("nb", name)
-            gb.update_or_create_grade_cell("points", "nb", name, max_score=points, cell_type="code")
-        for student, taken in SCORES.items():
-            gb.add_student(student, first_name=student.title(), last_name="Student", email=f"{student}@gb.example")
-            for name, (score, penalty) in taken.items():
-                submission = gb.add_submission(name, student)
-                notebook = submission.notebooks[0]
-                notebook.grades[0].auto_score = score
-                notebook.late_submission_penalty = penalty
-                gb.db.commit()
+    url = build_gradebook(root / "gradebook.db", SMALL)
     (root / "roster.csv").write_text(ROSTER)
     (root / "nbgrader_config.py").write_text(textwrap.dedent(f"""
         c = get_config()
         c.CourseDirectory.db_url = {url!r}
         c.CourseDirectory.root = {str(root)!r}
-        c.LmsExport.roster = {str(root / 'roster.csv')!r}
+        c.LmsExport.roster = "roster.csv"
     """))
     return root
 
 
-def _export(course, exporter: str, to: str) -> list:
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--exporter", exporter, "--to", to],
-                          cwd=course, text=True, capture_output=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr
-    with (course / to).open(newline="") as handle:
-        return list(csv.reader(handle)), proc.stderr
+def _nbgrader(course, command: list) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    return subprocess.run([sys.executable, "-m", *command], cwd=course, text=True, capture_output=True,
+                          timeout=300, env=env)
 
 
-def _nbgrader_scores(course) -> dict:
-    rows, _ = _export(course, "nbgrader.plugins.CsvExportPlugin", "nbgrader.csv")
-    header = rows[0]
-    return {(r[header.index("student_id")], r[header.index("assignment")]): float(r[header.index("score")])
-            for r in rows[1:]}
+def readme_lines() -> list:
+    """The commands of the README's LMS block, as written there."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = text.index("<!-- lms-export")
+    fence = text.index("```bash", start) + len("```bash")
+    return [line.strip() for line in text[fence:text.index("```", fence)].splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def exports(course):
-    canvas, canvas_log = _export(course, "autograder.lms.CanvasExport", "canvas.csv")
-    moodle, moodle_log = _export(course, "autograder.lms.MoodleExport", "moodle.csv")
-    return {"canvas": canvas, "moodle": moodle, "log": canvas_log + moodle_log, "nbgrader": _nbgrader_scores(course)}
+def test_the_readme_commands_run_verbatim(course):
+    lines = readme_lines()
+    assert [shlex.split(line)[:4] for line in lines] == [
+        ["nbgrader", "export", "--exporter", "autograder.lms.CanvasExport"],
+        ["nbgrader", "export", "--exporter", "autograder.lms.MoodleExport"]]
+    for line in lines:
+        proc = _nbgrader(course, shlex.split(line))
+        assert proc.returncode == 0, (line, proc.stderr)
+    canvas = read_csv(course / "canvas-module6.csv")
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "module6"]
+    assert {row[1]: row[5] for row in canvas[2:]} == {"101": "83.5%", "102": "60.25%"}  # nos, dee: left out
+    moodle = read_csv(course / "moodle-module6.csv")
+    assert [row[:2] for row in moodle] == [["Email address", "module6"], ["ada@uni.example", "83.5"],
+                                           ["ben@uni.example", "60.25"]]
+    for name in ("canvas-module6.csv", "moodle-module6.csv"):
+        assert (course / f"{name}.preview.txt").exists() and (course / f"{name}.unmatched.csv").exists()
 
 
-def test_canvas_file_has_canvas_columns_points_possible_and_nbgraders_scores(exports):
-    rows = exports["canvas"]
-    assert tuple(rows[0][:5]) == CANVAS_COLUMNS
-    assert rows[0][5:] == list(ASSIGNMENTS)
-    assert rows[1][0].strip() == "Points Possible" and rows[1][5:] == ["100", "40"]
-    by_name = {row[0]: row for row in rows[2:]}
-    assert by_name["Lovelace, Ada"][1:5] == ["101", "S-101", "ada@uni.example", "Section A"]
-    ids = {"Lovelace, Ada": "ada", "Okafor, Ben": "ben", "Chen, Cai": "cai", "Zed Student": "zed"}
-    for name, student in ids.items():
-        for column, assignment in enumerate(ASSIGNMENTS, start=5):
-            assert float(by_name[name][column]) == exports["nbgrader"][(student, assignment)], (name, assignment)
-    assert by_name["Okafor, Ben"][5:] == ["60.25", "0"]  # late penalty applied; no submission is 0
-    assert by_name["Chen, Cai"][5] == "0"  # a penalty never takes a score below 0
+def test_a_collected_submission_not_yet_graded_refuses_the_export(course):
+    """Collected (``submitted/ada/module6_further/``) makes module6_further one to export by default, and
+    its missing grade a reason to refuse: exit 1, the list on stderr, nothing written."""
+    (course / "submitted" / "ada" / "module6_further").mkdir(parents=True)
+    try:
+        proc = _nbgrader(course, ["nbgrader", "export", "--exporter", "autograder.lms.MoodleExport",
+                                  "--to", "refused-{assignment}.csv", "--LmsExport.missing=zero"])
+    finally:
+        (course / "submitted" / "ada" / "module6_further").rmdir()
+    assert proc.returncode == 1
+    assert "refused, nothing written" in proc.stderr and "ada: collected, not autograded yet" in proc.stderr
+    assert not list(course.glob("refused*"))
 
 
-def test_no_student_is_dropped(exports):
-    canvas = {row[0]: row for row in exports["canvas"][2:]}
-    # in the gradebook, not in the roster: written with empty LMS columns, and named in the log
-    assert canvas["Zed Student"][1:5] == ["", "", "", ""] and "zed" in exports["log"]
-    # in the roster, not in the gradebook: written with zero scores, and named in the log
-    assert canvas["Dee, Dee"][5:] == ["0", "0"] and "dee" in exports["log"]
-    assert len(exports["canvas"]) == 2 + 5 and len(exports["moodle"]) == 1 + 5
+class _App(Configurable):
+    """What ``nbgrader export`` gives its plugin as parent: the course directory."""
+
+    def __init__(self, root, **kwargs):
+        super().__init__(**kwargs)
+        self.coursedir = CourseDirectory(root=str(root))
 
 
-def test_moodle_file_identifies_users_by_email_with_one_column_per_grade_item(exports):
-    rows = exports["moodle"]
-    assert rows[0] == [MOODLE_IDENTIFIER, *ASSIGNMENTS]
-    by_email = {row[0]: row[1:] for row in rows[1:]}
-    assert by_email["ada@uni.example"] == ["83.5", "40"]
-    assert by_email["zed@gb.example"] == ["50", "0"]  # the gradebook's email when the roster has none
-    assert by_email["dee@uni.example"] == ["0", "0"]
+def test_by_default_only_assignments_with_submissions_are_exported(course, tmp_path):
+    config = Config()
+    config.LmsExport.roster = str(course / "roster.csv")
+    config.LmsExport.missing = "zero"
+    plugin = CanvasExport(parent=_App(course), config=config)
+    plugin.to = str(tmp_path / "canvas-{assignment}.csv")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        plugin.export(gb)
+    assert (tmp_path / "canvas-module6.csv").exists() and not list(tmp_path.glob("*further*"))
+    rows = read_csv(tmp_path / "canvas-module6.csv")
+    assert {row[1]: row[5] for row in rows[2:]} == {"101": "83.5%", "102": "60.25%", "108": "0", "109": "0"}
+    # named, it is exported even without submissions (every student missing: zero here)
+    plugin.assignment = ["[module6,module6_further]"]  # nbgrader's documented list form
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        plugin.export(gb)
+    further = read_csv(tmp_path / "canvas-module6_further.csv")
+    assert further[1][5] == "80" and {row[5] for row in further[2:]} == {"0"}
+    plugin.assignment = ["module7"]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb, pytest.raises(ExportRefused, match="module7"):
+        plugin.export(gb)
 
+
+# ---- the roster ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, message", [
     ("name,email\nada,a@x\n", "nbgrader_id"),
     ("nbgrader_id,colour\nada,red\n", "unknown column"),
     ("nbgrader_id,name\nada,A\nada,B\n", "appears twice"),
+    ("nbgrader_id,name\nada,A\nAda,B\n", "appears twice"),  # ids are compared without regard to case
+    ("nbgrader_id,name\njos\u00e9,A\njose\u0301,B\n", "appears twice"),  # ... and after NFC
     ("nbgrader_id,name\n,A\n", "empty nbgrader_id"),
 ])
 def test_a_bad_roster_is_refused_with_the_line_and_the_column(tmp_path, text, message):
@@ -131,3 +145,50 @@ def test_a_bad_roster_is_refused_with_the_line_and_the_column(tmp_path, text, me
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
         read_roster(path)
+
+
+def test_canvas_own_export_is_a_roster(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_bytes(canvas_course().export_csv())
+    roster = read_roster(path)
+    assert roster.kind == "canvas" and roster.link_column == "SIS Login ID"
+    ada = roster.by_link()["ada"]
+    assert (ada.name, ada.canvas_id, ada.sis_user_id, ada.section) == ("Lovelace, Ada", "101", "S-101", "Section A")
+    assert roster.by_link()["frm"].name == '=HYPERLINK("http://evil.example","Ada")'  # Canvas's ="..." undone
+    (column,) = roster.canvas_columns
+    assert (column.header, column.title, column.canvas_id, column.points) == ("module6 (201)", "module6", "201", 10.0)
+    # Canvas can export with semicolons (a user's setting): read the same way
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text("Student;ID;SIS User ID;SIS Login ID;Section;module6 (201)\n"
+                          "    Points Possible;;;;;10\n\"Lovelace, Ada\";101;S-101;ada;A;8\n")
+    assert read_roster(semicolons).by_link()["ada"].canvas_id == "101"
+    with pytest.raises(ValueError, match="roster_id_column = 'Login'"):
+        read_roster(path, "Login")
+
+
+def test_moodle_own_export_is_a_roster(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_bytes(moodle_site().export_csv(with_username=True))
+    roster = read_roster(path)
+    assert roster.kind == "moodle" and roster.link_column == "Username"
+    eve = roster.by_link()["eve"]
+    assert (eve.email, eve.idnumber, eve.name) == ("Eve.Smith@Uni.example", "S-110", "Eve Smith")
+    path.write_bytes(moodle_site().export_csv(with_username=False))
+    with pytest.raises(ValueError, match="roster_id_column"):
+        read_roster(path)
+    assert read_roster(path, "ID number").by_link()["s-110"].email == "Eve.Smith@Uni.example"
+    # two accounts sharing an email cannot be told apart by it: linking by email is refused
+    with pytest.raises(ValueError, match="'Twin@Uni.example' appears twice"):
+        read_roster(path, "Email address")
+
+
+# ---- the kit's own doctests ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", ["cells", "roster", "gradebook", "plan", "canvas", "moodle", "base", "preview"])
+def test_lms_package_doctests(module):
+    """``autograder/lms/`` is outside the suite's doctest paths (``autograder/reference``): run them here."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"autograder.lms.{module}"))
+    assert result.failed == 0
