@@ -138,6 +138,8 @@ def test_a_malformed_entry_is_reported_and_the_rest_of_the_class_is_collected(co
     assert collected(root, BEN) == "honest" and collected(root, ANN) is None
     assert "not a time" in reasons(app)[bad_time]
     assert "is not <student>+<assignment>" in reasons(app)[short.name]
+    listed = (root / "reports" / f"collect-{ASSIGNMENT}.csv").read_text()
+    assert bad_time in listed and short.name in listed and "not a time" in listed
 
 
 @pytest.mark.parametrize("student", ["<img src=x onerror=alert(1)>", "=HYPERLINK(1)", "..", "a b", "ann\u0301"])

@@ -27,8 +27,8 @@ inbox entry on what the student cannot choose:
 5. among a student's entries the newest by *received time* (the change times only the kernel sets,
    :mod:`autograder.grading.receipts`) counts, never the claimed time in the name.
 
-Every entry that fails a rule is reported (a warning naming the entry and the rule, and a summary) and
-skipped; the rest of the class is collected. A submission is copied beside its destination first and
+Every entry that fails a rule is reported (a warning naming the entry and the rule, a summary, and
+``reports/collect-<assignment>.csv`` in the course) and skipped; the rest of the class is collected. A submission is copied beside its destination first and
 put in place only when the copy is whole, so a refusal or a failure never removes what was collected before.
 
 **Release**: nbgrader's own (:class:`KitReleaseAssignment`), which also sets the sticky bit on the
@@ -39,6 +39,7 @@ it. With it, only an entry's owner (and the instructor, the folder's owner) can.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import datetime
 import fnmatch
@@ -216,8 +217,22 @@ class KitCollect(ExchangeCollect):
             except SubmissionRefused as why:
                 self._refuse(candidate.entry, str(why))
         if self.refused:
-            self.log.warning("%d inbox entr%s of '%s' not collected (each named above)", len(self.refused),
-                             "y" if len(self.refused) == 1 else "ies", self.coursedir.assignment_id)
+            self.log.warning("%d inbox entr%s of '%s' not collected (each named above; listed in %s)",
+                             len(self.refused), "y" if len(self.refused) == 1 else "ies",
+                             self.coursedir.assignment_id, self.write_refusals())
+
+    def write_refusals(self) -> str:
+        """``reports/collect-<assignment>.csv`` in the course: this run's refused entries, and why."""
+        folder = os.path.join(self.coursedir.root, "reports")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"collect-{self.coursedir.assignment_id}.csv")
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["collected_at_utc", "inbox_entry", "reason"])
+            now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+            for refused in self.refused:
+                writer.writerow([now, _printable(refused.entry), refused.reason])
+        return path
 
     def _collect_one(self, candidate: Candidate, dest: str) -> None:
         """Copy into a new folder beside ``dest``; replace ``dest`` only once the copy is whole."""

@@ -285,12 +285,13 @@ def lay_out(hub: HubId, gid: int) -> Layout:
                               (layout.config / "instructor", 0o750, gid), (layout.state, 0o700, 0)):
         part.mkdir(exist_ok=True)
         _owned(part, mode, gid=group)
-    for source in (HERE / "student").iterdir():
+    shared = [HERE / "jupyter_server_config.py", HERE / "terminal_rc.sh"]
+    for source in [*(HERE / "student").iterdir(), *shared]:
         if source.is_file():
             target = layout.config / "student" / source.name
             shutil.copyfile(source, target)
             _owned(target, 0o644)
-    for source in [*(HERE / "instructor").iterdir(), HERE / "podlike.py"]:
+    for source in [*(HERE / "instructor").iterdir(), *shared, HERE / "podlike.py"]:
         if source.is_file():
             target = layout.config / "instructor" / source.name
             shutil.copyfile(source, target)

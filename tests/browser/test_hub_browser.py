@@ -75,6 +75,7 @@ FURTHER_ESSAY = ("Under sequence_mean each response weighs 1/B in total, so a lo
                  "each pushed down less than a short right answer's tokens are pushed up.")
 HIDDEN_CALL = 'grade("23_loss_aggregation", "weights", globals())'  # a hidden test line of the source
 FORGED = "FORGED-BY-THE-CLASSMATE"  # what the student's planted entries hold instead of a notebook
+INVENTED = "<img src=x onerror=alert(1)>"  # an id a student invents (no slash: it is a folder name)
 POD = "pod"  # the instructor's named server that cannot sandbox
 SPAWN_MS = 240_000  # Playwright timeouts are in ms: a spawn on a busy 2-core machine is slow
 STEP_MS = 90_000
@@ -267,7 +268,6 @@ def _attack_script(layout, deployment, ben, ben_entry: str, localhub) -> tuple:
         "read the hub's accounts": ("cat", layout.accounts_file),
         "enter the classmate's home": ("ls", ben.home),
         "list the exchange's inbox": ("ls", inbound),
-        "list the exchange's feedback": ("ls", layout.exchange / course_id / "feedback"),
         "rename the course in the exchange": ("mv", layout.exchange / course_id),
         "remove the course in the exchange": ("rm -rf", layout.exchange / course_id),
         "rename the classmate's submission": ("mv", inbound / ben_entry),
@@ -293,12 +293,14 @@ def _attack_script(layout, deployment, ben, ben_entry: str, localhub) -> tuple:
     # Entries collect must refuse (making an entry in the inbox is everyone's right).
     lines += [
         f"(cd ~ && nbgrader submit {ASSIGNMENT} --student {ben.name}) >/dev/null 2>&1; echo 'planted: as the classmate' >> $out",
-        f'mkdir "$inbox/<b>x</b>+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x"; echo "planted: an invented id" >> $out',
+        f'mkdir "$inbox/{INVENTED}+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x"; echo "planted: an invented id" >> $out',
     ]
     for claim in ("2099-01-01 00:00:00.000000 UTC", "not a time"):
         entry = f'"$inbox/$me+{ASSIGNMENT}+{claim}+x"'
         lines.append(f"mkdir {entry} && echo {FORGED} > {entry}/{STEM}.ipynb; echo 'planted: {claim}' >> $out")
-    return "\n".join(lines) + "\n", [path for _, path in targets.values()]
+    # What must exist for the attempt to mean anything: the path, or for a file to be made, its folder.
+    return "\n".join(lines) + "\n", [path.parent if path.name == "planted.ipynb" else path
+                                     for _, path in targets.values()]
 
 
 def _grades(api, formgrader, assignment, stem, student) -> tuple:
@@ -408,6 +410,9 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     assert terminal.run("bash ~/attacks.sh") == 0
     page.screenshot(path=str(screenshot_dir / "hub-student-terminal.png"))
     attempts = (ann.home / "attacks.txt").read_text().splitlines()
+    planted = {p.name.split("+")[0]: p.owner() for p in inbound.iterdir() if p.owner() == ann.name}
+    assert planted.get(ben.name) == ann.name and INVENTED in planted, planted  # each planted entry is there
+    assert len([p for p in inbound.iterdir() if p.name.startswith(f"{ann.name}+")]) == 2, list(inbound.iterdir())
     assert len(attempts) == len(named) + 4 and not [line for line in attempts if line.startswith("WORKED")], attempts
     timings["student attacks"] = time.monotonic() - began
 
@@ -429,7 +434,13 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     assert iterm.run(commands[0]) == 0
     # Collected: each student's own last submission, nothing of what ann planted.
     assert {p.name for p in (course / "submitted").iterdir() if p.is_dir()} == {ann.name, ben.name}
-    submitted = {s: (course / "submitted" / s / ASSIGNMENT / f"{STEM}.ipynb").read_text() for s in (ann.name, ben.name)}
+    refused = (course / "reports" / f"collect-{ASSIGNMENT}.csv").read_text()
+    folders = {s: course / "submitted" / s / ASSIGNMENT for s in (ann.name, ben.name)}
+    assert all((f / f"{STEM}.ipynb").is_file() for f in folders.values()), refused
+    # Each planted entry is named with its reason (the invented id, the classmate's name, the bad time).
+    assert refused.count("\n") == 4 and "not a time" in refused and f"not by {ben.name}" in refused, refused
+    assert "is not allowed" in refused, refused
+    submitted = {s: (f / f"{STEM}.ipynb").read_text() for s, f in folders.items()}
     assert ESSAY in submitted[ann.name] and FORGED not in submitted[ann.name]
     assert ESSAY not in submitted[ben.name] and FORGED not in submitted[ben.name]
 
