@@ -1,7 +1,9 @@
 """``autograder``: the instructor's command line.
 
 ``autograder grade ASSIGNMENT`` grades a batch; ``autograder variants ASSIGNMENT --student ID`` prints
-one student's numbers and answers (:mod:`autograder.variant_listing`); ``autograder release``, ``autograder selfstudy`` and
+one student's numbers and the answers expected for them (:mod:`autograder.variant_listing`);
+``autograder roster`` and ``autograder extension`` keep the class and its deadlines in the gradebook
+(:mod:`autograder.roster`, :mod:`autograder.extension`); ``autograder release``, ``autograder selfstudy`` and
 ``autograder demo`` run the authoring and demo tools (each keeps its code in its own module:
 :mod:`autograder.authoring.release`, :mod:`autograder.authoring.selfstudy_build`,
 :mod:`autograder.demo`). Problems the user can fix print one line ``autograder: error: ...`` and exit
@@ -113,14 +115,17 @@ def _add_insight_commands(commands) -> None:
 def _add_variants_command(commands) -> None:
     """``autograder variants`` (see :mod:`autograder.variant_listing`)."""
     variants = commands.add_parser(
-        "variants", help="one student's numbers and answers for every exercise of ASSIGNMENT that varies",
+        "variants", help="one student's numbers, and the answers expected for them (the key), for every exercise "
+                         "of ASSIGNMENT that varies",
         description="Prints, for every exercise of ASSIGNMENT whose numbers or hidden inputs vary per student, "
-                    "the student's parameters and the answers the grader expects (instructor only: the answers "
-                    "are keys). Run in the course directory: its secret draws the hidden inputs.")
+                    "the student's parameters and the answers the grader expects for them (instructor only: "
+                    "those are keys, computed from the reference, not the student's answers). Run in the course "
+                    "directory: its secret draws the hidden inputs.")
     variants.add_argument("assignment", help="assignment name, e.g. module6")
     variants.add_argument("--student", required=True, metavar="ID", help="the student's nbgrader id")
     variants.add_argument("--json", action="store_true",
-                          help='print {stem: {"parameters": {...}, "answers": {variable: value}}} as JSON')
+                          help='print {stem: {"parameters": {...}, "answers": {variable: expected value}}} as '
+                               'JSON ("answers" holds the key for the numbers, not what the student answered)')
     variants.add_argument("--any-id", action="store_true",
                           help="show the numbers of an id the gradebook does not have (yet)")
     variants.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
