@@ -106,7 +106,8 @@ def _add_insight_commands(commands) -> None:
         description="Run in the course directory; compares submitted/<student>/ASSIGNMENT/*.ipynb.")
     similarity.add_argument("assignment", help="assignment name, e.g. module6")
     similarity.add_argument("--min-similarity", type=float, default=None, metavar="F",
-                            help="weighted similarity a cell pair must reach, between 0 and 1 (default 0.8)")
+                            help="weighted similarity a cell pair must reach, between 0 and 1 (default 0.8 for "
+                                 "code, 0.5 for written answers, compared word for word)")
     for sub in (report, similarity):
         sub.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
         sub.add_argument("--output", metavar="DIR", help="folder for the pages (default: COURSE_DIR/reports)")
@@ -132,7 +133,7 @@ def _add_variants_command(commands) -> None:
 
 
 def _add_class_commands(commands) -> None:
-    """``autograder roster`` and ``autograder extension`` (see :mod:`autograder.roster`, :mod:`autograder.extension`)."""
+    """``autograder roster`` and ``autograder extension`` (:mod:`autograder.roster`, :mod:`autograder.extension`)."""
     from autograder.extension import UNTIL_FORMS
 
     roster = commands.add_parser(
@@ -312,7 +313,8 @@ def main(argv: list | None = None) -> int:
     settings = [item for item in extra if _NBGRADER_SETTING.fullmatch(item)]
     configured = args.command in _TAKE_NBGRADER_SETTINGS
     if not configured and extra or len(settings) != len(extra):
-        parser.error(f"unrecognized arguments: {' '.join(item for item in extra if item not in settings or not configured)}")
+        unknown = [item for item in extra if item not in settings or not configured]
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.nbgrader_args = settings
     logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
     if args.command in ("report", "similarity"):

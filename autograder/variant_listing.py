@@ -1,11 +1,11 @@
 """``autograder variants ASSIGNMENT --student ID``: one student's numbers and the key for them, for the instructor.
 
 What the student's notebooks show (the parameters) and what their answers must be (the expected
-answers: keys computed from the reference by :func:`autograder.variants.describe`, never anything the
-student wrote), for every exercise of the assignment that varies. The answers never leave the instructor's side: this command reads the
-course directory (for the secret that draws the coding exercises' hidden inputs, found exactly as
-the grader finds it: ``$MODULE6_VARIANT_SECRET``, else the course directory's secret file) and
-prints to the instructor's terminal.
+answers: keys computed from the reference by :func:`autograder.variants.describe`, never anything
+the student wrote), for every exercise of the assignment that varies. The answers never leave the
+instructor's side: this command reads the course directory (for the secret that draws the coding
+exercises' hidden inputs, found exactly as the grader finds it: ``$MODULE6_VARIANT_SECRET``, else
+the course directory's secret file) and prints to the instructor's terminal.
 
 The id is checked twice: its form (what nbgrader accepts), and, when the course has a gradebook,
 that the gradebook knows it, because a mistyped id would print someone else's numbers (or nobody's)
