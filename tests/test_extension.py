@@ -230,3 +230,15 @@ def test_one_of_until_days_remove(course):
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "extension", "toy", "--student", "late",
                            "--days", "1", "--remove", "--course-dir", str(course)], capture_output=True, text=True)
     assert proc.returncode == 2 and "not allowed with argument" in proc.stderr
+
+
+def test_the_commands_are_in_autograder_help(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    listed = capsys.readouterr().out
+    assert "extension" in listed and "give one student more time" in listed
+    assert "roster" in listed and "with names" in listed
+    with pytest.raises(SystemExit):
+        cli.main(["extension", "--help"])
+    helped = capsys.readouterr().out
+    assert all(option in helped for option in ("--student", "--until", "--days", "--remove", "Europe/Berlin"))
