@@ -1,7 +1,9 @@
 """``autograder``: the instructor's command line.
 
 ``autograder grade ASSIGNMENT`` grades a batch; ``autograder variants ASSIGNMENT --student ID`` prints
-one student's numbers and answers (:mod:`autograder.variant_listing`); ``autograder release``, ``autograder selfstudy`` and
+one student's numbers and the answers expected for them (:mod:`autograder.variant_listing`);
+``autograder roster`` and ``autograder extension`` keep the class and its deadlines in the gradebook
+(:mod:`autograder.roster`, :mod:`autograder.extension`); ``autograder release``, ``autograder selfstudy`` and
 ``autograder demo`` run the authoring and demo tools (each keeps its code in its own module:
 :mod:`autograder.authoring.release`, :mod:`autograder.authoring.selfstudy_build`,
 :mod:`autograder.demo`). Problems the user can fix print one line ``autograder: error: ...`` and exit
@@ -29,6 +31,9 @@ exit status:
 
 #: An nbgrader setting on the command line, as nbgrader's apps take it: ``--Class.trait=value``.
 _NBGRADER_SETTING = re.compile(r"--[A-Za-z_]\w*(\.[A-Za-z_]\w*)+=.*", re.S)
+
+#: Subcommands that read nbgrader's configuration and take ``--Class.trait=value`` settings after it.
+_TAKE_NBGRADER_SETTINGS = ("grade", "roster", "extension")
 
 #: Subcommands that hand their arguments to a module's own ``main(argv)``.
 TOOLS = {
@@ -79,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                             "cannot run, never for credit")
     _add_insight_commands(commands)
     _add_variants_command(commands)
+    _add_class_commands(commands)
     for name, (module, summary) in TOOLS.items():
         commands.add_parser(name, help=f"{summary} (`autograder {name} --help` for its options)", add_help=False)
     return parser
@@ -100,7 +106,8 @@ def _add_insight_commands(commands) -> None:
         description="Run in the course directory; compares submitted/<student>/ASSIGNMENT/*.ipynb.")
     similarity.add_argument("assignment", help="assignment name, e.g. module6")
     similarity.add_argument("--min-similarity", type=float, default=None, metavar="F",
-                            help="weighted similarity a cell pair must reach, between 0 and 1 (default 0.8)")
+                            help="weighted similarity a cell pair must reach, between 0 and 1 (default 0.8 for "
+                                 "code, 0.5 for written answers, compared word for word)")
     for sub in (report, similarity):
         sub.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
         sub.add_argument("--output", metavar="DIR", help="folder for the pages (default: COURSE_DIR/reports)")
@@ -109,17 +116,99 @@ def _add_insight_commands(commands) -> None:
 def _add_variants_command(commands) -> None:
     """``autograder variants`` (see :mod:`autograder.variant_listing`)."""
     variants = commands.add_parser(
-        "variants", help="one student's numbers and answers for every exercise of ASSIGNMENT that varies",
+        "variants", help="one student's numbers, and the answers expected for them (the key), for every exercise "
+                         "of ASSIGNMENT that varies",
         description="Prints, for every exercise of ASSIGNMENT whose numbers or hidden inputs vary per student, "
-                    "the student's parameters and the answers the grader expects (instructor only: the answers "
-                    "are keys). Run in the course directory: its secret draws the hidden inputs.")
+                    "the student's parameters and the answers the grader expects for them (instructor only: "
+                    "those are keys, computed from the reference, not the student's answers). Run in the course "
+                    "directory: its secret draws the hidden inputs.")
     variants.add_argument("assignment", help="assignment name, e.g. module6")
     variants.add_argument("--student", required=True, metavar="ID", help="the student's nbgrader id")
     variants.add_argument("--json", action="store_true",
-                          help='print {stem: {"parameters": {...}, "answers": {variable: value}}} as JSON')
+                          help='print {stem: {"parameters": {...}, "answers": {variable: expected value}}} as '
+                               'JSON ("answers" holds the key for the numbers, not what the student answered)')
     variants.add_argument("--any-id", action="store_true",
                           help="show the numbers of an id the gradebook does not have (yet)")
     variants.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
+
+
+def _add_class_commands(commands) -> None:
+    """``autograder roster`` and ``autograder extension`` (:mod:`autograder.roster`, :mod:`autograder.extension`)."""
+    from autograder.extension import UNTIL_FORMS
+
+    roster = commands.add_parser(
+        "roster", help="add the class to the gradebook from the roster CSV, with names (formgrader shows them)",
+        description="Adds or updates every student of ROSTER (the CSV of c.LmsExport.roster: nbgrader_id, name, "
+                    "email, ...) in the course's gradebook, after checking every id, name and e-mail; a roster "
+                    "with any bad row changes nothing. Names: 'Family, Given' is split at the comma, otherwise "
+                    "the last word is the last name. Students missing from the roster are left as they are. "
+                    "nbgrader settings given as --Class.trait=value come last, as for `autograder grade`.")
+    roster.add_argument("roster", nargs="?", metavar="ROSTER.csv",
+                        help="the roster (default: c.LmsExport.roster of the course's configuration)")
+    roster.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+    roster.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
+    extension = commands.add_parser(
+        "extension", help="give one student more time (or take it back); late penalties follow everywhere",
+        description="Records STUDENT's extension for ASSIGNMENT in the course's gradebook (nbgrader's "
+                    "SubmittedAssignment.extension, added to the assignment's due date) and applies the late "
+                    "penalties of a graded submission again with the course's LateSubmissionPlugin, so "
+                    "`nbgrader export`, formgrader, `autograder grade` and `nbgrader autograde` all count from "
+                    "the new deadline. Without --until, --days or --remove it shows the student's deadline. "
+                    f"Times are UTC unless they name a zone: {UNTIL_FORMS}. nbgrader settings given as "
+                    "--Class.trait=value come last, as for `autograder grade`.")
+    extension.add_argument("assignment", help="assignment name, e.g. module6")
+    extension.add_argument("--student", required=True, metavar="ID", help="the student's nbgrader id")
+    given = extension.add_mutually_exclusive_group()
+    given.add_argument("--until", metavar="TIME", help='the new deadline, e.g. "2026-12-20 17:00 Europe/Berlin"')
+    given.add_argument("--days", type=float, metavar="N", help="the due date plus N days (fractions allowed: 0.5)")
+    given.add_argument("--remove", action="store_true", help="take the extension back")
+    extension.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
+
+
+def _run_roster(args) -> int:
+    from autograder import roster
+    from autograder.grading.errors import GradingError
+    from autograder.grading.gradebook import course_directory, open_gradebook
+
+    try:
+        coursedir = course_directory(args.course_dir, args.nbgrader_args)
+        path = args.roster
+        if path is None:
+            path = roster.configured_roster(coursedir.config, coursedir.root)
+            if path is None:
+                return _usage_error("give the roster file (autograder roster ROSTER.csv), or set "
+                                    "c.LmsExport.roster in nbgrader_config.py")
+        students = roster.read(path)
+        with open_gradebook(coursedir) as gb:
+            done = roster.apply(gb, students, dry_run=args.dry_run)
+    except (GradingError, roster.RosterError) as error:
+        return _usage_error(str(error))
+    from sqlalchemy.engine import make_url
+    where = make_url(coursedir.db_url).render_as_string(hide_password=True)
+    verb = "would be" if args.dry_run else "were"
+    print(f"{path}: {len(students)} students; {len(done.added)} {verb} added to the gradebook, "
+          f"{len(done.updated)} updated, {len(done.unchanged)} unchanged ({where})")
+    if done.not_in_roster:  # ids through repr: an odd one stays visible
+        print(f"in the gradebook but not in the roster (left as they are): "
+              f"{', '.join(map(repr, done.not_in_roster[:50]))}" + (" ..." if len(done.not_in_roster) > 50 else ""))
+    return 0
+
+
+def _run_extension(args) -> int:
+    from autograder import extension
+    from autograder.grading.errors import GradingError
+    from autograder.grading.gradebook import course_directory
+
+    try:
+        until = extension.parse_until(args.until) if args.until is not None else None
+        coursedir = course_directory(args.course_dir, args.nbgrader_args)
+        made = extension.give(coursedir, args.assignment, args.student, until=until, days=args.days,
+                              remove=args.remove)
+    except (GradingError, extension.ExtensionError) as error:
+        return _usage_error(str(error))
+    zone = coursedir.config.NbGraderAPI.get("timezone", "UTC")  # the zone formgrader shows times in
+    print(extension.describe(made, removed=args.remove, display_zone=str(zone)))
+    return 0
 
 
 def _run_variants(args) -> int:
@@ -222,14 +311,20 @@ def main(argv: list | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     settings = [item for item in extra if _NBGRADER_SETTING.fullmatch(item)]
-    if args.command != "grade" and extra or len(settings) != len(extra):
-        parser.error(f"unrecognized arguments: {' '.join(item for item in extra if item not in settings or args.command != 'grade')}")
+    configured = args.command in _TAKE_NBGRADER_SETTINGS
+    if not configured and extra or len(settings) != len(extra):
+        unknown = [item for item in extra if item not in settings or not configured]
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.nbgrader_args = settings
     logging.basicConfig(level=logging.WARNING, format="autograder: %(levelname)s: %(message)s")
     if args.command in ("report", "similarity"):
         return _run_insight(args)
     if args.command == "variants":
         return _run_variants(args)
+    if args.command == "roster":
+        return _run_roster(args)
+    if args.command == "extension":
+        return _run_extension(args)
     try:
         return grade(args)
     except KeyboardInterrupt:

@@ -1,11 +1,11 @@
-"""``autograder variants ASSIGNMENT --student ID``: one student's numbers and answers, for the instructor.
+"""``autograder variants ASSIGNMENT --student ID``: one student's numbers and the key for them, for the instructor.
 
-What the student's notebooks show (the parameters) and what their answers must be (the keys,
-computed from the reference by :func:`autograder.variants.describe`), for every exercise of the
-assignment that varies. The answers never leave the instructor's side: this command reads the
-course directory (for the secret that draws the coding exercises' hidden inputs, found exactly as
-the grader finds it: ``$MODULE6_VARIANT_SECRET``, else the course directory's secret file) and
-prints to the instructor's terminal.
+What the student's notebooks show (the parameters) and what their answers must be (the expected
+answers: keys computed from the reference by :func:`autograder.variants.describe`, never anything
+the student wrote), for every exercise of the assignment that varies. The answers never leave the
+instructor's side: this command reads the course directory (for the secret that draws the coding
+exercises' hidden inputs, found exactly as the grader finds it: ``$MODULE6_VARIANT_SECRET``, else
+the course directory's secret file) and prints to the instructor's terminal.
 
 The id is checked twice: its form (what nbgrader accepts), and, when the course has a gradebook,
 that the gradebook knows it, because a mistyped id would print someone else's numbers (or nobody's)
@@ -107,15 +107,22 @@ def _shown(value) -> str:
     return json.dumps(value) if isinstance(value, str) else str(value)
 
 
+#: What the listing's second kind of row is: the key for the student's numbers, never the student's work.
+EXPECTED_NOTE = ("'expected' rows are the answer key for these numbers (what the grader accepts), "
+                 "not the student's answers: their submission is in submitted/ and formgrader")
+
+
 def text(made: Listing) -> str:
-    """The readable table: per exercise, each parameter, then each answer."""
-    lines = [f"Numbers and answers of student {made.student!r} in {made.assignment} "
-             + (f"(1 exercise varies):" if len(made.described) == 1 else f"({len(made.described)} exercises vary):")]
+    """The readable table: per exercise, each parameter (the student's numbers), then each expected answer
+    (the key for those numbers: computed from the reference, never read from the student's work)."""
+    count = "1 exercise varies" if len(made.described) == 1 else f"{len(made.described)} exercises vary"
+    lines = [f"The numbers of student {made.student!r} in {made.assignment} and the answers the grader expects "
+             f"for them ({count}):", f"  {EXPECTED_NOTE}"]
     if not made.described:
         lines.append("  (no exercise of this assignment varies)")
     for stem, entry in made.described.items():
         rows = [("parameter", name, value) for name, value in entry["parameters"].items()]
-        rows += [("answer", name, value) for name, value in entry["answers"].items()]
+        rows += [("expected", name, value) for name, value in entry["answers"].items()]
         width = max((len(name) for _, name, _ in rows), default=0)
         lines.append("")
         lines.append(stem)

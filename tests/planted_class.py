@@ -24,6 +24,10 @@ NO_MAX_SHIFT = ("15_stable_log_softmax", "stable_log_softmax",
                 "shifted = z - z.max(axis=axis, keepdims=True)", "shifted = z", "no-max-shift")
 TEMPERATURE_MULTIPLIED = ("19_sampling_transforms", "temperature_distribution",
                           "scaled = z / temperature", "scaled = z * temperature", "temperature-multiplied")
+#: No check for NaN or infinities: the check framework's own key (its sentence is not in 15's check.py).
+NO_VALIDATION = ("15_stable_log_softmax", "stable_log_softmax",
+                 '    if not np.all(np.isfinite(z)):\n        raise ValueError("logits must be finite: found NaN or an infinity")\n',
+                 "", "silent-bad-input")
 LOOP_FOREVER = ("15_stable_log_softmax", "stable_log_softmax",
                 "def stable_log_softmax(", "while True:\n    pass\n\ndef stable_log_softmax(", None)
 
@@ -33,6 +37,7 @@ PLANTS = {
     "temp1": [TEMPERATURE_MULTIPLIED], "temp2": [TEMPERATURE_MULTIPLIED], "temp3": [TEMPERATURE_MULTIPLIED],
     "shift1": [NO_MAX_SHIFT], "shift2": [NO_MAX_SHIFT],
     "both1": [NO_MAX_SHIFT, TEMPERATURE_MULTIPLIED],
+    "lax1": [NO_VALIDATION],
     "crash1": ["crash:19_sampling_transforms"],
     "loop1": [LOOP_FOREVER],
 }

@@ -2,24 +2,30 @@
 
 The block (between ``<!-- instructor-term`` and the end of the next ``bash`` fence of README.md) is
 read from the README itself and each line runs as written, with ``bash``, in the course directory.
-Between its lines the test does what people do: students fetch and submit through nbgrader's
-exchange (one on time, one late, one late who edits ``timestamp.txt`` to an earlier time, one whose
-file is not a notebook), the instructor sets the due date, runs nbgrader's own ``autograde`` as a
-second door, grades a written answer and writes a comment, gives an extension after grading, and
-regrades with ``--force``; the written answer is graded in formgrader's own pages (chromium). The instructor's late-penalty plugin lives in a *user-level* Jupyter
-config (``JUPYTER_CONFIG_DIR``), never in the course's. What is checked:
+Between its lines the test does what people do: the instructor's roster is in the course directory;
+students fetch and submit through nbgrader's exchange (one on time, one late, one late who edits
+``timestamp.txt`` to an earlier time, one whose file is not a notebook, one on time with a mistake who
+resubmits a corrected notebook after the due date), the instructor sets the due date, runs nbgrader's
+own ``autograde`` as a second door, grades a written answer and writes a comment (in formgrader's own
+pages, chromium), gives an extension after grading (the block's ``autograder extension`` line),
+collects the resubmission (``--update``) and regrades with ``--force``. The instructor's late-penalty
+plugin lives in a *user-level* Jupyter config (``JUPYTER_CONFIG_DIR``), never in the course's. What is
+checked:
 
 * first steps: on a fresh clone (``release/`` present, no gradebook) ``autograder grade`` names the
   command that makes the gradebook, which is the block's first line; it rebuilds ``release/``
   byte-identically;
 * every command gives the same scores and late penalties (``autograder grade``, ``nbgrader
   autograde``), with the user-level plugin; the forged claim pays as the honest late student does
-  and is reported; the extension takes effect without ``--force``;
+  and is reported; the extension takes effect at once (``nbgrader export``) and without ``--force``;
+* the roster's names are what formgrader's student list serves and shows; the resubmission is
+  collected by ``collect --update`` (not by a plain collect) and it is what is graded, late;
 * ``generate_feedback`` and ``release_feedback`` work without ``--force`` and what the student
   fetches holds the comment and the current total, never the rubric; the non-notebook file has its
   own status in the report, the summary, its feedback and the gradebook's comment;
 * formgrader's pages in headless chromium: the assignment list, the grading view of the written
-  answer with its rubric right below it, a score and a comment typed there and saved;
+  answer with its rubric right below it (each criterion with its points apart), a score and a comment
+  typed there and saved, the students listed by name;
 * where bubblewrap cannot run, ``nbgrader autograde`` names ``c.SandboxedGrade.no_sandbox`` once, and the
   grading-host route (``nbgrader collect`` + ``autograder grade`` where bubblewrap works).
 """
@@ -51,6 +57,18 @@ FURTHER = "21_sampler_trainer_mismatch"
 BIN = str(Path(sys.executable).parent)
 COMMENT = "Good: you named the denominator. Say which tokens were compared."
 PENALTY = 0.5  # what the user-level plugin takes from a late notebook
+#: The instructor's roster (the file of the block's `autograder roster` line).
+ROSTER = """nbgrader_id,name,email
+ann,"Lovelace, Ada",ann@uni.example
+cat,Grace Hopper,cat@uni.example
+dan,Alan Turing,
+eve,Emmy Noether,
+fay,"Johnson, Katherine",fay@uni.example
+"""
+NAMES = {"ann": ("Lovelace", "Ada"), "cat": ("Hopper", "Grace"), "dan": ("Turing", "Alan"),
+         "eve": ("Noether", "Emmy"), "fay": ("Johnson", "Katherine")}
+#: fay's first submission: on time, with the fourth-token answer wrong (its test is worth 1 point).
+FAY_FIRST = f"solutions+wrong:{STEM}:answer_fourth_token"
 PLUGIN = '''from nbgrader.plugins import LateSubmissionPlugin
 
 
@@ -84,6 +102,7 @@ class Term:
         self.exchange.chmod(0o777)
         with (self.course / "nbgrader_config.py").open("a") as config:
             config.write(f"\nc.Exchange.root = {str(self.exchange)!r}\n")
+        (self.course / "roster.csv").write_text(ROSTER, encoding="utf-8")
         user_config = base / "jupyter"
         user_config.mkdir()
         (user_config / "nbgrader_config.py").write_text(
@@ -127,6 +146,9 @@ class Term:
         from nbgrader.api import Gradebook
         return Gradebook("sqlite:///" + str(self.course / "gradebook.db"), COURSE_ID)
 
+    def submitted_stamp(self, name: str) -> str:
+        return (self.course / "submitted" / name / "module6" / "timestamp.txt").read_text()
+
     def snapshot(self) -> dict:
         found = {}
         with self.gradebook() as gb:
@@ -149,11 +171,14 @@ def _run_term(term: Term) -> dict:
         command = line.split("#")[0].split()
         if command[:3] == ["nbgrader", "generate_assignment", "module6"]:
             got["release_after_setup"] = (term.course / "release" / "module6" / f"{STEM}.ipynb").read_bytes()
+        if command[:2] == ["autograder", "roster"]:
+            got["roster_output"] = proc.stdout + proc.stderr
         if command[:3] == ["nbgrader", "release_assignment", "module6"]:
-            for name in ("ann", "cat", "dan", "eve"):
+            for name in ("ann", "cat", "dan", "eve", "fay"):
                 term.student(name, "fetch_assignment", "module6")
             term.hand_in("ann", "solutions")
             term.hand_in("eve", None)
+            term.hand_in("fay", FAY_FIRST)
             time.sleep(1.2)
             due = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
             with term.gradebook() as gb:
@@ -165,7 +190,7 @@ def _run_term(term: Term) -> dict:
             (inbox,) = (term.exchange / COURSE_ID / "inbound").glob("dan+module6+*")
             (inbox / "timestamp.txt").write_text(f"{due - datetime.timedelta(hours=1)} UTC")
             got["due"] = due
-        if command[:3] == ["autograder", "grade", "module6"]:
+        if command[:3] == ["autograder", "grade", "module6"] and "--report" in command:
             got["grade_output"] = proc.stdout + proc.stderr
             got["report"] = [json.loads(row) for row in (term.course / "grades.jsonl").read_text().splitlines()]
             got["after_ours"] = term.snapshot()
@@ -178,12 +203,23 @@ def _run_term(term: Term) -> dict:
         if command[:3] == ["autograder", "grade", "module6_further"]:
             # A person grades ann's written answer and comments in formgrader's pages, in chromium.
             got["formgrader"] = _grade_in_formgrader(term)
-            with term.gradebook() as gb:
-                # ... and gives cat an extension after grading.
-                gb.update_or_create_submission("module6", "cat", extension=datetime.timedelta(hours=1))
             got["after_manual"] = term.snapshot()
-            term.sh("autograder grade module6")  # unchanged submissions: only the penalties are looked at again
-            got["after_extension"] = term.snapshot()
+            # fay, past the due date, hands in a corrected notebook; a plain collect keeps the first one.
+            got["fay_first_stamp"] = term.submitted_stamp("fay")
+            term.hand_in("fay", "solutions")
+            (newest,) = sorted(p for p in (term.exchange / COURSE_ID / "inbound").glob("fay+module6+*")
+                               if p.is_dir())[-1:]
+            got["fay_resubmitted_stamp"] = (newest / "timestamp.txt").read_text()
+            plain = term.sh("nbgrader collect module6")
+            got["plain_collect"] = (plain.stdout + plain.stderr, term.submitted_stamp("fay"))
+        if command[:2] == ["autograder", "extension"]:  # cat asked for more time, after grading
+            got["extension_output"] = proc.stdout + proc.stderr
+            got["after_extension_line"] = term.snapshot()  # the stored penalties nbgrader export reads
+        if command[:3] == ["nbgrader", "collect", "--update"]:
+            got["update_collect"] = (proc.stdout + proc.stderr, term.submitted_stamp("fay"))
+        if command == ["autograder", "grade", "module6"]:
+            got["second_grade_output"] = proc.stdout + proc.stderr
+            got["after_extension"] = term.snapshot()  # the resubmission graded, the extension counted
             term.sh("autograder grade module6 --force")  # a regrade after the manual grade
             got["after_regrade"] = term.snapshot()
         if command[:2] == ["nbgrader", "generate_feedback"]:
@@ -270,6 +306,8 @@ def _drive_formgrader(term: Term) -> dict:
                         c => c.textContent.includes('the sum is unchanged (log 1 = 0)'));
                     return !!(box && rubric && (box.compareDocumentPosition(rubric) & Node.DOCUMENT_POSITION_FOLLOWING));
                 }""")
+            # Each criterion of the rubric reads with its points apart (issue 33, F16: "pointsthe answer says").
+            seen["rubric_item"] = page.locator("li", has_text="the sum is unchanged (log 1 = 0)").first.inner_text()
             page.screenshot(path=str(shots / "grading.png"), full_page=True)
             seen["screens"].append(shots / "grading.png")
             score.fill("0.5")
@@ -287,6 +325,13 @@ def _drive_formgrader(term: Term) -> dict:
                     break
                 time.sleep(0.5)
             seen["saved"] = saved
+            # The students by the roster's names: formgrader's list and the API its page reads.
+            seen["students_api"] = server.api("GET", "/formgrader/api/students")
+            page.goto(f"{server.url}/formgrader/manage_students?token={server.token}")
+            page.get_by_text("Lovelace, Ada").first.wait_for(timeout=60_000)
+            seen["students_page"] = page.locator("body").inner_text()
+            page.screenshot(path=str(shots / "students.png"), full_page=True)
+            seen["screens"].append(shots / "students.png")
         finally:
             browser.close()
     return seen
@@ -305,9 +350,15 @@ def term(tmp_path_factory):
 def test_the_block_is_the_whole_term(term):
     commands = [line.split("#")[0].strip() for line in term["block"]]
     assert commands[0] == "nbgrader generate_assignment module6 --force"
-    for needed in ("nbgrader collect module6", "autograder grade module6 --report grades.jsonl",
+    for needed in ("autograder roster roster.csv", "nbgrader collect module6",
+                   "autograder grade module6 --report grades.jsonl", "autograder extension module6 --student cat --days 1",
+                   "nbgrader collect --update module6", "autograder grade module6",
                    "nbgrader generate_feedback module6", "nbgrader release_feedback module6", "nbgrader export"):
         assert needed in commands
+    # The roster comes before anything is collected; the resubmission is collected with --update and graded.
+    assert commands.index("autograder roster roster.csv") < commands.index("nbgrader collect module6")
+    assert commands.index("nbgrader collect --update module6") < commands.index("autograder grade module6") \
+        < commands.index("nbgrader generate_feedback module6")
     assert not any("formgrader" in command.split()[:2] for command in commands)  # not a command of nbgrader 0.9.6
 
 
@@ -321,8 +372,9 @@ def test_first_steps_name_the_command_that_works(term):
 
 def test_every_door_gives_the_same_scores_and_penalties(term):
     ours, theirs = term["after_ours"], term["after_theirs"]
-    assert set(ours) == {"ann", "cat", "dan", "eve"}
+    assert set(ours) == {"ann", "cat", "dan", "eve", "fay"}
     assert ours == theirs
+    assert ours["fay"]["penalty"] is None and ours["fay"]["score"] == ours["ann"]["score"] - 1  # on time, one part wrong
     assert "graded in the sandbox" in term["theirs_output"]
     # The user-level plugin: half a point from each late notebook, by both commands.
     assert ours["ann"]["penalty"] is None and ours["eve"]["penalty"] is None
@@ -342,6 +394,13 @@ def test_a_forged_claim_pays_like_the_honest_late_student_and_is_reported(term):
 
 def test_an_extension_after_grading_counts_without_force(term):
     assert term["after_manual"]["cat"]["penalty"] == PENALTY
+    # The block's `autograder extension` line: the deadline said, the stored penalty (what nbgrader export
+    # writes; tests/test_extension.py runs the export) lifted at once, before any regrade.
+    out = term["extension_output"]
+    assert "cat (module6): deadline " in out and "+ extension 1 day" in out and "on time with this deadline" in out
+    assert f"late penalty of {STEM}: none (was {PENALTY:g} points)" in out
+    assert term["after_extension_line"]["cat"]["penalty"] is None
+    assert term["after_extension_line"]["dan"]["penalty"] == PENALTY
     assert term["after_extension"]["cat"]["penalty"] is None
     assert term["after_extension"]["dan"]["penalty"] == PENALTY
     assert term["after_regrade"] == term["after_extension"]  # the regrade keeps the manual grade and comment
@@ -354,7 +413,34 @@ def test_formgrader_shows_the_rubric_and_saves_a_score_and_comment(term):
     print("formgrader screenshots:", *seen["screens"])
     assert "module6" in seen["assignments"]
     assert seen["rubric_visible"] and seen["rubric_below_answer"]
+    assert seen["rubric_item"].startswith("0.25 points when the answer says: the sum is unchanged (log 1 = 0)")
     assert seen["saved"] == (0.5, COMMENT)
+
+
+def test_the_roster_names_the_students_in_formgrader(term):
+    assert "5 students; 5 were added to the gradebook" in term["roster_output"]
+    listed = {s["id"]: (s["last_name"], s["first_name"]) for s in term["formgrader"]["students_api"]}
+    assert listed == NAMES
+    page = term["formgrader"]["students_page"]
+    assert "None, None" not in page
+    for last, first in NAMES.values():
+        assert f"{last}, {first}" in page
+
+
+def test_a_resubmission_is_collected_with_update_and_the_newer_work_is_graded(term):
+    first, newer = term["fay_first_stamp"], term["fay_resubmitted_stamp"]
+    assert newer != first
+    # A plain collect keeps the copy it has (nbgrader 0.9.6); the block's --update line takes the newer one.
+    assert term["plain_collect"][1] == first
+    assert term["update_collect"][1] == newer
+    before, after = term["after_manual"]["fay"], term["after_extension"]["fay"]
+    assert datetime.datetime.fromisoformat(after["timestamp"]) > datetime.datetime.fromisoformat(before["timestamp"])
+    assert datetime.datetime.fromisoformat(after["timestamp"]) > term["due"]
+    # The newer notebook is what was graded: every autograded point (the first one lost a part), paid late.
+    assert after["score"] == term["after_manual"]["cat"]["score"] == before["score"] + 1
+    assert before["penalty"] is None and after["penalty"] == PENALTY
+    assert term["after_regrade"]["fay"] == after
+    assert float(term["grades"]["fay"]["late_submission_penalty"]) == PENALTY
 
 
 def test_released_feedback_is_current_and_has_no_rubric(term):

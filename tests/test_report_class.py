@@ -99,6 +99,72 @@ def test_catalogue_keys_are_unique_per_notebook_and_have_sentences():
         assert entry.sentence.strip() and entry.stem == stem
 
 
+def test_every_key_a_check_can_report_has_a_sentence():
+    """Issue 33, F14: the report's "what the students were told" read "(no sentence on record)" for keys the
+    check framework reports (``silent-bad-input`` had no Misconception at all; ``value-error-expected`` and
+    ``float32-arithmetic`` are reported by helpers, never named in an exercise's check.py)."""
+    import ast
+    from pathlib import Path
+
+    from autograder import exercises
+    from autograder.checks._judge import Misconception
+    from autograder.insight.catalogue import sentence_of, shared
+
+    framework = shared()
+    assert {"silent-bad-input", "value-error-expected", "float32-arithmetic"} <= set(framework)
+    # Every key literal a check passes to a Verdict or a Reject is a catalogued key with a sentence.
+    root = Path(exercises.__file__).parent.parent
+    literals = set()
+    for path in [*root.glob("checks/*.py"), *root.glob("exercises/*/check.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("Verdict", "Reject"):
+                for arg in [*node.args[2 if node.func.id == "Verdict" else 1:], *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        literals.add((path, arg.value))
+    for path, key in literals:
+        stem = path.parent.name if path.name == "check.py" else next(iter(exercises.stems()))
+        assert sentence_of(stem, key), (path, key)
+    # ... and so is every Misconception any check module holds, for every exercise.
+    entries = catalogue()
+    for stem in exercises.stems():
+        module = __import__(f"autograder.exercises.{stem}.check", fromlist=["CHECK"])
+        keys = {v.key for v in vars(module).values() if isinstance(v, Misconception)}
+        for key in keys | set(framework):
+            assert sentence_of(stem, key, entries, framework), (stem, key)
+
+
+def test_the_report_names_what_the_students_were_told(tmp_path):
+    rows = [normalise({"student": s, "notebook": "15_stable_log_softmax", "grade_id": "test_validation",
+                       "score": 0.0, "max_score": 1.0, "status": "graded", "feedback": "",
+                       "misconceptions": ["silent-bad-input", "value-error-expected"]}) for s in ("a", "b")]
+    from autograder.checks._judge import SILENT_BAD_INPUT, VALUE_ERROR_EXPECTED
+    # From a results file (no verdict records): the teaching sentences.
+    report = class_report.summarise(rows, "module6")
+    sentences = {m.key: m.sentence for m in report.misconceptions}
+    assert sentences == {"silent-bad-input": SILENT_BAD_INPUT.sentence,
+                         "value-error-expected": VALUE_ERROR_EXPECTED.sentence}
+    page = class_report.render_html(report, 0.1)
+    assert "(no sentence on record)" not in page and html_escape(SILENT_BAD_INPUT.sentence) in page
+    # With the messages the cases gave: those, most frequent first.
+    from collections import Counter
+    told = {("15_stable_log_softmax", "silent-bad-input"): Counter({
+        "logits with a NaN was accepted silently (check `logits`): raise ValueError instead": 2,
+        "an empty array was accepted silently: raise ValueError instead": 1})}
+    report = class_report.summarise(rows, "module6", told=told)
+    page = class_report.render_html(report, 0.1)
+    row = page[page.index("<code>silent-bad-input</code>"):]
+    row = row[:row.index("</tr>")]
+    assert row.index("logits with a NaN") < row.index("an empty array") and "(2 cases)" in row
+    # A key nobody knows still says so.
+    unknown = class_report.summarise([{**rows[0], "misconceptions": ["made-up-key"]}], "module6")
+    assert "(no sentence on record)" in class_report.render_html(unknown, 0.1)
+
+
+def html_escape(text: str) -> str:
+    import html
+    return html.escape(text)
+
+
 def test_bad_results_file_is_named(tmp_path):
     bad = tmp_path / "r.jsonl"
     bad.write_text('{"student": "a", "notebook": "n"}\nnot json\n')
@@ -130,6 +196,17 @@ def test_report_counts_what_was_planted_in_a_graded_class(tmp_path):
     assert (by_stem["15_stable_log_softmax"].crashed, by_stem["15_stable_log_softmax"].timed_out) == (0, 1)
     page = (course / "reports" / "module6-report.html").read_text()
     assert "no-max-shift" in page and "temperature-multiplied" in page
+    # Every key says what the students were told, the check framework's keys too (issue 33, F14): the
+    # messages of the failed cases, read from the autograded notebooks.
+    assert report.misconception("15_stable_log_softmax", "silent-bad-input") == \
+        planted_class.planted_count("silent-bad-input")
+    assert "(no sentence on record)" not in page
+    row = page[page.index("<code>silent-bad-input</code>"):]
+    row = row[:row.index("</tr>")]
+    assert "was accepted silently" in row and "raise ValueError instead" in row
+    with open(course / "reports" / "module6-misconceptions.csv", newline="") as handle:
+        found = {r["key"]: r for r in csv.DictReader(handle)}
+    assert found["silent-bad-input"]["teaching_sentence"] and "accepted silently" in found["silent-bad-input"]["told"]
 
 
 def test_design_note_lists_every_misconception_key():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 import subprocess
 import sys
 
@@ -277,3 +278,106 @@ def test_one_hostile_cell_costs_only_its_own_row(tmp_path):
 @pytest.mark.parametrize("students,expected", [(1, 2), (40, 2), (41, 3), (500, 25)])
 def test_rare_limit(students, expected):
     assert similarity.rare_limit(students) == expected
+
+
+# --------------------------------------------------------------------------- written answers (issue 33, F13)
+
+WRITTEN = "explain_max_shift"
+
+# Eight independent answers to Part B of 15 (why the shift is free; what the unshifted formula does to
+# [1000, 1001, 999]), each in its own words: right, partly right, terse or long.
+HONEST_WRITTEN = [
+    "Subtracting m inside is the same as dividing every exp by e^m, and the log of that factor cancels the -m "
+    "outside. Without the shift exp(1000) is already inf in float64, so the log-sum-exp is inf and every entry "
+    "becomes -inf.",
+    "log softmax(z - m) = (z_i - m) - log sum exp(z_j - m) = z_i - log sum exp(z_j) because e^{-m} factors out. "
+    "Unshifted: all three exponentials overflow to infinity, the normaliser is infinite, the output is -inf "
+    "everywhere (NaN if we divide first).",
+    "The shift does not change anything since softmax is invariant to adding a constant to all logits. In "
+    "double precision e^1000 overflows; we get inf/inf which is nan, so the probabilities are garbage.",
+    "Pull e^{-m} out of the sum: log of the sum drops by m, which is exactly the m we subtracted, so the "
+    "result is identical. For [1000, 1001, 999] numpy computes exp(1001) = inf (with an overflow warning), "
+    "then log(inf) = inf and z - inf = -inf for each position.",
+    "Because log(sum exp(z - m)) = log(sum exp(z)) - m the two m terms cancel. If you do not shift, the "
+    "largest value exp(1001) is far beyond the float64 maximum of about 1.8e308, it becomes infinity and the "
+    "whole row is lost.",
+    "Mathematically it is the same expression, the constant cancels between the numerator and the log of the "
+    "denominator. Numerically the unshifted version overflows at exponents above roughly 709 so 1000 gives inf "
+    "and the answer is -inf or nan.",
+    "Shifting by the maximum is free: softmax only depends on differences between logits. Step by step, exp "
+    "of 999, 1000 and 1001 each return inf, their sum is inf, log gives inf, and subtracting gives minus "
+    "infinity for all three tokens, which is wrong.",
+    "With the shift the exponents are -1, 0 and -2 so the biggest term is 1 and nothing overflows. Without it "
+    "exp overflows to inf; the normalising constant is inf and each log probability is -inf instead of about "
+    "-1.41, -0.41 and -2.41.",
+]
+WORKED_WRITTEN = (
+    "$z_i - m - \\log\\sum_j e^{z_j - m} = z_i - m - (\\log\\sum_j e^{z_j} - m) = z_i - \\log\\sum_j e^{z_j}$: "
+    "the factor $e^{-m}$ comes out of the sum and its log cancels the $-m$. Unshifted, `exp(1000)`, `exp(1001)` "
+    "and `exp(999)` all overflow to `inf`, so the sum is `inf` and its log is `inf`; each entry becomes "
+    "`z_i - inf = -inf`, and the probabilities no longer sum to one.")
+# A word-for-word copy of answer 3 (case, punctuation and Markdown changed), and a copy of answer 6 with
+# two words swapped for synonyms and a number changed (74% similar; independent answers reach 3%).
+COPY_OF_3 = ("**Pull** $e^{-m}$ out of the sum: log of the sum drops by m, which is EXACTLY the m we subtracted, "
+             "so the result is identical.\n\nFor `[1000, 1001, 999]` numpy computes `exp(1001) = inf` (with an "
+             "overflow warning); then `log(inf) = inf` and `z - inf = -inf` for each position!")
+COPY_OF_6 = ("Shifting by the max is free: softmax only depends on differences between logits. Step by step, exp "
+             "of 999, 1000 and 1002 each return inf, their sum is inf, log gives inf, and subtracting gives minus "
+             "infinity for all three tokens, which is incorrect.")
+
+
+def written_class() -> dict:
+    """student -> written answer: 12 with the worked solution, 8 in their own words, 2 copies."""
+    answers = {f"ref{i:02d}": WORKED_WRITTEN for i in range(12)}
+    answers.update({f"honest{i}": text for i, text in enumerate(HONEST_WRITTEN)})
+    answers.update({"copier3": COPY_OF_3, "copier6": COPY_OF_6})
+    return answers
+
+
+def test_written_answers_are_compared_word_for_word():
+    assert similarity.text_tokens(COPY_OF_3) == similarity.text_tokens(HONEST_WRITTEN[3])
+    assert similarity.text_tokens("Das Maß") == similarity.text_tokens("DAS MASS")  # NFKC, case folded
+    assert similarity.text_tokens(HONEST_WRITTEN[0]) != similarity.text_tokens(HONEST_WRITTEN[1])
+    pairs = similarity.find_pairs({(STEM, WRITTEN): written_class()}, kinds={(STEM, WRITTEN): similarity.TEXT})
+    # Only the two copies: not the twelve worked solutions (what many share weighs nothing), not any two
+    # independent answers, however close in content.
+    assert {(p.left, p.right) for p in pairs} == {("copier3", "honest3"), ("copier6", "honest6")}, \
+        [(p.left, p.right, round(p.score)) for p in pairs]
+    verbatim = next(p for p in pairs if p.left == "copier3").cells[0]
+    assert verbatim.similarity == 1.0 and verbatim.kind == similarity.TEXT and verbatim.grade_id == WRITTEN
+    # Read as code (as before), written answers were never compared at all.
+    assert similarity.find_pairs({(STEM, WRITTEN): written_class()}) == []
+
+
+def test_two_identical_written_answers_in_a_small_class_are_listed():
+    """The hub term's case: three students, two hand in the same written answer word for word."""
+    answers = {"m6student1": HONEST_WRITTEN[4], "m6student2": HONEST_WRITTEN[4], "m6student3": HONEST_WRITTEN[1]}
+    pairs = similarity.find_pairs({(STEM, WRITTEN): answers}, kinds={(STEM, WRITTEN): similarity.TEXT})
+    assert [(p.left, p.right) for p in pairs] == [("m6student1", "m6student2")]
+    # Twelve words the same are enough among three; a shorter identical answer is not compared.
+    twelve = "the max cancels because exp of minus m factors out of sum"
+    assert len(similarity.text_tokens(twelve)) == similarity.MIN_TEXT_TOKENS
+    short = {"a": twelve, "b": twelve, "c": HONEST_WRITTEN[1]}
+    assert len(similarity.find_pairs({(STEM, WRITTEN): short}, kinds={(STEM, WRITTEN): similarity.TEXT})) == 1
+    shorter = {name: " ".join(twelve.split()[:-1]) for name in short}
+    assert similarity.find_pairs({(STEM, WRITTEN): shorter}, kinds={(STEM, WRITTEN): similarity.TEXT}) == []
+
+
+def test_the_command_compares_written_answers_from_the_submissions(tmp_path):
+    course, source = _course(tmp_path, {"honest": HONEST[0], "copier": HONEST[1], "other": HONEST[2]})
+    texts = {"honest": HONEST_WRITTEN[5], "copier": HONEST_WRITTEN[5].upper(), "other": HONEST_WRITTEN[2]}
+    for student, text in texts.items():
+        path = course / "submitted" / student / "module6" / f"{STEM}.ipynb"
+        nb = nbformat.read(str(path), as_version=4)
+        (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN]
+        assert cell.cell_type == "markdown"
+        cell.source = text
+        nbformat.write(nb, str(path))
+    untouched = course / "submitted" / "stub" / "module6"
+    untouched.mkdir(parents=True)
+    shutil.copyfile(course / "release" / "module6" / f"{STEM}.ipynb", untouched / f"{STEM}.ipynb")
+    made = similarity.build(course, "module6")
+    assert [(p.left, p.right, [c.grade_id for c in p.cells]) for p in made["pairs"]] == \
+        [("copier", "honest", [WRITTEN])]
+    page = made["html"].read_text(encoding="utf-8")
+    assert f"written answer {WRITTEN}" in page and "word for word" in page

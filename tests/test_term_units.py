@@ -34,6 +34,54 @@ def test_every_written_answer_of_both_assignments_has_its_rubric_for_formgrader(
     assert rubric_cell("11_k_estimators", "explain_nothing") is None  # no written answer, no rubric
 
 
+def _formgrader_html(nb) -> str:
+    """``nb`` rendered as formgrader's grading view renders an autograded notebook: nbconvert's HTMLExporter
+    with the course's configuration and nbgrader's ``formgrade`` template (``SubmissionHandler.get``)."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config import Config
+
+    from autograder.feedback import nbgrader_pages
+
+    config = Config()
+    nbgrader_pages.configure(config)
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    resources = {"assignment_id": "module6", "notebook_id": "09_sequence_ppl", "submission_id": "x", "index": 0,
+                 "total": 1, "base_url": "", "student": "ann", "last_name": None, "first_name": None,
+                 "notebook_path": "/x"}
+    html, _ = HTMLExporter(config=config).from_notebook_node(nb, resources=resources)
+    return html
+
+
+def test_formgraders_page_shows_each_rubric_criterion_with_its_points_apart():
+    """Issue 33, F16: formgrader's page has no table styles (its template drops nbconvert's stylesheet), so
+    the rubric's table header read "pointsthe answer says": the criteria are a list, readable anywhere."""
+    import re
+
+    from autograder.feedback.rubric import tables_as_lists
+
+    answer = nbformat.v4.new_markdown_cell("My answer.", id="explain")
+    answer.metadata["nbgrader"] = {"grade": True, "solution": True, "locked": False, "points": 0.5,
+                                   "grade_id": "explain_mask_dependence", "schema_version": 3}
+    html = _formgrader_html(nbformat.v4.new_notebook(cells=[answer, rubric_cell("09_sequence_ppl",
+                                                                                  "explain_mask_dependence")]))
+    rubric = html[html.index("Rubric for the answer above"):]
+    assert "<table" not in rubric and "<th>" not in rubric
+    items = [item for item in re.findall(r"<li>(.*?)</li>", rubric, re.S) if "points</strong>" in item]
+    assert len(items) == 2, items  # (the other items list the student's numbers)
+    assert items[0].startswith("<strong>0.25 points</strong> when the answer says: the sum is unchanged (log 1 = 0)")
+    assert items[1].startswith("<strong>0.25 points</strong> when the answer says: PPL depends on which tokens")
+    # Every rubric of both assignments: no table left, one item per row of its file, escaped pipes kept.
+    for stem, grade_id in _written_answers():
+        from autograder.exercises import rubric_path
+        rows = [line for line in rubric_path(stem).read_text(encoding="utf-8").splitlines()
+                if line.startswith("| ") and not line.startswith("| points")]
+        source = rubric_cell(stem, grade_id).source
+        assert "|---" not in source and source.count("\n- **") == len(rows), stem
+    assert "KL(q||p)" in tables_as_lists("| points | the answer says |\n|---|---|\n| 1 | KL(q\\|\\|p) |")
+
+
 def test_student_pages_drop_the_rubric():
     from autograder.feedback import page
     from autograder.feedback.redaction import RedactHiddenTests

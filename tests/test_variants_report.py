@@ -172,6 +172,22 @@ def test_variants_json_and_table(course_dir, capsys):
     assert all(f"parameter  {name}" in table for name in registry.parameters(STEM, "ada"))
 
 
+def test_variants_label_the_key_as_the_key_not_as_the_students_answers(course_dir, capsys):
+    """The expected answers are computed for the student's numbers: the listing must not read as the student's
+    own answers (issue 33, F12)."""
+    from autograder.cli import main
+
+    assert main(["variants", "module6", "--student", "ada", "--course-dir", str(course_dir)]) == 0
+    table = capsys.readouterr().out
+    heading, note = table.splitlines()[:2]
+    assert "answers the grader expects" in heading and "Numbers and answers of student" not in table
+    assert "answer key" in note and "not the student's answers" in note
+    rows = [line.split()[0] for line in table.splitlines() if line.startswith("  ") and len(line.split()) > 2]
+    assert {"parameter", "expected"} <= set(rows) and "answer" not in rows
+    for name, value in variants.answers_for(STEM, "ada").items():
+        assert any(line.split()[:2] == ["expected", name] and repr(value) in line for line in table.splitlines())
+
+
 @pytest.mark.parametrize("argv,message", [
     (["variants", "nope", "--student", "ada"], "ASSIGNMENT should be one of module6, module6_further, not 'nope'"),
     (["variants", "module6", "--student", "a b"], "--student = 'a b' is not a student id"),

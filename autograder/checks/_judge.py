@@ -268,6 +268,14 @@ VALUE_ERROR_EXPECTED = Misconception(
     "acceptable type and a bad value (NaN, an infinity, an empty or wrongly shaped array, ...).")
 
 
+#: An input the task says to reject came back as a result. The verdict's message names the input and the
+#: error to raise (it differs per case); this sentence is the key's summary for the class report.
+SILENT_BAD_INPUT = Misconception(
+    "silent-bad-input",
+    "An input the task says to reject was accepted silently: check each argument as the task describes and "
+    "raise the error it names.")
+
+
 def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeError"), problem: str,
                  argument: str | None = None) -> Verdict:
     """PASS when the call raised one of ``names``; ``problem`` describes the bad input in words."""
@@ -281,7 +289,7 @@ def expect_error(outcome: Any, *, names: Sequence[str] = ("ValueError", "TypeErr
         return Verdict(False, f"{problem}: {outcome.reason}")
     hint = f" (check `{argument}`)" if argument else ""
     return Verdict(False, f"{problem} was accepted silently{hint}: raise {' or '.join(names)} instead",
-                   "silent-bad-input")
+                   SILENT_BAD_INPUT.key)
 
 
 def error_case(name: str, target: str, args: tuple, problem: str, argument: str | None = None, *,

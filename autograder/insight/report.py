@@ -71,7 +71,10 @@ class MisconceptionCount:
     notebook: str
     key: str
     students: int
-    sentence: str
+    sentence: str  # the key's teaching sentence (the exercise's check, else the check framework's)
+    #: What the failed cases with this key told the students, as ``(message, cases)``, most frequent first
+    #: (from the autograded notebooks' verdict records; empty when the rows came from a results file).
+    told: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,18 +104,16 @@ class ClassReport:
         return next((m.students for m in self.misconceptions if m.notebook == notebook and m.key == key), 0)
 
 
-def summarise(rows: list, assignment: str, sentences: dict | None = None) -> ClassReport:
+def summarise(rows: list, assignment: str, sentences: dict | None = None, told: dict | None = None) -> ClassReport:
     """Aggregate report rows into a :class:`ClassReport`.
 
-    ``sentences`` maps ``(notebook, key)`` to the teaching sentence (default: the checks' catalogue).
+    ``sentences`` maps ``(notebook, key)`` to the teaching sentence (default: the checks' catalogue, with
+    the check framework's sentence for a key the exercise's own check does not define); ``told`` maps it
+    to a ``Counter`` of the messages the students got (:func:`autograder.insight.results.read_graded`).
     """
     if sentences is None:
-        stems = sorted({row["notebook"] for row in rows})
-        try:
-            sentences = {k: e.sentence for k, e in catalogue_module.catalogue(
-                [s for s in stems if _known(s)]).items()}
-        except Exception:  # noqa: BLE001 - the report still counts keys when a check cannot be loaded
-            sentences = {}
+        sentences = _sentences({(row["notebook"], key) for row in rows for key in row.get("misconceptions") or ()})
+    told = told or {}
     students = sorted({row["student"] for row in rows})
     by_cell: dict = defaultdict(list)
     by_notebook: dict = defaultdict(lambda: defaultdict(list))
@@ -167,11 +168,22 @@ def summarise(rows: list, assignment: str, sentences: dict | None = None) -> Cla
                                        sum(percents) / len(percents) if percents else 0.0, full, crashed, timed_out,
                                        unreadable, not_run))
 
-    counts = [MisconceptionCount(notebook, key, len(names), sentences.get((notebook, key), ""))
+    counts = [MisconceptionCount(notebook, key, len(names), sentences.get((notebook, key), ""),
+                                 tuple(sorted(told.get((notebook, key), Counter()).items(), key=lambda m: (-m[1], m[0]))))
               for (notebook, key), names in keys.items()]
     counts.sort(key=lambda m: (-m.students, m.notebook, m.key))
     percent = tuple(100.0 * totals[s][0] / totals[s][1] if totals[s][1] else 0.0 for s in students)
     return ClassReport(assignment, tuple(students), tuple(notebooks), tuple(groups), tuple(counts), percent)
+
+
+def _sentences(wanted: set) -> dict:
+    """``(notebook, key) -> sentence`` for the pairs the rows name (see :func:`summarise`)."""
+    try:
+        entries = catalogue_module.catalogue(sorted({stem for stem, _ in wanted if _known(stem)}))
+        framework = catalogue_module.shared()
+    except Exception:  # noqa: BLE001 - the report still counts keys when a check cannot be loaded
+        return {}
+    return {(stem, key): catalogue_module.sentence_of(stem, key, entries, framework) for stem, key in wanted}
 
 
 #: Row statuses of cells that did not run to the end (crashed, timed out, or the notebook never ran).
@@ -199,10 +211,11 @@ def write_csv(report: ClassReport, folder: Path) -> tuple:
     mis_path = folder / f"{report.assignment}-misconceptions.csv"
     with open(mis_path, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
-        out.writerow(["notebook", "key", "students", "share_of_class", "teaching_sentence"])
+        out.writerow(["notebook", "key", "students", "share_of_class", "teaching_sentence", "told"])
         for m in report.misconceptions:
             share = m.students / len(report.students) if report.students else 0.0
-            out.writerow([m.notebook, m.key, m.students, f"{share:.4f}", m.sentence])
+            told = " | ".join(f"{message} ({cases} cases)" for message, cases in m.told)
+            out.writerow([m.notebook, m.key, m.students, f"{share:.4f}", m.sentence, told])
     return groups_path, mis_path
 
 
@@ -302,6 +315,23 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
+#: Distinct messages shown per key (the CSV has them all).
+SHOWN_TOLD = 3
+
+
+def _told_html(m: MisconceptionCount) -> str:
+    """The "what the students were told" cell: the messages the failed cases gave (the checks word some
+    per input, so a key may have several), else the key's teaching sentence."""
+    if not m.told:
+        return html.escape(m.sentence) if m.sentence else "<em>(no sentence on record)</em>"
+    many = len(m.told) > 1
+    lines = [html.escape(message) + (f" <span class='n'>({cases} cases)</span>" if many else "")
+             for message, cases in m.told[:SHOWN_TOLD]]
+    if len(m.told) > SHOWN_TOLD:
+        lines.append(f"<em>and {len(m.told) - SHOWN_TOLD} other wordings (in the CSV file)</em>")
+    return "<br>".join(lines)
+
+
 def _pct(value: float) -> str:
     return f"{100.0 * value:.0f}%"
 
@@ -333,7 +363,7 @@ def render_html(report: ClassReport, seconds: float | None = None) -> str:
         for m in report.misconceptions:
             parts.append(f"<tr><td>{html.escape(m.notebook)}</td><td><code>{html.escape(m.key)}</code></td>"
                          f"<td class='n'>{m.students}</td><td class='n'>{_pct(m.students / n if n else 0)}</td>"
-                         f"<td>{html.escape(m.sentence) or '<em>(no sentence on record)</em>'}</td></tr>")
+                         f"<td>{_told_html(m)}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p>No failed case matched a known misconception.</p>")
@@ -483,8 +513,9 @@ def build(course_dir: str | Path, assignment: str, *, results: str | Path | None
 
     started = time.perf_counter()
     stored: dict | None = {} if results is None else None
-    rows = load_rows(course_dir, assignment, results, use_gradebook=use_gradebook, stored=stored)
-    report = summarise(rows, assignment)
+    told: dict | None = {} if results is None else None
+    rows = load_rows(course_dir, assignment, results, use_gradebook=use_gradebook, stored=stored, told=told)
+    report = summarise(rows, assignment, told=told)
     report = dataclasses.replace(report, matches=variant_matches(course_dir, assignment, report.students, stored))
     folder = Path(output) if output is not None else Path(course_dir) / "reports"
     groups_csv, mis_csv = write_csv(report, folder)

@@ -18,7 +18,7 @@ costs only its own rows (status ``error``, scores from the gradebook).
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from autograder.grading import intake
@@ -96,9 +96,26 @@ def _text(value) -> str:
     return "".join(line for line in value if isinstance(line, str)) if isinstance(value, list) else ""
 
 
-def _cell_rows(student: str, notebook: str, data: dict, scores: dict) -> list:
+#: Characters of one case's message kept for the report (the checks' sentences are far shorter).
+TOLD_CHARS = 400
+
+
+def _note_told(told: dict | None, notebook: str, record: dict | None) -> None:
+    """Count, in ``told[(notebook, key)]``, the message each failed case with a misconception key gave."""
+    if told is None or not record:
+        return
+    for case in record.get("cases", []):
+        if not isinstance(case, dict) or case.get("passed"):
+            continue
+        key, message = case.get("misconception"), case.get("message")
+        if isinstance(key, str) and key and isinstance(message, str) and message.strip():
+            told.setdefault((notebook, key), Counter())[message.strip()[:TOLD_CHARS]] += 1
+
+
+def _cell_rows(student: str, notebook: str, data: dict, scores: dict, told: dict | None = None) -> list:
     """The rows of one autograded notebook, as the worker computes them (``worker._rows``), with the
-    gradebook's ``scores`` (grade id -> score as stored, manual grades included)."""
+    gradebook's ``scores`` (grade id -> score as stored, manual grades included). ``told``, when given,
+    counts what the failed cases told the student, per misconception key (:func:`_note_told`)."""
     from autograder.feedback.page import verdicts_of
 
     cells = [cell for cell in data["cells"] if isinstance(cell, dict)]
@@ -133,6 +150,7 @@ def _cell_rows(student: str, notebook: str, data: dict, scores: dict) -> list:
             ran = all(isinstance(case, dict) and case.get("ran", True) for case in record.get("cases", []))
             status = Status.GRADED if ran else _STATUS_OF_REASON.get(record.get("reason"), Status.ERROR)
             keys = [key for key in record.get("misconceptions", []) if isinstance(key, str)]
+            _note_told(told, notebook, record)
         else:  # no verdict record: graded by plain nbgrader (no bridge), or no check was known for the cell
             errors = [o for o in cell.get("outputs", []) if isinstance(o, dict) and o.get("output_type") == "error"]
             status = Status.ERROR if errors or score is None else Status.GRADED
@@ -145,7 +163,7 @@ def _cell_rows(student: str, notebook: str, data: dict, scores: dict) -> list:
 
 
 def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool = True,
-                stored: dict | None = None) -> list:
+                stored: dict | None = None, told: dict | None = None) -> list:
     """Rows of every submission of ``assignment`` in the gradebook, whichever command graded it.
 
     Per student and notebook: the rows of its autograded notebook (:func:`_cell_rows`); a notebook
@@ -154,7 +172,9 @@ def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool 
     autograded notebook cannot be read is ``error`` with the gradebook's scores. Without
     ``use_gradebook`` the scores a person gave are left out (written answers count as pending).
     ``stored``, when given, receives ``(student, notebook) -> Stored`` of every notebook whose numbers
-    vary (the values its test cells read: :mod:`autograder.insight.variant_matches`), from the same read.
+    vary (the values its test cells read: :mod:`autograder.insight.variant_matches`), from the same read;
+    ``told``, when given, receives ``(notebook, misconception key) -> Counter`` of the messages the
+    failed cases with that key gave the students (the verdict records' ``message``).
     """
     from course.variants import varies
     from autograder.grading.gradebook import course_directory
@@ -171,7 +191,7 @@ def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool 
         if _kind_at(autograded, parts) == "present":
             try:
                 data = _read_autograded(autograded, parts)
-                rows.extend(_cell_rows(student, notebook, data, scores))
+                rows.extend(_cell_rows(student, notebook, data, scores, told))
                 if stored is not None and varies(notebook):
                     from autograder.insight.variant_matches import of_notebook
                     stored[(student, notebook)] = of_notebook(data)
@@ -232,11 +252,11 @@ def gradebook_scores(course_dir: str | Path, assignment: str) -> dict:
 
 
 def load_rows(course_dir: str | Path, assignment: str, results: str | Path | None = None, *,
-              use_gradebook: bool = True, stored: dict | None = None) -> list:
+              use_gradebook: bool = True, stored: dict | None = None, told: dict | None = None) -> list:
     """The class's rows: from ``results`` (JSON lines, manual scores from the gradebook), or else from
-    the gradebook and the autograded notebooks (:func:`read_graded`, which fills ``stored``)."""
+    the gradebook and the autograded notebooks (:func:`read_graded`, which fills ``stored`` and ``told``)."""
     if results is None:
-        rows = read_graded(course_dir, assignment, use_gradebook=use_gradebook, stored=stored)
+        rows = read_graded(course_dir, assignment, use_gradebook=use_gradebook, stored=stored, told=told)
         if not rows:
             raise ResultsError(f"no graded submission of {assignment!r} in the gradebook of "
                                f"{Path(course_dir).resolve()}: grade with `autograder grade {assignment}` or "

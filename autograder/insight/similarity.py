@@ -3,15 +3,18 @@
 A signal for the instructor to look at, never a verdict: short functions have few natural
 solutions, and students may legitimately work from the same lecture code.
 
-How a pair is scored, per answer cell:
+Both kinds of answer cell are compared: code answers, and written answers (the Markdown cells a
+person grades in formgrader). How a pair is scored, per answer cell:
 
-1. **Normalise.** The cell is parsed (:mod:`ast`); docstrings are dropped and the tree is printed
+1. **Normalise.** A code cell is parsed (:mod:`ast`); docstrings are dropped and the tree is printed
    back (:func:`ast.unparse`), which removes comments and formatting. Its tokens are then renamed:
    every name that is not a keyword, a builtin or an attribute after a dot becomes ``_1``, ``_2``,
    ... in order of first use, and every string or number literal keeps only its kind. Renaming
-   variables, editing comments or reformatting therefore changes nothing.
+   variables, editing comments or reformatting therefore changes nothing. A written answer becomes
+   its words (:func:`text_tokens`: Unicode NFKC, case folded, punctuation, Markdown and LaTeX markup
+   dropped, every number one token ``NUM``), so layout, emphasis and a changed number change nothing.
 2. **Fingerprint.** The normalised tokens are cut into overlapping runs of :data:`K` tokens
-   (shingles).
+   (shingles; :data:`TEXT_K` words for a written answer).
 3. **Weigh by rarity.** A shingle that many students share says nothing about copying (the
    function's signature, the idiom everyone learnt): each shingle weighs ``log((N + 1) / df)``,
    ``df`` being the number of students whose cell has it, so what the whole class writes weighs
@@ -20,7 +23,14 @@ How a pair is scored, per answer cell:
 4. **Rank.** A pair is listed when a cell of theirs reaches ``min_similarity`` with at least
    ``min_evidence`` rare weight; pairs are ranked by the sum, over their listed cells, of
    similarity times evidence. Cells of fewer than :data:`MIN_TOKENS` tokens (one-liners) and cells
-   still equal to the released stub are never compared.
+   still equal to the released stub are never compared. Written answers have thresholds of their own
+   (:data:`MIN_TEXT_TOKENS` words, :data:`MIN_TEXT_SIMILARITY`, :data:`MIN_TEXT_EVIDENCE`): a run of
+   four words two students share by chance is much rarer than a run of five code tokens (after
+   renaming, code has a small vocabulary: ``_1 = np . asarray`` is everyone's), so less rare material
+   is evidence (in a class of three, two answers of 12 identical words reach it), and less overlap is
+   near-identical: eight independent answers to 15's Part B overlap at most 3% pairwise, a copy with
+   two words swapped for synonyms 74%, a word-for-word copy 100% (``tests/test_similarity.py``).
+   ``--min-similarity`` sets both kinds' threshold.
 
 **Every cell costs at most its own row.** Parsing runs in this process with no sandbox around it,
 on text a student wrote: a cell longer than :data:`MAX_CELL_CHARS` is never parsed, and whatever
@@ -46,8 +56,10 @@ import html
 import io
 import keyword
 import math
+import re
 import time
 import tokenize
+import unicodedata
 from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
@@ -64,6 +76,13 @@ MIN_TOKENS = 20
 #: Defaults of :func:`find_pairs`.
 MIN_SIMILARITY = 0.8
 MIN_EVIDENCE = 25.0
+#: The same for written answers: words per shingle, fewest words compared, similarity and rare weight needed.
+TEXT_K = 4
+MIN_TEXT_TOKENS = 12
+MIN_TEXT_SIMILARITY = 0.5
+MIN_TEXT_EVIDENCE = 6.0
+#: The two kinds of answer cell.
+CODE, TEXT = "code", "text"
 #: Characters of one cell parsed at the most (the longest worked solution has 3,634); a longer
 #: cell is not compared, and says so.
 MAX_CELL_CHARS = 50_000
@@ -168,6 +187,33 @@ def tokens_of(code) -> list:
     return out
 
 
+_WORD = re.compile(r"\w+")
+
+
+def text_tokens(text) -> list:
+    """The words of a written answer as compared: :class:`Uncomparable` (with the reason) when there are none.
+
+    NFKC-normalised and case folded; punctuation, Markdown and LaTeX markup are dropped (``\\frac``
+    leaves the word ``frac``; ``_`` separates words), and every word made of digits alone is ``NUM``.
+    Bounded like code cells: nothing longer than :data:`MAX_CELL_CHARS` is read.
+
+    >>> text_tokens("The **sum** is unchanged: $\\log 1 = 0$.") == text_tokens("the sum is UNCHANGED, log 7 = 0")
+    True
+    """
+    if not isinstance(text, str):
+        raise Uncomparable("the cell's source is not text")
+    if len(text) > MAX_CELL_CHARS:
+        raise Uncomparable(f"longer than {MAX_CELL_CHARS:,} characters ({len(text):,}): not read")
+    if "\0" in text:
+        raise Uncomparable("holds a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Uncomparable("holds a character that is not valid Unicode (a lone surrogate)") from None
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return ["NUM" if word.isdigit() else word for word in _WORD.findall(folded.replace("_", " "))]
+
+
 def shingles(tokens: list, k: int = K) -> frozenset:
     """The cell's runs of ``k`` tokens, each kept as its hash (64 bits: one int instead of a tuple of
     ``k`` strings, so a class of long cells stays small; a collision is as likely as ~2**-40)."""
@@ -184,6 +230,7 @@ class CellMatch:
     evidence: float  # weight of the rare shingles both cells have
     left: str  # the two cells as submitted
     right: str
+    kind: str = CODE  # CODE or TEXT (a written answer)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,21 +242,30 @@ class Pair:
 
 
 def answer_ids(course_dir: Path, assignment: str) -> dict:
-    """``notebook -> [grade_id of each code answer cell]`` from the release (or the source)."""
+    """``notebook -> [(grade_id, released source, kind)]`` of each answer cell, from the release (or the
+    source): code answers (``CODE``) and written answers (``TEXT``, Markdown cells with ``solution``)."""
     out = {}
     for folder in (Path(course_dir) / "release" / assignment, Path(course_dir) / "source" / assignment):
         for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
             if path.stem in out:
                 continue
             nb = nbformat.read(str(path), as_version=4)
-            out[path.stem] = [(c.metadata["nbgrader"]["grade_id"], c.source) for c in nb.cells
-                              if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+            out[path.stem] = [(c.metadata["nbgrader"]["grade_id"], c.source, CODE if c.cell_type == "code" else TEXT)
+                              for c in nb.cells
+                              if c.cell_type in ("code", "markdown") and c.metadata.get("nbgrader", {}).get("solution")
                               and c.metadata["nbgrader"].get("grade_id")]
     return out
 
 
+def answer_kinds(course_dir: str | Path, assignment: str) -> dict:
+    """``(notebook, grade_id) -> CODE or TEXT`` for every answer cell of the assignment."""
+    return {(notebook, grade_id): kind for notebook, cells in answer_ids(Path(course_dir), assignment).items()
+            for grade_id, _, kind in cells}
+
+
 def read_answers(course_dir: str | Path, assignment: str, not_compared: list | None = None) -> dict:
-    """``(notebook, grade_id) -> {student: code}`` of the submitted code answer cells.
+    """``(notebook, grade_id) -> {student: source}`` of the submitted answer cells (code and written:
+    :func:`answer_kinds` says which is which).
 
     A cell equal to the released stub (not attempted) is left out; so is a second cell claiming the
     same grade id (the first one counts, as for grading). A notebook that cannot be read is left
@@ -237,9 +293,9 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
                 skipped.append(NotCompared(student, notebook, None, f"the notebook was not read: {why}"))
                 continue
             nb = read.notebook
-            stubs = dict(cells)
+            stubs = {grade_id: stub for grade_id, stub, _ in cells}
             for cell in nb.cells:
-                if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown"):
                     continue
                 meta = cell.get("metadata", {})
                 meta = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
@@ -253,23 +309,33 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
     return dict(answers)
 
 
-def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: float = MIN_SIMILARITY,
-                 min_evidence: float = MIN_EVIDENCE, class_size: int | None = None,
-                 not_compared: list | None = None) -> list:
+def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: float | None = None,
+                 min_evidence: float | None = None, class_size: int | None = None,
+                 not_compared: list | None = None, kind: str = CODE) -> list:
     """``(left, right, CellMatch)`` for the pairs of students whose cells match (see the module doc).
 
-    A cell that cannot be normalised is appended to ``not_compared`` (a :class:`NotCompared`).
+    ``kind`` is ``CODE`` or ``TEXT`` (a written answer: its words, :data:`TEXT_K`, :data:`MIN_TEXT_TOKENS`
+    and, unless given, :data:`MIN_TEXT_SIMILARITY` and :data:`MIN_TEXT_EVIDENCE`; code's defaults are
+    :data:`MIN_SIMILARITY` and :data:`MIN_EVIDENCE`). A cell that cannot be normalised is appended to
+    ``not_compared`` (a :class:`NotCompared`).
     """
+    if kind not in (CODE, TEXT):
+        raise ValueError(f"kind: expected {CODE!r} or {TEXT!r}, got {kind!r}")
+    normalise_cell, k, fewest = (tokens_of, K, MIN_TOKENS) if kind == CODE else (text_tokens, TEXT_K, MIN_TEXT_TOKENS)
+    if min_evidence is None:
+        min_evidence = MIN_EVIDENCE if kind == CODE else MIN_TEXT_EVIDENCE
+    if min_similarity is None:
+        min_similarity = MIN_SIMILARITY if kind == CODE else MIN_TEXT_SIMILARITY
     prints = {}
     for student, code in codes.items():
         try:
-            tokens = tokens_of(code)
+            tokens = normalise_cell(code)
         except Uncomparable as problem:
             if not_compared is not None:
                 not_compared.append(NotCompared(student, notebook, grade_id, problem.reason))
             continue
-        if len(tokens) >= MIN_TOKENS:
-            prints[student] = shingles(tokens)
+        if len(tokens) >= fewest:
+            prints[student] = shingles(tokens, k)
     n = class_size or len(prints)
     df = Counter(s for p in prints.values() for s in p)
     weight = {s: math.log((n + 1) / d) for s, d in df.items()}
@@ -300,20 +366,25 @@ def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: f
         if len(same[a]) > 1 and a == b and len(same[a]) <= rare:
             evidence = max(evidence, sum(weight[s] for s in shared))
         if similarity >= min_similarity and evidence >= min_evidence:
-            out.append((left, right, CellMatch(notebook, grade_id, similarity, evidence, codes[left], codes[right])))
+            out.append((left, right, CellMatch(notebook, grade_id, similarity, evidence, codes[left], codes[right],
+                                               kind)))
     return out
 
 
-def find_pairs(answers: dict, *, min_similarity: float = MIN_SIMILARITY, min_evidence: float = MIN_EVIDENCE,
-               not_compared: list | None = None) -> list:
+def find_pairs(answers: dict, *, min_similarity: float | None = None, min_evidence: float | None = None,
+               not_compared: list | None = None, kinds: dict | None = None) -> list:
     """Ranked :class:`Pair` list, strongest signal first, from :func:`read_answers`' mapping.
 
-    Cells that could not be compared are appended to ``not_compared``.
+    ``kinds`` maps ``(notebook, grade_id)`` to ``CODE`` or ``TEXT`` (:func:`answer_kinds`; a cell not
+    in it is code). ``min_similarity`` and ``min_evidence`` override both kinds' defaults. Cells that could
+    not be compared are appended to ``not_compared``.
     """
+    kinds = kinds or {}
     by_pair: dict = defaultdict(list)
     for (notebook, grade_id), codes in sorted(answers.items()):
         for left, right, match in cell_matches(notebook, grade_id, codes, min_similarity=min_similarity,
-                                               min_evidence=min_evidence, not_compared=not_compared):
+                                               min_evidence=min_evidence, not_compared=not_compared,
+                                               kind=kinds.get((notebook, grade_id), CODE)):
             by_pair[(left, right)].append(match)
     pairs = [Pair(left, right, sum(m.similarity * m.evidence for m in matches),
                   tuple(sorted(matches, key=lambda m: -m.similarity * m.evidence)))
@@ -349,8 +420,9 @@ def render_html(assignment: str, pairs: list, *, students: int, limit: int = 50,
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Similar answers: "
              f"{_text(assignment)}</title><style>{STYLE}</style></head><body><main>",
              f"<h1>Similar answers: {_text(assignment)}</h1>",
-             "<p class='warn'><strong>A signal, not a verdict.</strong> These pairs wrote code cells that are "
-             "near-identical once names, comments and formatting are set aside, and share parts that few other "
+             "<p class='warn'><strong>A signal, not a verdict.</strong> These pairs wrote answer cells that are "
+             "near-identical (code once names, comments and formatting are set aside; written answers word for "
+             "word once case, punctuation, markup and numbers are set aside) and share parts that few other "
              "students wrote. Short exercises have few natural solutions and students may learn from the same "
              "material: read the cells and talk to the students before drawing any conclusion.</p>",
              f"<p>{len(pairs)} pairs listed among {students} students"
@@ -363,7 +435,8 @@ def render_html(assignment: str, pairs: list, *, students: int, limit: int = 50,
         parts.append(f"<section class='pair'><h2>{rank}. {_text(pair.left)} and {_text(pair.right)}"
                      f"</h2><p>Signal strength {pair.score:.0f}, {len(pair.cells)} matching cell(s).</p>")
         for match in pair.cells:
-            parts.append(f"<h3>{_text(match.notebook)}, cell {_text(match.grade_id)}: similarity "
+            what = "written answer" if match.kind == TEXT else "cell"
+            parts.append(f"<h3>{_text(match.notebook)}, {what} {_text(match.grade_id)}: similarity "
                          f"{100 * match.similarity:.0f}%, rare shared material {match.evidence:.0f}</h3>"
                          f"<div class='side'><div><p>{_text(pair.left)}</p><pre>{_text(match.left)}</pre>"
                          f"</div><div><p>{_text(pair.right)}</p><pre>{_text(match.right)}</pre></div></div>")
@@ -393,14 +466,15 @@ def write_not_compared(path: Path, not_compared) -> None:
 
 
 def build(course_dir: str | Path, assignment: str, *, output: str | Path | None = None,
-          min_similarity: float = MIN_SIMILARITY, min_evidence: float = MIN_EVIDENCE) -> dict:
+          min_similarity: float | None = None, min_evidence: float | None = None) -> dict:
     """Read the submissions, write ``<output>/<assignment>-similarity.html`` and the CSV of the cells
     not compared; returns ``{"html", "not_compared_csv", "pairs", "not_compared", "students", "seconds"}``."""
     started = time.perf_counter()
     not_compared: list = []
     answers = read_answers(course_dir, assignment, not_compared)
     students = len({s for codes in answers.values() for s in codes})
-    pairs = find_pairs(answers, min_similarity=min_similarity, min_evidence=min_evidence, not_compared=not_compared)
+    pairs = find_pairs(answers, min_similarity=min_similarity, min_evidence=min_evidence, not_compared=not_compared,
+                       kinds=answer_kinds(course_dir, assignment))
     not_compared.sort(key=lambda item: (item.student, item.notebook, item.grade_id or ""))
     folder = Path(output) if output is not None else Path(course_dir) / "reports"
     folder.mkdir(parents=True, exist_ok=True)
