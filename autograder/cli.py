@@ -178,7 +178,8 @@ def _run_roster(args) -> int:
             if path is None:
                 return _usage_error("give the roster file (autograder roster ROSTER.csv), or set "
                                     "c.LmsExport.roster in nbgrader_config.py")
-        students = roster.read(path)
+        link_column = coursedir.config.get("LmsExport", {}).get("roster_id_column", "")
+        students = roster.read(path, link_column)
         with open_gradebook(coursedir) as gb:
             done = roster.apply(gb, students, dry_run=args.dry_run)
     except (GradingError, roster.RosterError) as error:

@@ -95,12 +95,17 @@ def _email_problem(value: str) -> str | None:
     return problem
 
 
-def read(path: str | Path) -> list:
-    """The roster at ``path`` as :class:`RosterStudent` rows; :class:`RosterError` listing every bad row."""
+def read(path: str | Path, link_column: str = "") -> list:
+    """The roster at ``path`` as :class:`RosterStudent` rows; :class:`RosterError` listing every bad row.
+
+    ``link_column``: the column of an LMS's own export that holds nbgrader ids (``c.LmsExport.roster_id_column``).
+    """
     from autograder.lms import read_roster
 
+    if not Path(path).exists():
+        raise RosterError(f"roster {path}: no such file")
     try:
-        rows = read_roster(path)
+        roster = read_roster(path, link_column)
     except FileNotFoundError:
         raise RosterError(f"roster {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -108,14 +113,15 @@ def read(path: str | Path) -> list:
     except ValueError as error:  # read_roster names the file and the problem
         raise RosterError(str(error)) from None
     students, problems = [], []
-    for number, (student, row) in enumerate(rows.items(), start=1):
+    for number, entry in enumerate(roster.entries, start=1):
+        student = entry.link
         where = f"roster {path}, student {number}"
         try:
-            check_student_id(student, f"{where}: nbgrader_id")
+            check_student_id(student, f"{where}: {roster.link_column}")
         except ValueError as error:
             problems.append(str(error))
             continue
-        name, email = row.get("name", ""), row.get("email", "")
+        name, email = entry.name, entry.email
         for label, value, check in (("name", name, text_problem), ("email", email, _email_problem)):
             problem = check(value) if value else None
             if problem is not None:
