@@ -28,11 +28,11 @@ pytestmark = pytest.mark.slow
 #: ``assignment -> its notebooks``.
 PRESENT = {assignment: present_stems(assignment) for assignment in ASSIGNMENTS}
 #: Per assignment, one wrong answer cell per listed notebook (each cell's groups are known from the calls
-#: its cases make): a concept and a coding notebook of the first assignment, three of the second.
+#: its cases make): a concept and a coding notebook of the first assignment, four of the second.
 WRONG = {
     "module6": [("09_sequence_ppl", "answer_fourth_token"), ("18_kl_estimators", "kl_sample_values")],
     "module6_further": [("22_kl_reward_vs_loss", "loss_gradients"), ("24_labels_and_shifting", "diagnose_labels"),
-                        ("28_kl_across_response", "response_kl_weights")],
+                        ("28_kl_across_response", "response_kl_weights"), ("29_clipping_and_gating", "cispo_loss")],
 }
 WRONG = {a: [(s, g) for s, g in pairs if s in PRESENT[a]] for a, pairs in WRONG.items()}
 STEMS = [(a, s) for a in ASSIGNMENTS for s in PRESENT[a]]

@@ -62,6 +62,7 @@ COST = {
     'tests/browser/test_learner_browser.py': 29,
     'tests/test_widgets_leak.py': 21,
     'tests/test_widgets_views.py': 20,
+    'tests/test_checks_ex29_clipping_and_gating.py': 20,
     'tests/test_lms_export.py': 19,
     'tests/test_lms_import.py': 6,
     'tests/test_roster.py': 15,
