@@ -25,12 +25,14 @@ FUNCTIONS = {
     "27_sequence_ratios": ("sequence_ratios", "kept_mask", "first_dropped_length"),
     "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
                               "off_policy_loss_gradient", "response_kl_weights"),
+    "30_asynchronous_rollouts": ("staleness_kept", "decoupled_weights", "surrogate_expectation", "routed_logprobs"),
 }
 #: Where each notebook's reference lives when it is not autograder.reference.further.
 REFERENCE_MODULES = {"25_logprob_precision": "autograder.reference.precision",
                      "26_chat_template_mask": "autograder.reference.chat",
                      "27_sequence_ratios": "autograder.reference.sequence_level",
-                     "28_kl_across_response": "autograder.reference.kl_response"}
+                     "28_kl_across_response": "autograder.reference.kl_response",
+                     "30_asynchronous_rollouts": "autograder.reference.async_rollouts"}
 
 
 def reference_of(stem: str):
