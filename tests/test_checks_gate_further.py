@@ -1,4 +1,4 @@
-"""The validation gate on exercises 21-28: bad-input points count only for functions that accept valid input.
+"""The validation gate on exercises 21-28 and 30: bad-input points count only for functions that accept valid input.
 
 The outside tester's stubs: every function raising ValueError on every input (1/8 in each notebook
 before the gate), and the open checks' answers hard-coded with ValueError for every other input. Both
