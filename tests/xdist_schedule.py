@@ -63,6 +63,7 @@ COST = {
     'tests/test_widgets_views.py': 20,
     'tests/test_lms_export.py': 19,
     'tests/test_checks_ex28_kl_across_response.py': 18,
+    'tests/test_checks_ex30_asynchronous_rollouts.py': 15,
     'tests/test_grader_cli.py': 15,
     'tests/test_redteam_batch.py': 12,
     'tests/test_distributions.py': 11,
