@@ -15,7 +15,7 @@ ASSIGNMENT = "module6"
 #: (exercises 21 on). Notebook stems are unique across assignments (their numbers never repeat).
 ASSIGNMENTS = ("module6", "module6_further")
 #: Total points of each assignment (autograded and manually graded together).
-TOTAL_POINTS = {"module6": 100, "module6_further": 90}
+TOTAL_POINTS = {"module6": 100, "module6_further": 100}
 #: nbgrader's course id (``CourseDirectory.course_id``), also the exchange's folder name.
 COURSE_ID = "llm-policy-module6"
 #: The repository root in a source checkout (the default course directory of the authoring tools).

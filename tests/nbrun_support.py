@@ -31,7 +31,7 @@ CODING = STEMS[14:]
 #: The exercises of the second assignment, ``module6_further`` (coding, 10 points each).
 FURTHER_STEMS = ("21_sampler_trainer_mismatch", "22_kl_reward_vs_loss", "23_loss_aggregation", "24_labels_and_shifting",
                  "25_logprob_precision", "26_chat_template_mask", "27_sequence_ratios", "28_kl_across_response",
-                 "29_clipping_and_gating")
+                 "29_clipping_and_gating", "30_asynchronous_rollouts")
 #: ``assignment -> its exercises``.
 ASSIGNMENT_STEMS = {"module6": STEMS, "module6_further": FURTHER_STEMS}
 WORKERS = 2

@@ -1,4 +1,4 @@
-"""The validation gate on exercises 21-29: bad-input points count only for functions that accept valid input.
+"""The validation gate on exercises 21-30: bad-input points count only for functions that accept valid input.
 
 The outside tester's stubs: every function raising ValueError on every input (1/8 in each notebook
 before the gate), and the open checks' answers hard-coded with ValueError for every other input. Both
@@ -26,13 +26,15 @@ FUNCTIONS = {
     "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
                               "off_policy_loss_gradient", "response_kl_weights"),
     "29_clipping_and_gating": ("ppo_clip_loss", "trl_delta_loss", "cispo_loss", "stale_sequence_mask"),
+    "30_asynchronous_rollouts": ("staleness_kept", "decoupled_weights", "surrogate_expectation", "routed_logprobs"),
 }
 #: Where each notebook's reference lives when it is not autograder.reference.further.
 REFERENCE_MODULES = {"25_logprob_precision": "autograder.reference.precision",
                      "26_chat_template_mask": "autograder.reference.chat",
                      "27_sequence_ratios": "autograder.reference.sequence_level",
                      "28_kl_across_response": "autograder.reference.kl_response",
-                     "29_clipping_and_gating": "autograder.reference.clipping"}
+                     "29_clipping_and_gating": "autograder.reference.clipping",
+                     "30_asynchronous_rollouts": "autograder.reference.async_rollouts"}
 
 
 def reference_of(stem: str):

@@ -20,6 +20,7 @@ import autograder.reference.further as further
 import autograder.reference.sequence_level as sequence_level
 import autograder.reference.precision as precision
 import autograder.reference.kl_response as kl_response
+import autograder.reference.async_rollouts as async_rollouts
 import autograder.reference.clipping as clipping
 from autograder.checks import CHECKS
 from autograder.checks._core import OPEN_GATE_REASON
@@ -42,6 +43,7 @@ FUNCTIONS = {
     "28_kl_across_response": ("sequence_kl_gradient", "reward_return_gradient", "per_token_loss_gradient",
                               "off_policy_loss_gradient", "response_kl_weights"),
     "29_clipping_and_gating": ("ppo_clip_loss", "trl_delta_loss", "cispo_loss", "stale_sequence_mask"),
+    "30_asynchronous_rollouts": ("staleness_kept", "decoupled_weights", "surrogate_expectation", "routed_logprobs"),
 }
 
 
@@ -67,7 +69,8 @@ def matched(stem: str, otherwise: str) -> dict:
     def make(name):
         truth = (getattr(reference, name, None) or getattr(further, name, None) or getattr(chat, name, None)
                  or getattr(sequence_level, name, None) or getattr(precision, name, None)
-                 or getattr(kl_response, name, None) or getattr(clipping, name))
+                 or getattr(kl_response, name, None) or getattr(clipping, name, None)
+                 or getattr(async_rollouts, name))
 
         def answer(*args, **kwargs):
             if otherwise != "raise-all":

@@ -6,7 +6,7 @@ and the student otherwise (:func:`autograder.variants.hidden_number`). What this
 
 * under every drawn variant the notebook's own solution earns full marks and every wrong answer of the
   exercise's corpus (``WRONG`` of its ``tests/test_checks_exNN_*.py``) still loses points. These are
-  exercises 15-25, 28 and 29: 26 has no random hidden input, and 27's random cases are not drawn per
+  exercises 15-25, 28, 29 and 30: 26 has no random hidden input, and 27's random cases are not drawn per
   student yet (its kept and clipped statistics would first need a clearance from their bounds);
 * two students of one course get different hidden inputs in every check, one student the same ones
   each time, and another course secret gives the same student others;
@@ -54,6 +54,7 @@ VARIANT_ZERO = {
     "28_kl_across_response": "3f436da70ed8bf98ee867a93a60372fc399d96e15306b02e3ef76276d2ea38be",
     # drawn per student from the start: its digest is that of its first cases
     "29_clipping_and_gating": "bb7b9c90b71342c325a2e4c3162c5b8c97c8b84480dc977f99a77a8d9235f48e",
+    "30_asynchronous_rollouts": "23ca6fdfdf0d65f0473b367edb80c90c971a83972b6504a323a208cd0715feae",
 }
 STEMS = tuple(VARIANT_ZERO)
 

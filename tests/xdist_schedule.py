@@ -67,6 +67,7 @@ COST = {
     'tests/test_lms_import.py': 6,
     'tests/test_roster.py': 15,
     'tests/test_checks_ex28_kl_across_response.py': 18,
+    'tests/test_checks_ex30_asynchronous_rollouts.py': 15,
     'tests/test_grader_cli.py': 15,
     'tests/test_redteam_batch.py': 12,
     'tests/test_distributions.py': 11,
