@@ -121,6 +121,13 @@ FLAGS_EXCLUSIVE = Misconception(
     "the episode?): a real terminal event can coincide with an outside limit, so a generic contract or "
     "validator must allow both; whether a task permits it is a separate, semantic check.")
 
+# --------------------------------------------------------------------------- PPO's clip range (29, 30)
+
+CLIP_BOUNDS_SWAPPED = Misconception(
+    "clip-bounds-swapped",
+    "eps_low and eps_high are swapped: the clip range is [1 - eps_low, 1 + eps_high], so clip-higher "
+    "(eps_high > eps_low) widens the room above 1.")
+
 # --------------------------------------------------------------------------- numeric answers (11, 12, 13, 14)
 
 NUMBER_AS_TEXT = Misconception(
@@ -164,6 +171,6 @@ def rounded_too_early(actual, expected) -> bool:
     return coarse
 
 
-__all__ = ["DOUBLE_SHIFT", "FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "KL_NEGATED", "LIST_NOT_ARRAY", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
+__all__ = ["CLIP_BOUNDS_SWAPPED", "DOUBLE_SHIFT", "FLAGS_EXCLUSIVE", "K1_SIGN", "K2_HALF", "KL_DIRECTION", "KL_NEGATED", "LIST_NOT_ARRAY", "LOG_BASE", "LOG_BASE_10", "NEGATED", "NO_MAX_SHIFT", "NUMBER_AS_TEXT", "NO_RENORMALISE",
            "PADDING_COUNTED", "RATIO_INVERTED", "SAME_POSITION", "SHIFT_BACKWARDS", "TOO_FEW_DIGITS", "TOP_P_DROPS",
            "TOP_P_EXTRA", "rounded_too_early"]

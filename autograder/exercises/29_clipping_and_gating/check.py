@@ -72,10 +72,7 @@ GRAD_WRT_RATIO = Misconception(
     "gradient-wrt-ratio",
     "This is the derivative with respect to the ratio, not to the log-probability: r = exp(logp_new - logp_old), "
     "so dr/dlogp_new = r and an unclipped token's gradient is -A r.")
-BOUNDS_SWAPPED = Misconception(
-    "clip-bounds-swapped",
-    "eps_low and eps_high are swapped: the range is [1 - eps_low, 1 + eps_high], so clip-higher (eps_high > "
-    "eps_low) widens the room above 1.")
+BOUNDS_SWAPPED = _shared.CLIP_BOUNDS_SWAPPED
 EPS_HIGH_DEFAULT = Misconception(
     "eps-high-default",
     "With eps_high left out the clip is symmetric, eps_high = eps_low (TRL's epsilon_high and verl's "

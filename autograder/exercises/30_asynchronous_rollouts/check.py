@@ -31,6 +31,7 @@ from autograder.channel import Call
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._dict_results import judge_key
 from autograder.checks._float_results import log_softmax
+from autograder.checks._misconceptions import CLIP_BOUNDS_SWAPPED
 from autograder.checks._judge import Misconception, bool_array, close, error_case, mistakes_later, value_of
 from autograder.checks._redraw import redraw
 from autograder.reference import async_rollouts as ref
@@ -88,9 +89,7 @@ CLIP_IGNORED = Misconception(
     "clip-ignored",
     "The clip was left out: where r A > clip(r, 1 - eps_low, 1 + eps_high) A the surrogate is the clipped "
     "term, which stops the gradient.")
-BOUNDS_SWAPPED = Misconception(
-    "clip-bounds-swapped",
-    "eps_low and eps_high are swapped: the clip range is [1 - eps_low, 1 + eps_high].")
+BOUNDS_SWAPPED = CLIP_BOUNDS_SWAPPED
 GRADIENT_THROUGH_CLIP = Misconception(
     "gradient-through-clip",
     "A token whose clipped term is the minimum has no gradient: clip(r) A does not change with the current "
