@@ -323,16 +323,14 @@ def run_as(account: Account, env: dict, args: list, cwd: Path, timeout: float = 
 
 
 def write_roster(course: Path, students: list) -> Path:
-    """The hub's class list, in the course: ``students.csv`` (the columns ``nbgrader db student import`` reads)
-    and ``roster.csv`` (the LMS exports' roster, ``c.LmsExport.roster`` in the hub's instructor config)."""
-    path = course / "students.csv"
-    lines = ["id,first_name,last_name,email"]
-    roster = ["nbgrader_id,name,sis_user_id,email"]
+    """The hub's roster, ``roster.csv`` in the course (the kit's format: ``autograder roster`` puts the class
+    and its names into the gradebook; the LMS exports read it as ``c.LmsExport.roster``, set by the hub's
+    instructor configuration)."""
+    path = course / "roster.csv"
+    lines = ["nbgrader_id,name,sis_user_id,email"]
     for number, student in enumerate(students, start=1):
-        lines.append(f"{student.name},Student,Number {number},{student.name}@example.org")
-        roster.append(f"{student.name},Student Number {number},SIS{number:04d},{student.name}@example.org")
+        lines.append(f"{student.name},Student Number {number},SIS{number:04d},{student.name}@example.org")
     path.write_text("\n".join(lines) + "\n")
-    (course / "roster.csv").write_text("\n".join(roster) + "\n")
     return path
 
 
@@ -357,10 +355,9 @@ def prepare_course(instructor: Account, instructor_env: Path, layout: Layout, st
             run_as(instructor, env, [nbgrader, "generate_assignment", assignment, "--force"], course)
             run_as(instructor, env, [nbgrader, "release_assignment", assignment, "--force"], course)
     roster = write_roster(course, students)
-    for path in (roster, course / "roster.csv"):
-        os.chown(path, record.pw_uid, record.pw_gid)
-    # Collect takes submissions only from students of the gradebook (autograder/grading/collect.py).
-    run_as(instructor, env, [nbgrader, "db", "student", "import", str(roster)], course)
+    os.chown(roster, record.pw_uid, record.pw_gid)
+    # Collect takes submissions only from students of the gradebook (autograder/grading/exchange.py).
+    run_as(instructor, env, [f"{instructor_env}/bin/autograder", "roster", str(roster)], course)
 
 
 @dataclasses.dataclass
