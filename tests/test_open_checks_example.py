@@ -139,7 +139,7 @@ def _run_checks(stem: str, answers: dict, numbers: Numbers) -> dict:
 def test_the_examples_answers_are_named_at_the_desk_and_lose_points_when_graded(stem):
     example = _answers(stem, None)
     checked = skipped = 0
-    for student in CLASS[:40]:
+    for student in CLASS[:25]:
         own = _answers(stem, student)
         if _same_key(own, example):
             skipped += 1  # the family gave this id the example's key (see the module docstring)
@@ -149,7 +149,7 @@ def test_the_examples_answers_are_named_at_the_desk_and_lose_points_when_graded(
         result = run_check(stem, dict(example), variant=variant_for(stem, student))
         assert result.points_earned < CHECKS[stem].points, (stem, student, result.feedback())
         checked += 1
-    assert checked >= 20, (stem, checked, skipped)
+    assert checked >= 12, (stem, checked, skipped)
 
 
 @pytest.mark.parametrize("stem", STEMS)
