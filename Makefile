@@ -71,6 +71,7 @@ selfstudy: $(STAMP)
 ## make release: regenerate release/<assignment> from source/<assignment> with nbgrader (every assignment)
 release: $(STAMP)
 	$(PY) -m autograder.authoring.release
+	$(PY) -m autograder.authoring.worked_example
 
 ## make bench: speed and memory benchmarks (by hand, never part of the tests)
 bench: $(STAMP)

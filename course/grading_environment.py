@@ -28,6 +28,8 @@ import dis
 import sys
 import types
 
+from course._sentence import Sentence
+
 #: Third-party top-level packages graded code may import, besides the standard library. ``IPython``
 #: is the shell that runs every notebook, at the desk and when graded (``display`` comes from it).
 ALLOWED_PACKAGES = frozenset({"numpy", "course", "IPython"})
@@ -61,8 +63,11 @@ class UnavailableImport:
     evidence: str  # where it was seen: "import scipy.special", "name 'log_softmax'"
 
 
-class UnavailableImportError(ImportError):
-    """Raised at the desk when the notebook's code uses a package the grader will not have."""
+class UnavailableImportError(Sentence, ImportError):
+    """Raised at the desk when the notebook's code uses a package the grader will not have (IPython
+    shows its sentences alone, not this module's frames: :mod:`course._sentence`)."""
+
+    label = "UnavailableImportError"
 
     def __init__(self, found: tuple):
         self.found = tuple(found)

@@ -22,6 +22,13 @@ from tests.nbrun_support import (
     source_path,
 )
 
+#: The one file of the student package that holds answers: the worked example's (variant 0) to the
+#: questions whose answers vary, which the course notes publish and nobody with an id is graded on (the
+#: open checks name answers computed from the example's numbers, ``course.open_checks.not_the_example``).
+#: A scan holds it to the generator's output (``autograder.authoring.worked_example.render``, which keeps
+#: variant 0's varying answers only: tests/test_open_checks_example.py) and scans it for everything else.
+WORKED_EXAMPLE = "course/variants/worked_example.py"
+
 #: Every source notebook of every assignment.
 PRESENT = all_present_stems()
 RELEASE_ROOT = REPO_ROOT / "release"

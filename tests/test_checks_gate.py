@@ -23,6 +23,8 @@ from autograder.checks._judge import error_case, value_of
 def _value_case(name, group, target, x, expected):
     def judge(outcomes):
         value = value_of(outcomes[0], target)
+        if isinstance(value, float) and math.isclose(value, -expected):
+            raise Reject(f"`{target}` has the wrong sign", "sign-flipped")  # a mistake the check names
         if not isinstance(value, float) or not math.isclose(value, expected):
             raise Reject(f"`{target}` is not correct for this input")
         return PASS
@@ -156,11 +158,35 @@ def test_a_gate_over_the_whole_group_withholds_every_case():
     assert validation.points_earned == 0 and all(case.withheld for case in validation.cases), result.feedback()
 
 
-def test_wrong_values_do_not_close_the_gate():
-    """The gate asks only that valid input returns: a wrong value is graded by the value cases."""
-    result = _grade(_check(**GATE), WRONG_VALUES)
+NAMED_MISTAKE = WRONG_VALUES.replace("3 * _checked(x)", "-2 * _checked(x)").replace("_checked(x) / 3",
+                                                                                    "-_checked(x) / 2")
+
+
+def test_a_named_mistake_does_not_close_the_gate():
+    """A wrong value that is a mistake the checks name (a student's, not junk) keeps the bad-input points;
+    the value cases grade it."""
+    result = _grade(_check(**GATE), NAMED_MISTAKE)
     assert _group(result, "validation").points_earned == 3 and not _group(result, "validation").gated
     assert _group(result, "values").points_earned == 0
+    assert "sign-flipped" in result.misconceptions
+
+
+def test_values_that_are_neither_right_nor_a_named_mistake_close_the_gate():
+    """Issue 35: an answer that returns junk on every valid input (as one that hard-codes the open checks
+    does elsewhere) earns no bad-input points either, however well it rejects bad input: the bad-input
+    gate's twin (``_core.attempt_twin``) asks for one valid input answered right or by a named mistake."""
+    from autograder.checks._core import ATTEMPT_REASON
+
+    result = _grade(_check(**GATE), WRONG_VALUES)
+    validation = _group(result, "validation")
+    assert validation.points_earned == 0 and set(validation.gated_by) == {"double", "halve"}, result.feedback()
+    assert ATTEMPT_REASON in validation.gated and "'double 3'" in validation.gated
+    assert "6.0" not in validation.gated  # names the hidden case, never its input or expected value
+    alone = _grade(_check(**GATE), WRONG_VALUES, ["validation"])  # the hidden cell graded on its own
+    assert alone.points_earned == 0
+    one_right = WRONG_VALUES.replace("3 * _checked(x)", "2 * _checked(x) if x == 3 else 3 * _checked(x)")
+    validation = _group(_grade(_check(**GATE), one_right), "validation")
+    assert validation.gated_by == ("halve",) and validation.points_earned == 2  # one right answer opens double's
 
 
 def test_a_failed_bad_input_case_keeps_its_own_message():

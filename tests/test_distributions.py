@@ -18,7 +18,7 @@ import pytest
 from autograder.assignment import release_dir
 from autograder.checks import CHECKS, plan
 from tests.dist_support import fresh_venv, run_python, shared_wheels
-from tests.leak_support import find_leaks, secrets, worked_numbers
+from tests.leak_support import WORKED_EXAMPLE, find_leaks, secrets, worked_numbers
 from tests.nbrun_support import normalise
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheels")]
@@ -107,14 +107,20 @@ print(json.dumps(found))
 
 
 def test_no_file_a_student_installs_holds_a_key_or_a_worked_answer(wheels):
+    from autograder.authoring.worked_example import render
+
     with zipfile.ZipFile(wheels.student) as archive:
         texts = {name: normalise(archive.read(name).decode("utf-8", errors="replace"))
                  for name in archive.namelist()}
+    example = texts.pop(WORKED_EXAMPLE)
+    assert example == normalise(render())
     leaks = find_leaks(secrets(), texts)
     assert not leaks, leaks[:20]
     numbers = [(stem, number, name) for stem, found in worked_numbers().items() for number in sorted(found)
                for name, text in texts.items() if number in text]
     assert not numbers, numbers
+    # The example's table: no solution line, hidden test, rubric or worked-solution sentence.
+    assert not find_leaks(secrets(["solutions and hidden tests", "rubrics", "self-study"]), {WORKED_EXAMPLE: example})
 
 
 def _widget_programs() -> dict:

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from tests.dist_support import run_python
-from tests.leak_support import find_leaks, normalise, secrets
+from tests.leak_support import WORKED_EXAMPLE, find_leaks, normalise, secrets
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -61,8 +61,16 @@ def test_the_tree_holds_the_student_package_and_release_only(tree):
 
 
 def test_nothing_the_tree_ships_holds_an_answer(tree):
+    """Beyond the worked example's own answers, in the one file the student package holds them in
+    (exactly the generator's output: see tests/test_distributions.py), no key, solution or rubric."""
+    from autograder.authoring.worked_example import render
+
     root, _ = tree
-    assert find_leaks(secrets(), _texts(root)) == []
+    texts = _texts(root)
+    example = texts.pop(WORKED_EXAMPLE)
+    assert example == normalise(render())
+    assert find_leaks(secrets(), texts) == []
+    assert find_leaks(secrets(["solutions and hidden tests", "rubrics", "self-study"]), {WORKED_EXAMPLE: example}) == []
 
 
 def test_the_dockerfile_builds_on_an_upstream_jupyter_image_with_the_trees_steps(tree):

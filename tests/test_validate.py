@@ -89,6 +89,11 @@ def test_wrong_code_that_passes_nothing_does_not_validate(tmp_path):
     assert failed, f"Validate reported success for wrong code: {results}"
     assert any("rows that differ by a constant" in cell["raw_error"] or "sum to one" in cell["raw_error"]
                for cell in failed), failed
+    # Issue 35: the open check's sentence is all the error says, first, and names the call and its input.
+    (check,) = [cell for cell in failed if "stable_log_softmax" in cell["raw_error"]]
+    error = re.sub(r"\x1b\[[0-9;]*m", "", check["raw_error"])
+    assert error.startswith("Open check failed: stable_log_softmax(logits, axis=-1) for logits = "), error
+    assert "Traceback" not in error and "site-packages" not in error, error
 
 
 @pytest.mark.slow

@@ -62,3 +62,46 @@ def test_wrong_typed_id_on_a_hub_is_reported(tmp_path):
 def test_no_id_on_a_laptop_is_reported(tmp_path):
     text = _validate(_copy(tmp_path, ""), None)
     assert "StudentIdError" in text and re.sub(r"\s+", " ", NO_ID) in text, text[-1500:]
+    # Issue 35: the sentence is all the error says (no traceback of library internals), and it names the
+    # cell to fill in, which is the one above the numbers cell (not "the first cell").
+    assert text.strip() == "StudentIdError: " + re.sub(r"\s+", " ", NO_ID), text[-1500:]
+    assert 'STUDENT_ID = "" in the cell just above this one' in text
+
+
+EXAMPLE_ANSWERS = {
+    "answer_three_tokens": ("p1, p2, p3 = 0.5, 0.25, 0.8  # the table of the task text\n"
+                            "sequence_logprob = math.log(p1) + math.log(p2) + math.log(p3)\n"
+                            "mean_nll = -sequence_logprob / 3\n"
+                            "perplexity = math.exp(mean_nll)\n"),
+    "answer_fourth_token": ("sequence_logprob_4 = sequence_logprob + math.log(1.0)\n"
+                            "perplexity_4 = math.exp(-sequence_logprob_4 / 4)\n"),
+}
+
+
+@pytest.mark.slow
+def test_answers_from_the_example_numbers_are_named_by_validate(tmp_path):
+    """Issue 35: a laptop student with an id who works from the example's table (the numbers the task text
+    shows) hears it from Validate, before submitting, in one sentence and no traceback."""
+    from nbgrader.validator import Validator
+
+    nb = nbformat.read(str(release_path("09_sequence_ppl")), as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id == STUDENT_ID_GRADE_ID:
+            cell.source = cell.source.replace('STUDENT_ID = ""', 'STUDENT_ID = "ada"')
+        elif grade_id in EXAMPLE_ANSWERS:
+            cell.source = EXAMPLE_ANSWERS[grade_id]
+    path = tmp_path / "09_sequence_ppl.ipynb"
+    nbformat.write(nb, str(path))
+    saved = os.environ.pop("JUPYTERHUB_USER", None)
+    try:
+        result = Validator(config=config()).validate(str(path))
+    finally:
+        if saved is not None:
+            os.environ["JUPYTERHUB_USER"] = saved
+    failed = [cell for cell in result.get("failed") or [] if "not_the_example(" in cell["source"]]
+    assert len(failed) == 2, result  # Part A's check and Part B's
+    for cell in failed:
+        text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", cell["error"])))
+        assert text.startswith("Open check failed: These are the worked example's numbers, not yours: "), text
+        assert "Traceback" not in text and "File " not in text, text

@@ -154,6 +154,20 @@ class Gate:
       earn their points only when the same function also passes a hidden case of the same group whose
       answer is another; ``why`` says so in the feedback instead of the open-check reason.
 
+    * **Attempts** (``needs="attempted"``): a gate case shows the function at work when it passed, or
+      failed with a misconception the checks name (a student's mistake, not a made-up value).
+
+    With ``quorum`` the gate opens for a function when that many of its gate cases returned (passed,
+    were attempted), rather than every one: where the gate asks only that the function is not junk on
+    every input, one such case shows it (``quorum=1``), and an honest slip on another costs nothing;
+    against a constant, two cases whose answers differ (``quorum=2``: a constant is right on one at most).
+
+    Every bad-input gate (``needs="returned"``) has a twin made by :class:`ExerciseCheck`,
+    ``needs="attempted", quorum=1`` over the same cases (:data:`ATTEMPT_REASON`): a function that
+    returns on valid input but gets none of those ordinary inputs right, nor wrong by a named mistake (an
+    answer that hard-codes the open checks and returns zeros, a constant or any plausible junk
+    elsewhere), earns no bad-input points either; an honest mistake keeps them, as before.
+
     Like :class:`Central`, the gate's cases run with every gated group, so that each hidden test cell
     (graded on its own by nbgrader or the batch grader) applies the same gate. An exercise may declare
     several gates (``ExerciseCheck(gate=(...))``); a case is withheld when any gate that covers it is shut.
@@ -166,15 +180,22 @@ class Gate:
     only: tuple = ()
     #: Why a withheld case earns nothing, where neither default reason fits (a constant-answer gate).
     why: str = ""
+    #: Open for a function when this many of its gate cases returned (passed, were attempted); 0: every one.
+    quorum: int = 0
+    #: A bad-input gate's twin (see above): what its cases must show ("attempted", or "passed" where a
+    #: junk answer is easily named as a mistake, as a mask is), and its cases (empty: this gate's).
+    attempt_needs: str = "attempted"
+    attempt_cases: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "groups", tuple(self.groups))
         object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "only", tuple(self.only))
+        object.__setattr__(self, "attempt_cases", tuple(self.attempt_cases))
         if not self.groups or not self.cases:
             raise ValueError("Gate needs the gated groups and the names of valid-input cases")
-        if self.needs not in ("returned", "passed"):
-            raise ValueError(f"Gate.needs must be 'returned' or 'passed', not {self.needs!r}")
+        if self.needs not in ("returned", "passed", "attempted"):
+            raise ValueError(f"Gate.needs must be 'returned', 'passed' or 'attempted', not {self.needs!r}")
 
     @property
     def reason(self) -> str:
@@ -189,6 +210,17 @@ class Gate:
 
 #: Why a gated case earns nothing; completed with who did not return and where.
 GATE_REASON = "rejecting bad input counts only when valid input is accepted"
+#: Why a bad-input case earns nothing when its function's answers to ordinary valid input were neither
+#: right nor a mistake the checks name (an answer that hard-codes the open checks, say).
+ATTEMPT_REASON = ("rejecting bad input counts only for a function that also answers valid input: right, or "
+                  "wrong by a mistake the checks know")
+
+
+def attempt_twin(gate: "Gate") -> "Gate":
+    """The bad-input ``gate``'s twin: one of the same cases must show the function at work (right, or
+    wrong by a named misconception)."""
+    return Gate(groups=gate.groups, cases=gate.attempt_cases or gate.cases, per_function=gate.per_function,
+                needs=gate.attempt_needs, only=gate.only, why=ATTEMPT_REASON, quorum=1)
 #: Why an open-check case earns nothing when the hidden cases of its kind fail.
 OPEN_GATE_REASON = ("the open check is a hint, and its points count only when the same function also "
                     "passes the hidden cases of the same kind")
@@ -347,6 +379,9 @@ class ExerciseCheck:
         self.central = central
         self.gates = () if gate is None else (gate,) if isinstance(gate, Gate) else tuple(gate)
         self.gate = self.gates[0] if self.gates else None
+        # Bad input counts only for a function that also answers valid input (right, or wrong by a named
+        # mistake) at least once: each bad-input gate's twin (see Gate), after the declared gates.
+        self.gates += tuple(attempt_twin(each) for each in self.gates if each.needs == "returned")
         for each in self.gates:
             for name in each.groups:
                 self.group(name)
@@ -470,6 +505,8 @@ def _check_gate(stem: str, gate: Gate, cases: tuple) -> None:
     stray = sorted(name for name in gate.only if name not in by_name or by_name[name].group not in gate.groups)
     if stray:
         raise RuntimeError(f"{stem}: gate.only names {stray}, which are not cases of the gated groups")
+    if gate.quorum > len(gate.cases):
+        raise RuntimeError(f"{stem}: a gate asks for {gate.quorum} of its {len(gate.cases)} cases")
     if gate.per_function:
         opened = {call.target for name in gate.cases for call in by_name[name].calls}
         called = {call.target for case in cases if gate.covers(case) for call in case.calls}
@@ -557,20 +594,34 @@ def _closed_functions(check: ExerciseCheck, gate: Gate, outcomes: Mapping[str, S
     return on every call ("raised on valid input too", "did not return on valid input too") or, for an
     open-check gate, did not pass ("failed the hidden case"); first such case in case order."""
     closed: dict = {}
+    shown: dict = {}  # function -> how many of its gate cases returned (passed, were attempted)
     for case in check.gate_cases(gate):
         got = tuple(outcomes.get(case.name, ()))
         returned = len(got) == len(case.calls) and all(isinstance(outcome, Returned) for outcome in got)
-        if gate.needs == "passed":
-            if got and _safe_judge(case, got).passed:
+        if gate.needs in ("passed", "attempted"):
+            verdict = _safe_judge(case, got) if got else None
+            if verdict is not None and (verdict.passed or gate.needs == "attempted" and verdict.misconception):
+                for target in dict.fromkeys(call.target for call in case.calls):
+                    shown[target] = shown.get(target, 0) + 1
                 continue
-            how = "failed the hidden case '{case}'"
+            how = ("answered none of its hidden cases of valid input right or by a known mistake (such as "
+                   "'{case}')" if gate.needs == "attempted" else
+                   ("got none of its hidden cases right (such as '{case}')" if gate.quorum == 1 else
+                    f"got fewer than {gate.quorum} of its hidden cases right (such as '{{case}}')") if gate.quorum
+                   else "failed the hidden case '{case}'")
         elif returned:
+            for target in dict.fromkeys(call.target for call in case.calls):
+                shown[target] = shown.get(target, 0) + 1
             continue
         else:
             how = ("raised" if any(isinstance(outcome, Raised) for outcome in got) else "did not return") + \
                 " on valid input too (case '{case}')"
         for call in case.calls:
             closed.setdefault(call.target, (case.name, how))
+    if gate.quorum:
+        if not gate.per_function:
+            return {} if sum(shown.values()) >= gate.quorum else closed
+        closed = {target: why for target, why in closed.items() if shown.get(target, 0) < gate.quorum}
     return closed
 
 
@@ -628,6 +679,7 @@ def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | No
 
 __all__ = [
     "Call", "Case", "CaseResult", "Central", "CheckResult", "ExerciseCheck", "GATE_REASON", "Gate", "OPEN_GATE_REASON", "Group",
+    "ATTEMPT_REASON",
     "GroupResult", "OPEN_CHECKS",
     "Outcome", "PASS", "PUBLIC", "Raised", "Reject", "Returned", "Unreadable", "VALIDATION", "Verdict", "coding_groups",
     "judge_cases", "perform_cases",

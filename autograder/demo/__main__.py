@@ -44,11 +44,28 @@ def grade_with_nbgrader(course: Path, assignment: str = ASSIGNMENT) -> tuple:
     return run.returncode, run.output
 
 
+def sandbox_notice() -> str:
+    """What the demo prints when bubblewrap cannot run here ("" when it can).
+
+    The demo then grades its simulated students with ``--no-sandbox``, which shows the notebook the same
+    site-packages as the sandbox (the student view), so the grades are the sandbox's; only the isolation
+    is missing. ``tests/test_demo_without_bubblewrap.py`` compares both tables.
+    """
+    from autograder.grading.sandbox import INSTALL_HELP, _probe_bubblewrap
+    path, why = _probe_bubblewrap()
+    if path is not None:
+        return ""
+    return (f"NOTE: {why.rstrip().rstrip('.')}, so this demo grades its simulated students WITHOUT the sandbox "
+            "(--no-sandbox): the grades are those of sandboxed grading, but student code is not isolated. "
+            f"Real grading needs the sandbox: {INSTALL_HELP}")
+
+
 def grade_with_autograder(course: Path, assignment: str = ASSIGNMENT) -> tuple:
     from autograder.grading.sandbox import bubblewrap
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    # The demo grades simulated students in a scratch copy: where bubblewrap cannot run it says so and
-    # grades without the sandbox (the grader's summary repeats the warning); real grading never does.
+    # The demo grades simulated students in a scratch copy: where bubblewrap cannot run it says so
+    # (sandbox_notice) and grades without the sandbox, with the sandbox's view of site-packages, so the
+    # grades are the same; real grading never falls back by itself.
     unsandboxed = [] if bubblewrap() else ["--no-sandbox"]
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", assignment, "--no-progress", "--jobs", "2",
                            *unsandboxed],
@@ -137,6 +154,9 @@ def _grade_assignment(course: Path, assignment: str, grader: str, students: dict
     for name in sorted(students):
         print(f"  {name}: {students[name]}", file=out)
     write_class(course, students, assignment)
+    notice = sandbox_notice() if grader == "autograder" else ""
+    if notice:
+        print(notice, file=out)
     start = time.perf_counter()
     code, log = (grade_with_autograder if grader == "autograder" else grade_with_nbgrader)(course, assignment)
     seconds = time.perf_counter() - start

@@ -66,10 +66,11 @@ FORBIDDEN_NAMES = {"autograder", "nbgrader"}
 #: The uid that notebooks run under inside the sandbox's user namespace.
 SANDBOX_UID = 1000
 #: How to go on when bubblewrap does not work (shown by ``autograder grade``).
-NO_SANDBOX_HELP = ("Install bubblewrap (Debian/Ubuntu: apt install bubblewrap) and allow unprivileged user "
-                   "namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0; "
-                   "in a container, run it with user namespaces allowed). To grade anyway WITHOUT "
-                   "isolation (student code can then read every file the grader can), pass --no-sandbox.")
+INSTALL_HELP = ("Install bubblewrap (Debian/Ubuntu: apt install bubblewrap) and allow unprivileged user "
+                "namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0; "
+                "in a container, run it with user namespaces allowed).")
+NO_SANDBOX_HELP = (INSTALL_HELP + " To grade anyway WITHOUT isolation (student code can then read every file the "
+                   "grader can), pass --no-sandbox.")
 
 
 class SandboxError(RuntimeError):
@@ -259,6 +260,15 @@ def student_view() -> dict:
                 or _normal(name).startswith("module6_instructor"):
             del entries[name]
     return dict(sorted(entries.items()))
+
+
+def _linked_view(site: Path, view: dict) -> Path:
+    """``site``, made to hold a symbolic link per entry of the student ``view`` (``--no-sandbox``: the
+    notebook's one site-packages directory, as bubblewrap binds it inside the sandbox)."""
+    site.mkdir(mode=0o755)
+    for name, source in view.items():
+        (site / name).symlink_to(source)
+    return site
 
 
 def _site_like_dirs() -> list:
@@ -512,7 +522,11 @@ class Sandbox:
             scratch = str(self._root / "scratch")
             workdir = scratch + "/work"
             os.makedirs(scratch)
-            sys_path = [p for p in sys.path if p and os.path.isdir(p)]
+            # The same site-packages the sandbox shows (the student view, as links), so that a
+            # notebook imports what it imports when sandboxed: the grader's own sys.path lacks the
+            # student package of an editable install (its finder is a .pth hook, which -S skips), and
+            # holds packages a student's kernel does not have.
+            sys_path = [str(_linked_view(self._root / "site", dict(_cached_view())))]
             command = [python]
         config = {"sys_path": list(dict.fromkeys(sys_path)), "codec": f"{inner}/{CODEC}",
                   "scratch": scratch, "workdir": workdir, "ipython": self.ipython, "isolated": self.isolated,

@@ -14,9 +14,11 @@ Who the student is:
 
 1. plain ``nbgrader autograde`` (in the kernel, without the course's sandboxed bridge) runs the kernel
    in the submission folder, ``submitted/<student>/<assignment>``: that folder's id, first;
-2. the id typed into the notebook's first answer cell (``STUDENT_ID = "..."``: a laptop, Colab);
+2. the id typed into the notebook's ``STUDENT_ID = "..."`` cell (a laptop, Colab);
 3. the hub's sign-in (``JUPYTERHUB_USER``), which is the id nbgrader's exchange submits under there;
-   a typed id that differs from it stops the notebook.
+   a typed id that differs from it stops the notebook;
+4. the id a laptop student gave once for every notebook, :func:`remember_id` (a file in the user's
+   configuration folder, :func:`id_file`), read only when none of the above says who the student is.
 
 The course's grader starts each notebook with the submission folder's id as its hub sign-in, so a
 graded notebook shows that student's numbers exactly as their hub does.
@@ -31,7 +33,10 @@ import importlib
 import os
 import pkgutil
 import re
+from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from course._sentence import Sentence
 
 #: Bumped when a family changes its draws: the same id then gets new numbers (and regrades follow).
 SCHEME = "module6-variants-1"
@@ -43,16 +48,24 @@ STUDENT_ID_GRADE_ID = "student_id"
 STUDENT_ID_CELL = (
     "# Working on a laptop or in Colab? Type your course (nbgrader) student id between the quotes,\n"
     "# exactly as the course spells it (capitals count): your numbers below follow from it.\n"
+    "# Or give it once for every notebook on this computer: run the line below once, in any notebook.\n"
+    "#     from course.variants import remember_id; remember_id(\"your id\")\n"
     "# On JupyterHub leave it \"\" (the hub knows who you are).\n"
     "STUDENT_ID = \"\"")
+
+#: Where :func:`id_file` is, when set (tests; an image that keeps the file elsewhere).
+ID_FILE_ENV = "MODULE6_STUDENT_ID_FILE"
 
 #: What can be a student id: printable, no spaces, none of what nbgrader refuses in one ('*', '+') or
 #: what cannot be a folder name ('/', '\\'); accents and apostrophes are fine (josé, o'brien).
 _ID_FORM = re.compile(r"[^\s/\\*+]{1,100}")
 
 
-class StudentIdError(ValueError):
-    """The notebook cannot tell whose numbers to show, or was told two different ids."""
+class StudentIdError(Sentence, ValueError):
+    """The notebook cannot tell whose numbers to show, or was told two different ids (IPython shows
+    the sentence alone: :mod:`course._sentence`)."""
+
+    label = "StudentIdError"
 
 
 # --------------------------------------------------------------------------- drawing parameters
@@ -187,11 +200,13 @@ class Identity:
 
     student: str | None
     #: "nbgrader" (plain nbgrader's submission folder), "typed" (the notebook's cell), "hub"
-    #: (JUPYTERHUB_USER) or "none" (variant 0).
+    #: (JUPYTERHUB_USER), "remembered" (:func:`remember_id`) or "none" (variant 0).
     source: str
 
     @property
     def how(self) -> str:
+        if self.source == "remembered":
+            return f"the id remembered for every notebook on this computer, in {_shown_path(id_file())}"
         return {"nbgrader": "the submission folder nbgrader grades",
                 "typed": "the id typed in this notebook",
                 "hub": "your JupyterHub sign-in", "none": "no student id"}[self.source]
@@ -238,8 +253,82 @@ def check_id_form(student: str, what: str = "STUDENT_ID") -> str:
     return text
 
 
+# --------------------------------------------------------------------------- the id given once (a laptop)
+
+
+def id_file(environ: Mapping | None = None) -> Path:
+    """The file :func:`remember_id` writes: ``$XDG_CONFIG_HOME/module6/student_id`` (by default
+    ``~/.config/module6/student_id``), or ``$MODULE6_STUDENT_ID_FILE`` when set.
+
+    In the user's configuration folder rather than beside the notebooks: a laptop student keeps
+    notebooks wherever they like (two assignments, a downloads folder), and one file serves them all.
+    On a hub the sign-in says who the student is and the file is never read; the grader signs each
+    notebook in as the graded student, so nothing a student writes there changes whose numbers are
+    graded. (Colab gives every notebook a fresh machine, whose home does not last: type the id there.)
+    """
+    environ = os.environ if environ is None else environ
+    override = (environ.get(ID_FILE_ENV) or "").strip()
+    if override:
+        return Path(override).expanduser()
+    base = (environ.get("XDG_CONFIG_HOME") or "").strip() or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "module6" / "student_id"
+
+
+def _shown_path(path: Path) -> str:
+    home = os.path.expanduser("~")
+    text = str(path)
+    return "~" + text[len(home):] if home not in ("", "/") and text.startswith(home + os.sep) else text
+
+
+def remembered_id(environ: Mapping | None = None) -> str | None:
+    """The id :func:`remember_id` wrote, or None when there is none (no file, an empty or unreadable one).
+
+    Raises :class:`StudentIdError` when the file holds something that is not an id.
+    """
+    path = id_file(environ)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(1024)
+    except OSError:
+        return None
+    text = raw.decode("utf-8", errors="replace").strip()
+    if not text:
+        return None
+    return check_id_form(text, f"the id remembered in {_shown_path(path)}")
+
+
+def remember_id(student: str) -> Path:
+    """Give your course (nbgrader) student id once for every notebook on this computer.
+
+    Each notebook whose numbers vary then shows the numbers of ``student`` (its own ``STUDENT_ID`` cell
+    still wins when you type an id there). Writes :func:`id_file` and returns its path; run
+    :func:`forget_id` to remove it.
+    """
+    text = check_id_form(student, "remember_id's student id")
+    if not text:
+        raise StudentIdError("remember_id needs your course (nbgrader) student id between the quotes, such "
+                             "as remember_id(\"ada\")")
+    path = id_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    os.replace(partial, path)
+    print(f"Every notebook of this course on this computer now shows the numbers of {text!r} (unless its "
+          f"STUDENT_ID cell says otherwise); saved in {_shown_path(path)}. Run each notebook again from the top.")
+    return path
+
+
+def forget_id() -> None:
+    """Remove the id :func:`remember_id` saved (nothing when there is none)."""
+    try:
+        id_file().unlink()
+    except FileNotFoundError:
+        pass
+
+
 def identify(typed: str = "", environ: Mapping | None = None) -> Identity:
-    """Whose numbers to show, from the grader's statement, the typed id and the hub (in that order).
+    """Whose numbers to show, from the grader's statement, the typed id, the hub and the remembered id
+    (in that order).
 
     Raises :class:`StudentIdError` when the typed id is not an id, or differs from the hub's sign-in
     (nbgrader would submit the work under the sign-in, and grade it with that student's numbers).
@@ -259,6 +348,9 @@ def identify(typed: str = "", environ: Mapping | None = None) -> Identity:
         return Identity(typed, "typed")
     if hub:
         return Identity(hub, "hub")
+    remembered = remembered_id(environ)
+    if remembered:
+        return Identity(remembered, "remembered")
     return Identity(None, "none")
 
 
@@ -294,10 +386,11 @@ class Numbers(dict):
                 f"<table>{body}</table></div>")
 
 
-NO_ID = ("No student id is known, so this notebook shows the example numbers (variant 0), which are "
-         "not yours: your work is graded with the numbers of the id you submit under. Type your course "
-         "(nbgrader) student id between the quotes of STUDENT_ID in the first cell, run that cell, then "
-         "run this one again.")
+NO_ID = ("No student id is known, so this notebook stops here: the table above shows the example numbers, "
+         "not yours, and your work is graded with the numbers of your id. Type your course (nbgrader) "
+         "student id between the quotes of STUDENT_ID = \"\" in the cell just above this one and run both "
+         "cells (or, once for every notebook on this computer, run "
+         "from course.variants import remember_id; remember_id(\"your id\")).")
 
 
 def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numbers:
@@ -319,5 +412,6 @@ def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numb
     return numbers
 
 
-__all__ = ["STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers", "SCHEME", "StudentIdError", "check_id_form", "example_numbers",
-           "families", "identify", "parameters", "seed_bytes", "varies", "your_numbers"]
+__all__ = ["ID_FILE_ENV", "NO_ID", "STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers",
+           "SCHEME", "StudentIdError", "check_id_form", "example_numbers", "families", "forget_id", "id_file",
+           "identify", "parameters", "remember_id", "remembered_id", "seed_bytes", "varies", "your_numbers"]

@@ -229,4 +229,13 @@ OPEN_GATES = (
              'rows with offsets +1000, -1000 and 500',)),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES)
+#: A row of one token has log-probability 0 whatever its logit, which an answer of zeros gives too: that
+#: case counts only when the function also gets rows of several tokens right.
+CONSTANT_GATES = (
+    Gate(groups=("shapes_axes",), needs="attempted", quorum=1, only=("a single token per row",),
+         cases=("1-D logits, default axis", "2-D logits, axis=0", "3-D logits [B, L, V], axis=-1"),
+         why="a row of one token has log-probability 0 whatever it holds: it counts only when the function "
+             "also gets rows of several tokens right"),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, gate=(GATE,) + OPEN_GATES + CONSTANT_GATES)

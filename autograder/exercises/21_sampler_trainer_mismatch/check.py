@@ -413,4 +413,15 @@ OPEN_GATES = (
              'token weights, large mismatches, cap 1.5',)),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
+#: Greedy decoding keeps one token, whose engine log-probability is 0 whatever the logits: an answer of
+#: zeros passes that case, so it counts only when the function also gets a truncated distribution right.
+CONSTANT_GATES = (
+    Gate(groups=("logprobs",), needs="attempted", quorum=1,
+         only=("engine log-probabilities, T = 1, top-1 (greedy): the engine log-prob is 0",),
+         cases=("engine log-probabilities, one response of 6 tokens, T = 0.7, top-3 of 10",
+                "engine log-probabilities, a [3, 5] batch, T = 1.3, top-4 of 8"),
+         why="the greedy engine log-probability is 0 whatever the logits: it counts only when the function "
+             "also gets the engine log-probabilities of a larger kept set right"),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + CONSTANT_GATES)

@@ -197,8 +197,14 @@ CENTRAL = Central(
 
 #: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
 #: raises ValueError on everything would otherwise collect them).
-GATE = Gate(cases=("reverse KL gradient, a policy over 5 tokens", "k1 as a loss, a policy over 5 tokens",
-          "k1 as a reward, a policy over 5 tokens"))
+#: (Not a k1-as-a-loss case: its answer is zero on every input, which a function of zeros gets right too.)
+#: Its twin (bad input counts only for a function that also answers valid input) reads k2 and k3 as a
+#: reward: zeros for k1 as a reward look like k1's loss gradient, a named mistake.
+GATE = Gate(cases=("reverse KL gradient, a policy over 5 tokens", "k2 as a loss, a policy over 5 tokens",
+                   "k1 as a reward, a policy over 5 tokens"),
+            attempt_cases=("reverse KL gradient, a policy over 5 tokens", "forward KL gradient, a policy over 5 tokens",
+                           "k2 as a loss, a policy over 5 tokens", "k3 as a loss, a policy over 5 tokens",
+                           "k2 as a reward, a policy over 5 tokens", "k3 as a reward, a policy over 5 tokens"))
 
 #: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
 #: when the same function passes hidden cases of the same kind, so an answer that recognises the open
@@ -209,11 +215,44 @@ OPEN_GATES = (
          cases=(
              'forward KL gradient, a policy over 5 tokens',
              'forward KL gradient, a batch of 3 positions over 4 tokens',)),
-    Gate(groups=("public",), needs="passed",
+    # k1's loss gradient is zero on every input (the open check's lesson), which a function of zeros gets
+    # right too: the evidence is a loss gradient that is not zero.
+    Gate(groups=("public",), needs="passed", quorum=1,
          only=('the open check: k1 used as a loss has zero expected gradient',),
          cases=(
-             'k1 as a loss, a policy over 5 tokens',
-             'k1 as a loss, a batch of 3 positions over 4 tokens',)),
+             'k2 as a loss, a policy over 5 tokens',
+             'k3 as a loss, a policy over 5 tokens',
+             'k2 as a loss, a batch of 3 positions over 4 tokens',
+             'k3 as a loss, a batch of 3 positions over 4 tokens',)),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
+#: Where every gradient is zero (the policy equal to the reference, k1 used as a loss, a softmax saturated
+#: by logits of order 1e3) an answer of zeros is right: those cases count only when the same function
+#: also gets a gradient that is not zero right.
+_ZERO = ("a gradient that is zero on this input counts only when the function also gets a gradient that is "
+         "not zero right")
+_EQUAL = "policy equal to the reference (every gradient is 0)"
+_SATURATED = "logits of order 1e3 with large differences"
+CONSTANT_GATES = (
+    Gate(groups=("true_kl",), needs="attempted", quorum=1, why=_ZERO,
+         only=(f"forward KL gradient, {_EQUAL}", f"reverse KL gradient, {_EQUAL}", f"reverse KL gradient, {_SATURATED}"),
+         cases=("forward KL gradient, a policy over 5 tokens", "reverse KL gradient, a policy over 5 tokens",
+                "forward KL gradient, a batch of 3 positions over 4 tokens",
+                "reverse KL gradient, a batch of 3 positions over 4 tokens")),
+    Gate(groups=("loss",), needs="attempted", quorum=1, why=_ZERO,
+         only=tuple(f"k1 as a loss, {name}" for name in ("a policy over 5 tokens", "a batch of 3 positions over 4 tokens",
+                                                        "a peaked reference (logit gap 12)", "logits of order 1e3",
+                                                        _EQUAL, _SATURATED))
+         + (f"k2 as a loss, {_EQUAL}", f"k3 as a loss, {_EQUAL}", f"k2 as a loss, {_SATURATED}"),
+         cases=("k2 as a loss, a policy over 5 tokens", "k3 as a loss, a policy over 5 tokens",
+                "k2 as a loss, a batch of 3 positions over 4 tokens", "k3 as a loss, a batch of 3 positions over 4 tokens")),
+    Gate(groups=("reward",), needs="attempted", quorum=1, why=_ZERO,
+         only=(f"k1 as a reward, {_EQUAL}", f"k2 as a reward, {_EQUAL}", f"k3 as a reward, {_EQUAL}",
+               f"k1 as a reward, {_SATURATED}", f"k2 as a reward, {_SATURATED}"),
+         # not k1 as a reward: zeros there read as k1's loss gradient, a named mistake
+         cases=("k2 as a reward, a policy over 5 tokens", "k3 as a reward, a policy over 5 tokens",
+                "k2 as a reward, a batch of 3 positions over 4 tokens",
+                "k3 as a reward, a batch of 3 positions over 4 tokens")),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + CONSTANT_GATES)

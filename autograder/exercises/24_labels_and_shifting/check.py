@@ -268,8 +268,9 @@ CENTRAL = Central(
 
 #: Bad-input points count only for a function that returns on an ordinary hidden valid input (a stub that
 #: raises ValueError on everything would otherwise collect them).
+#: (The diagnosis case's answer is not "ok", the open check's: a constant "ok" shows no work.)
 GATE = Gate(cases=("loss, a [3, 7] batch with a 3-token prompt", "positions, prompt masked and one padded row",
-          "diagnosis, labels as given"))
+          "diagnosis, one label differs from every input"))
 
 #: The open check is a hint, the hidden cases are the evidence: an open-check case earns its points only
 #: when the same function passes hidden cases of the same kind, so an answer that recognises the open

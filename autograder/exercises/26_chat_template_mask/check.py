@@ -364,8 +364,19 @@ CENTRAL = Central(
      "transcript, system, user, one assistant turn"))
 
 #: Bad-input points count only for a function that returns on an ordinary hidden valid input.
+#: Its twin (bad input counts only for a function that also answers valid input) asks for masks that are
+#: right: a junk mask is easily read as a mistake (every header trained, character positions as tokens).
 GATE = Gate(cases=("response, a truncated row (no EOS) among finished ones",
-                   "transcript, system, user, one assistant turn", "spans, a rendered one-turn chat"))
+                   "transcript, system, user, one assistant turn", "spans, a rendered one-turn chat"),
+            attempt_needs="passed",
+            attempt_cases=("response, four sampled rows: padding, a second EOS, EOS first, EOS last",
+                           "response, a truncated row (no EOS) among finished ones",
+                           "response, two EOS ids (<|im_end|> and <|endoftext|>)",
+                           "transcript, system, user, one assistant turn",
+                           "transcript, a tool call, the tool's output, the final answer",
+                           "transcript, two assistant turns with a user turn between",
+                           "spans, a rendered tool transcript", "spans, a rendered one-turn chat",
+                           "spans, tokens cut by a span's edges and tokens touching it"))
 
 #: An open-check case earns its points only when the same function passes hidden cases of the same kind.
 OPEN_GATES = (
@@ -379,4 +390,14 @@ OPEN_GATES = (
                 "transcript, a tool call, the tool's output, the final answer")),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
+#: A transcript with no generation block has no assistant token: the all-zero mask, which an answer of
+#: zeros gives too. It counts only when the function also finds the tokens of a real generation span.
+CONSTANT_GATES = (
+    Gate(groups=("spans",), needs="passed", quorum=1, only=("spans, no generation block at all",),
+         cases=("spans, a rendered tool transcript", "spans, a rendered one-turn chat",
+                "spans, tokens cut by a span's edges and tokens touching it"),
+         why="a mask of zeros where there is no span counts only when the function also finds the tokens of a "
+             "span right"),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + CONSTANT_GATES)

@@ -481,9 +481,22 @@ CENTRAL = Central(
      "seq_mean_k1, noisy ratios, an empty row, lists"))
 
 #: Bad-input points count only for functions that return on ordinary hidden valid input.
+#: Its twin (bad input counts only for a function that also answers valid input) asks for answers that
+#: are right: a junk mask is easily read as a mistake, and the twin's lengths are not the open check's 35.
 GATE = Gate(cases=("token ratios, a GRPO group of lengths 4, 9, 17, 30 (NaN padding)",
                    "token_mask, a GRPO group of lengths 3, 12, 40, 90 at 0.98 per token",
-                   "first dropped length, sequence_mask, 0.98 per token"))
+                   "first dropped length, sequence_mask, 0.98 per token"),
+            attempt_needs="passed",
+            attempt_cases=("token ratios, a GRPO group of lengths 4, 9, 17, 30 (NaN padding)",
+                           "geometric ratios, a GRPO group of lengths 4, 9, 17, 30 (NaN padding)",
+                           "product ratios, a GRPO group of lengths 4, 9, 17, 30 (NaN padding)",
+                           "token_mask, a GRPO group of lengths 3, 12, 40, 90 at 0.98 per token",
+                           "sequence_mask, a GRPO group of lengths 3, 12, 40, 90 at 0.98 per token",
+                           "seq_sum_k1, a GRPO group of lengths 3, 12, 40, 90 at 0.98 per token",
+                           "seq_mean_k1, a GRPO group of lengths 3, 12, 40, 90 at 0.98 per token",
+                           "first dropped length, sequence_mask, 0.999 per token",
+                           "first dropped length, sequence_mask, 1.02 per token",
+                           "first dropped length, seq_sum_k1, 1.02 per token, one bound"))
 
 #: The open checks are hints: each earns its points only where hidden cases of the same kind pass too.
 OPEN_GATES = (
@@ -516,4 +529,28 @@ CONSTANT_GATE = Gate(
     why="a length-independent answer (None, or 1) counts only when the same function also finds a length that "
         "depends on the bias")
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + (CONSTANT_GATE,))
+#: Two lengths equal the open check's own answer (35 tokens at 0.98 per token), which a function that
+#: returns 35 whatever it is asked gets right: they count only when the same function also finds two
+#: other lengths (pairwise different, so no constant finds two).
+LENGTH_GATE = Gate(
+    groups=("lengths",), needs="passed", quorum=2,
+    only=("first dropped length, sequence_mask, 0.98 per token", "first dropped length, seq_sum_k1, 0.98 per token"),
+    cases=("first dropped length, sequence_mask, 0.999 per token", "first dropped length, sequence_mask, 1.02 per token",
+           "first dropped length, seq_sum_k1, 1.02 per token, one bound",
+           "first dropped length, sequence_mask, a bound met exactly (-1/4 per token)",
+           "first dropped length, seq_sum_k1, -25 per token, clamped to -20"),
+    why="the open check's own length counts only when the same function also finds other lengths")
+
+#: GSPO's clip holds two 1000-token responses at its two bounds, as it holds the open check's two: an
+#: answer that repeats the open check's values gets that case right. It counts only when the same
+#: function also gets a clip that is not at its bounds right.
+CLIPPED_GATE = Gate(
+    groups=("ratios",), needs="passed", quorum=1,
+    only=("gspo_clipped ratios, 1000-token responses (one falling, one rising slowly)",),
+    cases=("gspo_clipped ratios, a GRPO group of lengths 4, 9, 17, 30 (NaN padding)",
+           "gspo_clipped ratios, left padding, an empty row, lists, eps 0.05 / 0.1"),
+    why="a clipped ratio at its bounds counts only when the same function also gets clipped ratios inside them "
+        "right")
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + (CONSTANT_GATE, LENGTH_GATE,
+                                                                                   CLIPPED_GATE))

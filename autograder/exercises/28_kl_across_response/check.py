@@ -470,4 +470,28 @@ OPEN_GATES = (
       for key in STEPS),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
+#: Where every gradient is zero (the policy equal to the reference; k1 used as a loss, whose expected
+#: gradient vanishes; k1 off-policy with the weight detached) an answer of zeros is right: those cases
+#: count only when the same function also gets a gradient that is not zero right.
+_ZERO = ("a gradient that is zero on this input counts only when the function also gets a gradient that is "
+         "not zero right")
+_EQUAL = "the policy equal to the reference (every gradient is 0)"
+_PEAKED = "a tree of 2 x 4 with a peaked reference"
+_LARGE = "a tree of 4 x 3 with logits of order 1e3"
+CONSTANT_GATES = (
+    Gate(groups=("sequence",), needs="attempted", quorum=1, why=_ZERO,
+         only=tuple(f"sequence KL gradient {key}, {_EQUAL}" for key in STEPS)
+         + tuple(f"k1 in the reward with returns {key}, a discount below 1, {_EQUAL}" for key in STEPS),
+         cases=tuple(f"sequence KL gradient {key}, {tree}" for key in STEPS for tree in (_FIRST, _PEAKED))
+         + tuple(f"k1 in the reward with returns {key}, the default gamma, {tree}" for key in STEPS
+                 for tree in (_FIRST, _PEAKED))),
+    Gate(groups=("loss",), needs="attempted", quorum=1, why=_ZERO,
+         only=tuple(f"k1 loss {key}, {tree}" for key in STEPS for tree in (_FIRST, _PEAKED, _LARGE)),
+         cases=tuple(f"{k} loss {key}, {tree}" for k in ("k2", "k3") for key in STEPS for tree in (_FIRST, _PEAKED))),
+    Gate(groups=("off_policy",), needs="attempted", quorum=1, why=_ZERO,
+         only=tuple(f"k1 off-policy, weight detached, {key}, {tree}" for key in STEPS for tree in (_FIRST, _PEAKED)),
+         cases=tuple(f"k3 off-policy, weight {weight}, {key}, {tree}" for weight in ("none", "detached")
+                     for key in STEPS for tree in (_FIRST, _PEAKED))),
+)
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + CONSTANT_GATES)
