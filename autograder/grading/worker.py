@@ -292,7 +292,8 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
                 cell.source = notebook_cell_source(cell.source, written)
             cell.pop("attachments", None)
             cells.append(cell)
-            # For formgrader's view only (feedback drops it), with this student's numbers.
+            # For formgrader's view only (feedback drops it), with this student's numbers, never their id
+            # (formgrader's grading page hides names: see rubric_cell).
             rubric = rubric_cell(stem, grade_id, student=task["student"] if variant is not None and variant.parameters else None)
             if rubric is not None:
                 cells.append(rubric)
