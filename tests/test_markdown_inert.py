@@ -98,7 +98,7 @@ def test_sanitizer_drops_what_the_renderer_never_makes():
 
 
 def test_written_answer_budget_is_shared_and_falls_back_to_plain_text():
-    budget = Budget(chars=10, formulas=[1])
+    budget = Budget(cost=10 + 4 * 10, formulas=[1])  # "$x$ $y$": 7 characters, 4 of them syntax
     first = notebook_cell_source("$x$ $y$", budget)
     assert frozen_html(first).count("<math") == 1 and '<code class="tex">y</code>' in frozen_html(first)
     second = notebook_cell_source("*far too long*", budget)

@@ -21,7 +21,8 @@ import html
 import re
 
 from autograder.feedback import withheld
-from autograder.feedback.markdown import PAGE_FORMULAS, PAGE_MARKDOWN_CHARS, frozen_html, markdown_html
+from autograder.feedback.markdown import Budget as WrittenBudget
+from autograder.feedback.markdown import frozen_html, markdown_html, written_answer_html
 from autograder.feedback.math_markup import fit_heading_levels
 from autograder.feedback.content_cache import PAGES
 from autograder.feedback.rubric import is_rubric_cell
@@ -43,8 +44,8 @@ except ImportError:  # pragma: no cover - pygments comes with nbconvert
 METADATA_KEY = "autograder"
 #: Printed text kept per output on the page (the sandbox already caps what a cell may print).
 MAX_TEXT_CHARS = 10_000
-# PAGE_MARKDOWN_CHARS and PAGE_FORMULAS (imported above) bound what the written answers of one page
-# may cost to format: see autograder/feedback/markdown.py.
+# What the written answers of one page may cost to format is bounded by markdown.Budget (PAGE_MARKDOWN_COST,
+# PAGE_FORMULAS, PAGE_FORMULA_CHARS, PAGE_PLAIN_CHARS): see autograder/feedback/markdown.py.
 #: What the trusted side spends on a notebook's code, whatever the notebook holds. Pygments costs about
 #: 6 microseconds and makes up to 25 bytes of markup per character of code made of tiny tokens
 #: (``a+1;a+1;...``): code is highlighted up to these many characters per cell and per page (an honest
@@ -474,7 +475,7 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     # Applied again here, whatever notebook this page is given (see autograder.feedback.withheld).
     quiet = set(withheld.after_hidden_tests(nb))
     level = 2  # the deepest heading so far; a verdict heading goes one below it
-    rich, formulas = PAGE_MARKDOWN_CHARS, [PAGE_FORMULAS]
+    written = WrittenBudget()  # for written answers the grader did not freeze (an older autograded notebook)
     for index, cell in enumerate(nb.cells):
         if is_rubric_cell(cell):
             continue  # the rubric is for the person grading (formgrader), never on the student's page
@@ -483,15 +484,10 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
             # A written answer of the grader's autograded notebook was rendered and sanitized when it was
             # graded (charged to that notebook's budget): here it only goes through the allow-list again.
             body = frozen_html(cell.source) if kind == "manual" else None
-            if body is None and kind == "manual" and len(cell.source) > rich:
-                page.add(f"<div class='cell manual'><p class='label'>Your written answer (as plain text: too long "
-                         f"to format)</p>{_text(cell.source)}</div>")
-                continue
             if body is None:
-                rich -= len(cell.source) if kind == "manual" else 0
                 # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
                 if kind == "manual":
-                    body = markdown_html(cell.source, demote=2, formulas=formulas)
+                    body = written_answer_html(cell.source, written, demote=2)
                 else:
                     # An instructor's cell, the same on every page: rendered once (with no shared formula
                     # budget the markup is a function of the text alone).
