@@ -89,7 +89,7 @@ def test_values_are_in_effect(where, tmp_path):
     assert got["sanitize"] == [bridge + "DropSubmission"]
     # nbgrader's SaveAutoGrades, whose comments also name an unreadable notebook (a subclass).
     assert got["autograde"] == [bridge + "SandboxedGrade", "autograder.grading.gradebook.SaveStatedGrades",
-                                "nbgrader.preprocessors.latesubmissions.AssignLatePenalties"]
+                                "nbgrader.preprocessors.latesubmissions.AssignLatePenalties", bridge + "RememberGraded"]
     assert got["autograde_exporter"] == bridge + "SubmissionExporter"
 
 

@@ -21,6 +21,7 @@ from autograder.feedback import page as feedback_html
 from autograder.feedback.withheld import withhold_after_hidden_tests
 from autograder.grading.outcome_text import trusted_outcome
 from autograder.grading import intake
+from autograder.grading.state import cell_digests
 from autograder.feedback.markdown import Budget as WrittenBudget
 from autograder.feedback.markdown import notebook_cell_source
 from autograder.feedback.rubric import rubric_cell
@@ -286,6 +287,8 @@ def _grade(task: dict) -> dict:
     return {"student": task["student"], "assignment": task["assignment"], "stem": stem,
             "autograded": utf8(nbformat.writes(autograded)), "feedback": utf8(html), "rows": rows, "notes": notes,
             "reason": reason, "seconds": time.perf_counter() - started, "digest": task.get("digest"),
+            # What a person grading each graded cell sees (the state file keeps it: see grading/state.py).
+            "cells": cell_digests(autograded),
             "rejected": None if rejected is None else rejected.limit,
             "refusal": None if rejected is None else rejected.as_dict()}
 
