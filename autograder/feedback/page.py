@@ -52,6 +52,41 @@ MAX_TEXT_CHARS = 10_000
 #: notebook of this course has under 10,000 in all), the rest is shown as escaped plain text.
 HIGHLIGHT_CELL_CHARS = 20_000
 HIGHLIGHT_PAGE_CHARS = 50_000
+#: ... and up to these many tokens (:func:`code_tokens`), per cell and per page: Pygments' cost is per
+#: token, about 30 microseconds each on one core, so that 50,000 characters of ``a+1;`` (one token per
+#: character) cost 1.5 s where 50,000 of comments cost 30 ms. The code cells of an honest notebook of
+#: this course hold at most 6,400 (its instructor's cells included; its longest cell 2,600).
+HIGHLIGHT_CELL_TOKENS = 5_000
+HIGHLIGHT_PAGE_TOKENS = 12_000
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def code_tokens(source: str) -> int:
+    """How many tokens highlighting ``source`` may cost: runs of word characters, runs of white space and
+    every other character one each (at least as many as Pygments' Python lexers make, which keep a
+    comment or a string whole). Counted by one regular expression in C, before any lexer runs.
+
+    >>> code_tokens("x = f(1)  # twice"), code_tokens("a+1;" * 3)
+    (12, 12)
+    """
+    return _TOKEN.subn("", source)[1]
+
+
+def highlightable(source: str, chars_left: int, tokens_left: int) -> tuple:
+    """``(chars, tokens)`` that deciding whether to highlight ``source`` costs a page's budgets (what is left
+    of them: ``chars_left``, ``tokens_left``), and whether it is highlighted: ``(chars, tokens, True)``,
+    or shown as plain text: ``(chars, 0, False)``.
+
+    A cell within the characters' budgets is charged its characters whether or not its tokens fit, so
+    that counting them too is bounded per page (else 2,000 cells of 9,800 one-character tokens, each over
+    a cell's budget, would all be counted: some 8 s); one over them costs nothing and is plain text.
+    """
+    if len(source) > min(HIGHLIGHT_CELL_CHARS, chars_left):
+        return 0, 0, False
+    tokens = code_tokens(source)
+    if tokens <= min(HIGHLIGHT_CELL_TOKENS, tokens_left):
+        return len(source), tokens, True
+    return len(source), 0, False
 #: Bytes (UTF-8) of the page that the student's code and outputs may fill; once spent, the rest is
 #: named, not shown (the whole notebook stays in the submission). The page as a whole stays under 5 MB.
 STUDENT_PAGE_BYTES = 3_500_000
@@ -252,7 +287,8 @@ def _instructor_markdown(source: str) -> str:
 class _Page:
     """Collects the page's parts; tracks the images shown so far and what the student's parts may still cost.
 
-    ``room`` is what is left of :data:`STUDENT_PAGE_BYTES`, ``highlight_room`` of :data:`HIGHLIGHT_PAGE_CHARS`.
+    ``room`` is what is left of :data:`STUDENT_PAGE_BYTES`, ``highlight_room`` of :data:`HIGHLIGHT_PAGE_CHARS`
+    and ``token_room`` of :data:`HIGHLIGHT_PAGE_TOKENS`.
     """
 
     def __init__(self):
@@ -261,6 +297,7 @@ class _Page:
         self.figure_number = 0
         self.room = STUDENT_PAGE_BYTES
         self.highlight_room = HIGHLIGHT_PAGE_CHARS
+        self.token_room = HIGHLIGHT_PAGE_TOKENS
 
     def add(self, markup: str) -> None:
         self.parts.append(markup)
@@ -278,8 +315,11 @@ class _Page:
 
     def code(self, source: str) -> str:
         """The cell's code: highlighted within the budgets, else as escaped plain text (cut to the room left)."""
-        if highlight is not None and len(source) <= min(HIGHLIGHT_CELL_CHARS, self.highlight_room):
-            self.highlight_room -= len(source)
+        chars, tokens, highlighted = highlightable(source, self.highlight_room, self.token_room) \
+            if highlight is not None else (0, 0, False)
+        self.highlight_room -= chars
+        self.token_room -= tokens
+        if highlighted:
             # Pure in ``source``: the same locked cell (or the same answer) on every page is lexed once.
             markup = PAGES.get("pygments", source, _highlighted)
             if _size(markup) <= self.room:
