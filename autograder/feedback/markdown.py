@@ -252,8 +252,12 @@ def notebook_cell_source(text: str, budget: Budget | None = None, *, demote: int
     ``MathBlockParser.MULTILINE_MATH``). So the sanitized HTML is written as one HTML block that mistune
     hands to the page unchanged: it starts with ``<div`` (an HTML block of CommonMark's type 6, ended
     only by a blank line), it is one line (every newline, in ``<pre>`` too, is the reference ``&#10;``),
-    and it holds no ``$`` or backslash (``&#36;``, ``&#92;``), so no math rule can match inside it. A
-    browser reads the references back as the same characters.
+    and it holds no ``$`` or backslash (``&#36;``, ``&#92;``), so no math rule can match inside it. Nor
+    does it hold a square bracket (``&#91;``, ``&#93;``): nbconvert's templates pass every Markdown cell's
+    HTML through ``strip_files_prefix`` (nbconvert==7.17.2, ``filters/strings.py``), whose
+    ``markdown_url_pattern`` scans from each ``[`` to the end of its line for ``](files/``: on this one
+    line, 190,000 characters of ``[*`` kept formgrader's grading view busy 272 s. A browser reads the
+    references back as the same characters.
 
     >>> notebook_cell_source("costs $5\\n\\n```\\na\\n\\nb\\n```")
     '<div class="module6-written tex2jax_ignore mathjax_ignore"><p>costs &#36;5</p>&#10;<pre><code>a&#10;&#10;b&#10;</code></pre></div>'
@@ -264,7 +268,8 @@ def notebook_cell_source(text: str, budget: Budget | None = None, *, demote: int
 def freeze(fragment: str) -> str:
     """Sanitized HTML ``fragment`` as the one-line Markdown cell source described in :func:`notebook_cell_source`."""
     fragment = fragment.strip()
-    for character, reference in (("\r", "&#10;"), ("\n", "&#10;"), ("$", "&#36;"), ("\\", "&#92;")):
+    for character, reference in (("\r", "&#10;"), ("\n", "&#10;"), ("$", "&#36;"), ("\\", "&#92;"),
+                                 ("[", "&#91;"), ("]", "&#93;")):
         fragment = fragment.replace(character, reference)
     return f"{_WRAPPER}{fragment}</div>"
 

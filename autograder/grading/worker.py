@@ -363,6 +363,13 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cells.append(cell)
         extra_cells(index)
     nb = nbformat.v4.new_notebook(cells=cells, metadata=_copied(source_nb.metadata))
+    info = nb.metadata.get("language_info")
+    if isinstance(info, dict) and info.get("name", "python") == "python" and "pygments_lexer" not in info:
+        # The cells ran in IPython, and IPython's lexer is the one of nbconvert's (7.17, filters/highlight.py)
+        # that honours a cell's ``magics_language``: formgrader's grading view then shows a cell that
+        # BoundGradingView marked plain as plain text. With the source's bare "python" every cell was
+        # highlighted all the same (a 4 MB answer cell took the view 16 s).
+        info["pygments_lexer"] = "ipython3"
     seen: set = set()
     for number, cell in enumerate(nb.cells):
         # Deterministic ids: the source's, or a numbered one for the student's extra cells.
