@@ -20,12 +20,20 @@ grade`` does:
   it hands the preprocessors an empty placeholder;
 * ``sanitize_preprocessors = [DropSubmission]`` (nbgrader's ``CheckCellMetadata`` would let one hostile
   cell stop the whole run with ``SchemaTooNewError``);
-* ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]``:
+* ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties, RememberGraded]``:
   :class:`SandboxedGrade` grades the submitted file with :func:`autograder.grading.worker.grade_notebook`
   (the function ``autograder grade`` runs in its workers, which reads the file through the intake
   within the same limits) and hands nbgrader the autograded notebook it built; nbgrader's own
-  ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook) and ``AssignLatePenalties`` store it, exactly as ``autograder grade`` does.
-  Scores, gradebook rows, ``autograded/`` notebooks and feedback pages are the same whichever command ran.
+  ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook,
+  and which keeps "graded by hand" where the graded answer is unchanged) and ``AssignLatePenalties``
+  store it, exactly as ``autograder grade`` does; :class:`RememberGraded` records it in the state file
+  both doors share (:mod:`autograder.grading.state`), so neither grades again what the other graded.
+  Scores, gradebook rows, ``autograded/`` notebooks and feedback pages are the same whichever command ran;
+* nothing is removed before grading: nbgrader's converter removed the autograded folder with
+  ``--force`` (every click of formgrader's button), wrote a placeholder over each autograded notebook,
+  and removed the folder again when a step raised; :class:`SandboxedAutograde` checks the sandbox in
+  ``start()``, before anything is read or written, and replaces each notebook's files only with its
+  new result (issue 33, F7).
 
 nbgrader 0.9.6 crashes on an unparseable ``timestamp.txt`` (it calls ``CourseDirectory.fail``, which
 does not exist) and trusts the time a student wrote there; :func:`install` makes it read submission
