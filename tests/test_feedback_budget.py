@@ -44,10 +44,18 @@ def at_the_limits():
     return ours, theirs
 
 
+def _fitting(cell: str, count: int) -> int:
+    """How many of ``count`` copies of ``cell`` the per-cell and per-page budgets let be highlighted."""
+    tokens = page.code_tokens(cell)
+    if len(cell) > page.HIGHLIGHT_CELL_CHARS or tokens > page.HIGHLIGHT_CELL_TOKENS:
+        return 0
+    return min(count, page.HIGHLIGHT_PAGE_CHARS // len(cell), page.HIGHLIGHT_PAGE_TOKENS // tokens)
+
+
 def test_our_page_highlights_within_the_budget_and_stays_under_5_mb(at_the_limits):
     ours, _ = at_the_limits
     assert len(ours.encode()) < 5_000_000
-    assert _highlighted(ours) == page.HIGHLIGHT_PAGE_CHARS // len(HEAVY)
+    assert _highlighted(ours) == _fitting(HEAVY, 600) == 0  # 9,800 tokens: over one cell's budget
     assert "characters of code not shown" in ours and "more characters not shown" in ours
     # the rest as escaped plain text, in full until the page's room is spent
     plain = re.findall(r"<pre>(a\+1;[^<]*)</pre>", ours)
@@ -79,7 +87,7 @@ def test_nbconvert_page_marks_cells_plain_and_cuts_sources(at_the_limits):
     _, theirs = at_the_limits
     code = [c for c in theirs.cells if c.cell_type == "code" and not c.metadata.get("nbgrader")]
     highlighted = [c for c in code if not c.metadata.get(PLAIN_KEY)]
-    assert len(highlighted) == nbgrader_pages.HIGHLIGHT_PAGE_CHARS // len(HEAVY)
+    assert len(highlighted) == _fitting(HEAVY, 600)
     assert sum(len(c.source) for c in code) < nbgrader_pages.STUDENT_PAGE_BYTES + len(code) * 200
     assert any("more characters not shown" in c.source for c in code)
 
@@ -89,3 +97,16 @@ def test_bound_page_leaves_small_notebooks_alone():
     before = [c.source for c in nb.cells]
     bound_page(nb)
     assert [c.source for c in nb.cells] == before and not any(c.metadata.get(PLAIN_KEY) for c in nb.cells)
+
+
+@pytest.mark.parametrize("cell,count", [("a+1;" * 600, 40), ("x = 1  # " + "comment " * 40 + "\n", 400)])
+def test_highlighting_is_bounded_in_tokens_as_well_as_characters(cell, count):
+    """Pygments costs per token: 2,400 tokens of `a+1;` per cell fit 8 times in a page's tokens, though
+    20 times in its characters; cells of long comments fit by their characters."""
+    expected = _fitting(cell, count)
+    assert 0 < expected < count
+    ours = page.render(_notebook([cell] * count), TASK, [], [])
+    theirs, _ = ReadableFeedback().preprocess(_notebook([cell] * count), {})
+    assert _highlighted(ours) == expected
+    code = [c for c in theirs.cells if c.cell_type == "code" and not c.metadata.get("nbgrader")]
+    assert len([c for c in code if not c.metadata.get(PLAIN_KEY)]) == expected

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.checks._core import CaseResult, GroupResult
 from autograder.feedback import page as feedback
-from autograder.feedback.markdown import markdown_html
+from autograder.feedback.markdown import PAGE_FORMULAS, markdown_html
 from autograder.feedback.math_markup import mathml
 
 PNG = base64.b64encode(bytes.fromhex(
@@ -219,11 +219,12 @@ def test_a_written_answer_of_unclosed_delimiters_costs_one_pass():
 
 
 def test_formulas_and_formatted_text_per_page_are_bounded():
-    many = "$x$ " * (feedback.PAGE_FORMULAS + 500)
+    many = "$x$ " * (PAGE_FORMULAS + 500)
     page = feedback.render(_with_answers(many), TASK, [], [])
-    assert page.count("<math") == feedback.PAGE_FORMULAS
+    assert page.count("<math") == PAGE_FORMULAS
     assert page.count('<code class="tex">x</code>') == 500  # the rest stay TeX source, never dropped
-    huge = "*emphasis* " * (feedback.PAGE_MARKDOWN_CHARS // 11 + 1)
+    from autograder.feedback.markdown import PAGE_MARKDOWN_COST, markdown_cost
+    huge = "*emphasis* " * (PAGE_MARKDOWN_COST // markdown_cost("*emphasis* ") + 1)
     page = feedback.render(_with_answers("**short**", huge), TASK, [], [])
     assert "<strong>short</strong>" in page and "as plain text: too long to format" in page
     assert page.count("<em>") == 0

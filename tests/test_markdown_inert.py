@@ -98,7 +98,7 @@ def test_sanitizer_drops_what_the_renderer_never_makes():
 
 
 def test_written_answer_budget_is_shared_and_falls_back_to_plain_text():
-    budget = Budget(chars=10, formulas=[1])
+    budget = Budget(cost=10 + 4 * 10, formulas=[1])  # "$x$ $y$": 7 characters, 4 of them syntax
     first = notebook_cell_source("$x$ $y$", budget)
     assert frozen_html(first).count("<math") == 1 and '<code class="tex">y</code>' in frozen_html(first)
     second = notebook_cell_source("*far too long*", budget)
@@ -157,14 +157,16 @@ def test_formgrader_grading_view_is_inert(corpus_notebook):
     # Every answer arrived inside its wrapper (none was left as Markdown for mistune to read).
     assert regions(page, has_class("module6-written")) == 2 * len(PAYLOADS)
     # nbconvert re-serializes the page after the Markdown filter (bs4): the references a frozen cell uses
-    # for newlines, dollars and backslashes come back as the characters; the rest is byte for byte.
+    # for newlines, dollars, backslashes and square brackets come back as the characters; the rest is
+    # byte for byte.
     for payload in PAYLOADS:
         frozen = notebook_cell_source(payload.text)
         assert _characters(frozen) in page, payload.name
 
 
 def _characters(frozen: str) -> str:
-    return frozen.replace("&#10;", "\n").replace("&#36;", "$").replace("&#92;", "\\")
+    return (frozen.replace("&#10;", "\n").replace("&#36;", "$").replace("&#92;", "\\")
+            .replace("&#91;", "[").replace("&#93;", "]"))
 
 
 def test_nbgrader_feedback_page_is_inert(corpus_notebook):
@@ -201,3 +203,19 @@ def test_kit_feedback_page_is_inert(corpus_notebook):
     assert regions(page, manual) == 2 * len(PAYLOADS)
     found = violations(page, manual)
     assert found == [], found[:20]
+
+
+def test_a_frozen_answer_costs_nbconverts_filters_one_pass():
+    """nbconvert's ``strip_files_prefix`` (every Markdown cell of formgrader's view and of nbgrader's
+    feedback page) scans from each ``[`` to the end of its line: a frozen answer is one line, and
+    190,000 characters of ``[*`` took 272 s. A frozen answer holds no square bracket."""
+    import time
+
+    from nbconvert.filters.strings import strip_files_prefix
+
+    frozen = notebook_cell_source("[*" * 95_000 + " [a](files/x) ]")
+    assert "[" not in frozen and "]" not in frozen
+    started = time.perf_counter()
+    assert strip_files_prefix(frozen) == frozen
+    assert time.perf_counter() - started < 1.0
+    assert "[*[*" in frozen_html(frozen) and inert_cell_source(frozen) == frozen

@@ -89,7 +89,7 @@ def test_values_are_in_effect(where, tmp_path):
     assert got["sanitize"] == [bridge + "DropSubmission"]
     # nbgrader's SaveAutoGrades, whose comments also name an unreadable notebook (a subclass).
     assert got["autograde"] == [bridge + "SandboxedGrade", "autograder.grading.gradebook.SaveStatedGrades",
-                                "nbgrader.preprocessors.latesubmissions.AssignLatePenalties"]
+                                "nbgrader.preprocessors.latesubmissions.AssignLatePenalties", bridge + "RememberGraded"]
     assert got["autograde_exporter"] == bridge + "SubmissionExporter"
 
 
@@ -195,8 +195,9 @@ def test_formgrader_view_and_feedback_page_each_keep_their_template():
 
 BOUNDED_VIEW_PROBE = TEMPLATES_PROBE.split("nb = nbformat")[0] + textwrap.dedent("""
     import hashlib, sys, time
-    # The red team's notebook: 1,960 extra code cells of 10 KB that are cheap to run, slow to highlight.
+    # The red team's notebook: 1,960 extra code cells of 10 KB, slow to highlight, after four of 2 KB.
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("An answer")] + [
+        nbformat.v4.new_code_cell("a+1;" * 500) for _ in range(4)] + [
         nbformat.v4.new_code_cell("a+1;" * 2_500) for _ in range(1_960)])
     nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
     path = os.path.join(sys.argv[1], "autograded.ipynb")
@@ -223,6 +224,7 @@ def test_formgrader_view_of_a_huge_notebook_is_bounded(tmp_path):
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["bytes"] < 5_000_000, got
     assert got["view_ok"] and got["untouched"], got
-    # The first cells are still highlighted (five of 10 KB fit HIGHLIGHT_PAGE_CHARS), the rest cut with a note.
-    assert got["highlighted"] >= 5 * 2_500, got
+    # The four small cells are still highlighted (2,000 tokens each: within a cell's and the page's budgets);
+    # a cell of 10,000 one-character tokens is over a cell's HIGHLIGHT_CELL_TOKENS: plain text, cut with a note.
+    assert got["highlighted"] == 4 * 500, got
     assert got["cut"] > 1_900, got

@@ -237,8 +237,10 @@ def test_one_hostile_cell_costs_only_its_own_row(tmp_path):
     import os
 
     hostile = {
-        "plus": ("x = " + "a+" * 24_990 + "a\n", "RecursionError"),  # under the size cap: parsed, refused
-        "minus": ("x = " + "-" * 49_990 + "a\n", "MemoryError"),
+        # under the size cap and a student's tokens: parsed, refused
+        "plus": ("x = " + "a+" * 9_990 + "a\n", "RecursionError"),
+        "minus": ("x = " + "-" * 19_990 + "a\n", "MemoryError"),
+        "dense": ("x = " + "a+" * 24_990 + "a\n", "past this student's 20,000 tokens of cells compared"),
         "deep": ("x = " + "[" * 5_000 + "]" * 5_000 + "\n", "not valid Python"),  # the parser's own nesting limit
         "huge": ("s = '" + "a" * 3_000_000 + "'\n", "longer than 50,000 characters"),
         "nul": ("def f(x):\n    return x\0\n" * 5, "NUL"),
@@ -381,3 +383,31 @@ def test_the_command_compares_written_answers_from_the_submissions(tmp_path):
         [("copier", "honest", [WRITTEN])]
     page = made["html"].read_text(encoding="utf-8")
     assert f"written answer {WRITTEN}" in page and "word for word" in page
+
+
+def test_what_one_student_may_cost_to_parse_is_bounded(tmp_path):
+    """Issue 32, item 5: a student's cells are parsed up to STUDENT_TOKENS in all, counted before any
+    parser runs; `autograder similarity` on a class of three takes at most 1.5 times as long with one
+    student whose cell is the slowest shape to parse (`a+1;`) at that budget as with three honest ones."""
+    import time
+
+    from autograder.feedback.page import code_tokens
+
+    dense = "a+1;" * (similarity.STUDENT_TOKENS // 4 - 10)
+    assert similarity.MAX_CELL_CHARS >= len(dense) and code_tokens(dense) <= similarity.STUDENT_TOKENS
+    honest, _ = _course(tmp_path / "honest", {"a": HONEST[0], "b": HONEST[1], "c": HONEST[2]})
+    hostile, _ = _course(tmp_path / "hostile", {"a": HONEST[0], "b": HONEST[1], "c": dense})
+
+    def seconds(course):
+        started = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6", "--course-dir",
+                               str(course)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return time.perf_counter() - started
+
+    best = {"honest": min(seconds(honest) for _ in range(2)), "hostile": min(seconds(hostile) for _ in range(2))}
+    assert best["hostile"] <= 1.5 * best["honest"], best
+    over, _ = _course(tmp_path / "over", {"a": HONEST[0], "c": dense + "a+1;" * 20})
+    made = similarity.build(over, "module6")
+    assert [(item.student, item.reason[:48]) for item in made["not_compared"]] == \
+        [("c", "past this student's 20,000 tokens of cells compa")]

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.xdist_group("wheels")
 
 @pytest.fixture(scope="module", params=student_distribution.FLAVOURS)
 def tree(request, tmp_path_factory):
-    return student_distribution.build(tmp_path_factory.mktemp(request.param) / "tree", request.param), request.param
+    return student_distribution.build(tmp_path_factory.mktemp(request.param) / "tree", request.param).path, request.param
 
 
 def _texts(tree: Path) -> dict:
@@ -108,3 +108,55 @@ def test_the_install_steps_work_in_a_fresh_environment(tree, tmp_path):
     assert "nbgrader.server_extensions.formgrader" in server and "validate_assignment" not in " ".join(server)
     bundle = "".join(p.read_text() for p in (venv / "share/jupyter/labextensions/@jupyter/nbgrader/static").glob("*.js"))
     assert "Success! Your notebook passes all the tests." not in bundle  # Validate says what it checked
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=repo,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_only_the_commits_tracked_files_are_published_and_no_link_is_followed(tmp_path):
+    """Issue 32, item 6: in a scratch clone, an untracked file in `course/`, a committed link from `course/`
+    to the solutions, an untracked link among the release notebooks and an edit not yet committed: the
+    tree of the clone's HEAD is git's listing of that commit, and nothing of the rest."""
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", "--local", str(ROOT), str(clone))
+    assert (clone / "source" / "module6").is_dir()  # the solutions the links point at
+    solution = sorted((clone / "source" / "module6").glob("*.ipynb"))[0]
+    (clone / "course" / "solutions").symlink_to(Path("..") / "source" / "module6")
+    _git(clone, "add", "course/solutions")
+    _git(clone, "commit", "--quiet", "-m", "a convenience link in course/")
+    head = _git(clone, "rev-parse", "HEAD")
+    (clone / "course" / "notes_answers.py").write_text("ANSWER_KEY = 'untracked-marker-4711'\n")
+    (clone / "release" / "module6" / "zz_solution.ipynb").symlink_to(solution)
+    (clone / "tools" / "student_lab_config.py").write_text("# uncommitted-marker-4712\n")
+    dest = tmp_path / "tree"
+    tree = student_distribution.build(dest, repo=clone)
+    assert tree.commit == head and f"at commit `{head}`" in (dest / "README.md").read_text()
+    assert tree.left_out == ("course/solutions (a symbolic link: never followed or published)",)
+    files = {path.relative_to(dest).as_posix() for path in dest.rglob("*")}
+    assert not [path for path in dest.rglob("*") if path.is_symlink()]
+    assert not any(name.startswith("course/solutions") for name in files), sorted(files)
+    assert "course/notes_answers.py" not in files and "module6/zz_solution.ipynb" not in files
+    listed = _git(clone, "ls-tree", "-r", "--name-only", head, "--", "course", "release")
+    published = {name for name in listed.splitlines() if name != "course/solutions"}
+    shipped = {("release/" + name if name.startswith("module6") else name) for name in files
+               if name.startswith(("course/", "module6")) and (dest / name).is_file()}
+    assert shipped == published  # exactly git's listing of the commit
+    texts = "".join(path.read_text(errors="replace") for path in dest.rglob("*") if path.is_file())
+    assert "untracked-marker-4711" not in texts and "uncommitted-marker-4712" not in texts
+    assert (dest / "tools" / "student_lab_config.py").read_bytes() == \
+        subprocess.run(["git", "show", f"{head}:tools/student_lab_config.py"], cwd=clone, capture_output=True).stdout
+    assert find_leaks(secrets(), _texts(dest)) == []
+
+
+def test_the_command_names_the_commit_and_what_it_left_out(tmp_path, capsys):
+    student_distribution.main([str(tmp_path / "tree"), "--flavour", "binder"])
+    out = capsys.readouterr().out
+    head = _git(ROOT, "rev-parse", "HEAD")
+    assert f"students' tree (binder) of commit {head} written to {tmp_path / 'tree'}" in out
+    with pytest.raises(SystemExit, match="--commit 'no-such-commit' is not a commit"):
+        student_distribution.build(tmp_path / "other", commit="no-such-commit")
+    assert not (tmp_path / "other").exists()

@@ -71,27 +71,71 @@ CLASSES = {"code": {"tex"}}
 #: (its ``\\href``, ``\\style`` and ``\\unicode`` have been ways in before).
 WRAPPER_CLASSES = "module6-written tex2jax_ignore mathjax_ignore"
 _WRAPPER = f'<div class="{WRAPPER_CLASSES}">'
-#: Characters of written answers rendered as Markdown with formulas, per notebook (per page), and the
-#: formulas made MathML among them; answers beyond are shown as plain text, formulas as TeX. Rendering
-#: runs in the grading process, with no time limit of the sandbox's: what a 20 MB answer may cost it
-#: must be bounded by these, not by its size.
-PAGE_MARKDOWN_CHARS = 200_000
-PAGE_FORMULAS = 2_000
+#: What the written answers of one notebook (one page) may cost to format, in units of
+#: :func:`markdown_cost`: every character costs 1, and each character at which Markdown syntax can start
+#: (the inline parser's terminators: ``*``, ``_``, ``[``, ``$``, ``<``, ``&``, ``\\``, the newline and the rest
+#: of markdown-it's set, plus ``|`` and the tab) 10 more. Formatting runs in the grading process, outside
+#: the sandbox's clock, and what costs is markdown-it's parse, per syntax character, not per character:
+#: 10,000 characters of plain words take under a millisecond, 10,000 of ``[*`` or ``1. a`` lines about half a
+#: second (a class of three took 6.6 times as long with one answer of 190,000 such characters under the
+#: old 200,000-character budget). An answer over what is left is shown as plain text. An honest answer
+#: (a tenth of its characters syntax) of 10,000 characters costs some 19,000.
+PAGE_MARKDOWN_COST = 20_000
+#: Formulas made MathML per page, and the TeX characters they may hold in all (``latex2mathml`` costs per
+#: character: 10,000 characters of formulas took as long as the worst Markdown above). Beyond either, a
+#: formula is shown as its TeX source.
+PAGE_FORMULAS = 300
+PAGE_FORMULA_CHARS = 3_000
+#: Characters of written answers shown as plain text per page (beyond the Markdown budget); the rest is
+#: named, not shown (the whole answer stays in the submitted notebook), so that every page, formgrader's
+#: grading view included, stays small whatever the answer holds.
+PAGE_PLAIN_CHARS = 200_000
+#: The extra cost of one syntax character (see :data:`PAGE_MARKDOWN_COST`).
+_SYNTAX_COST = 10
 
 
 @dataclasses.dataclass
 class Budget:
-    """What one notebook's written answers may still cost: characters formatted, formulas made MathML."""
+    """What one notebook's written answers may still cost: Markdown formatting (:func:`markdown_cost`),
+    formulas made MathML and their TeX characters (one-item lists, shared with the renderer), and
+    characters shown as plain text."""
 
-    chars: int = PAGE_MARKDOWN_CHARS
+    cost: int = PAGE_MARKDOWN_COST
     formulas: list = dataclasses.field(default_factory=lambda: [PAGE_FORMULAS])
+    tex: list = dataclasses.field(default_factory=lambda: [PAGE_FORMULA_CHARS])
+    plain: int = PAGE_PLAIN_CHARS
+
+
+@functools.lru_cache(maxsize=1)
+def _syntax_characters():
+    """The characters at which markdown-it's inline parser stops to try a rule (its own terminator set),
+    and those that start block syntax without one (``|`` of tables, the tab)."""
+    import re
+    terminators = _parser(0).inline.terminator_re.pattern
+    return re.compile(terminators[:-1] + re.escape("|\t") + "]")
+
+
+def markdown_cost(text: str, cap: int | None = None) -> int:
+    """What formatting ``text`` as Markdown costs, in the units of :data:`PAGE_MARKDOWN_COST`.
+
+    With ``cap``, any value over ``cap`` may be returned as soon as the cost is known to exceed it (a
+    20 MB answer is not scanned).
+
+    >>> markdown_cost("plain words"), markdown_cost("*a*"), markdown_cost("a\\nb")
+    (11, 23, 13)
+    """
+    if cap is not None and len(text) > cap:
+        return len(text)
+    return len(text) + _SYNTAX_COST * len(_syntax_characters().findall(text))
 
 
 def _math(tokens, idx, env, display: bool) -> str:
-    budget = env["formulas"]
+    budget, tex_budget = env["formulas"], env["tex"]
     budget[0] -= 1
     tex = tokens[idx].content
-    markup = mathml(tex, display=display) if budget[0] >= 0 else ""  # over the budget: the TeX source
+    tex_budget[0] -= len(tex)
+    # Over either budget: the TeX source.
+    markup = mathml(tex, display=display) if budget[0] >= 0 and tex_budget[0] >= 0 else ""
     return markup if _is_plain_mathml(markup) else f'<code class="tex">{html.escape(tex.strip())}</code>'
 
 
@@ -149,11 +193,13 @@ def sanitize(fragment: str) -> str:
                      clean_content_tags={"script", "style"}, strip_comments=True)
 
 
-def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None) -> str:
+def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None, tex: list | None = None) -> str:
     """Sanitized HTML for Markdown ``text``: formulas as MathML, headings ``demote`` levels down.
 
-    ``formulas`` (a one-item list, shared across calls) is how many formulas may still become MathML;
-    default: :data:`~autograder.feedback.math_markup.MAX_FORMULAS` for this text alone.
+    ``formulas`` and ``tex`` (one-item lists, shared across calls) are how many formulas, and TeX characters
+    in all, may still become MathML; default: :data:`~autograder.feedback.math_markup.MAX_FORMULAS` and
+    :data:`PAGE_FORMULA_CHARS` for this text alone. The caller bounds ``text`` itself
+    (:func:`written_answer_html` for students' answers; the instructor's cells are the course's own).
 
     >>> "<math" in markdown_html("Let $y_{<t}$ be the prefix.")
     True
@@ -163,26 +209,35 @@ def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None) -
     if not isinstance(text, str):
         raise TypeError(f"markdown_html: text must be a str, got {type(text).__name__}")
     budget = [MAX_FORMULAS] if formulas is None else formulas
+    tex_budget = [PAGE_FORMULA_CHARS] if tex is None else tex
     # NUL is replaced as CommonMark says (U+FFFD); markdown-it does it too, html5ever would drop it.
     if not isinstance(demote, int) or not 0 <= demote <= 5:
         raise ValueError(f"markdown_html: demote must be an int from 0 to 5, got {demote!r}")
-    return sanitize(_parser(demote).render(text.replace("\x00", "\ufffd"), {"formulas": budget}))
+    return sanitize(_parser(demote).render(text.replace("\x00", "\ufffd"), {"formulas": budget, "tex": tex_budget}))
 
 
 def written_answer_html(text: str, budget: Budget, *, demote: int = 2) -> str:
-    """Sanitized HTML of one written answer, charged to ``budget``; beyond it, the answer as plain text.
+    """Sanitized HTML of one written answer, charged to ``budget``; beyond it, the answer as plain text
+    (at most ``budget.plain`` characters of it shown, the rest named).
 
     >>> written_answer_html("*a* <b>", Budget())
     '<p><em>a</em> &lt;b&gt;</p>\\n'
-    >>> written_answer_html("*a*", Budget(chars=2))
+    >>> written_answer_html("*a*", Budget(cost=2))
     '<p>Shown as plain text: too long to format.</p><pre><code>*a*</code></pre>'
+    >>> written_answer_html("abcdef", Budget(cost=2, plain=4)).split("</p>", 1)[1]
+    '<pre><code>abcd</code></pre><p>[2 more characters not shown: see the submitted notebook.]</p>'
     """
     if not isinstance(budget, Budget):
         raise TypeError(f"written_answer_html: budget must be a Budget, got {type(budget).__name__}")
-    if len(text) > budget.chars:
-        return f"<p>{TOO_LONG}</p><pre><code>{html.escape(text, quote=False)}</code></pre>"
-    budget.chars -= len(text)
-    return markdown_html(text, demote=demote, formulas=budget.formulas)
+    cost = markdown_cost(text, cap=budget.cost)
+    if cost > budget.cost:
+        shown = text[:max(budget.plain, 0)]
+        budget.plain -= len(shown)
+        rest = len(text) - len(shown)
+        more = f"<p>[{rest} more characters not shown: see the submitted notebook.]</p>" if rest else ""
+        return f"<p>{TOO_LONG}</p><pre><code>{html.escape(shown, quote=False)}</code></pre>{more}"
+    budget.cost -= cost
+    return markdown_html(text, demote=demote, formulas=budget.formulas, tex=budget.tex)
 
 
 #: The sentence above a written answer shown as plain text.
@@ -197,8 +252,12 @@ def notebook_cell_source(text: str, budget: Budget | None = None, *, demote: int
     ``MathBlockParser.MULTILINE_MATH``). So the sanitized HTML is written as one HTML block that mistune
     hands to the page unchanged: it starts with ``<div`` (an HTML block of CommonMark's type 6, ended
     only by a blank line), it is one line (every newline, in ``<pre>`` too, is the reference ``&#10;``),
-    and it holds no ``$`` or backslash (``&#36;``, ``&#92;``), so no math rule can match inside it. A
-    browser reads the references back as the same characters.
+    and it holds no ``$`` or backslash (``&#36;``, ``&#92;``), so no math rule can match inside it. Nor
+    does it hold a square bracket (``&#91;``, ``&#93;``): nbconvert's templates pass every Markdown cell's
+    HTML through ``strip_files_prefix`` (nbconvert==7.17.2, ``filters/strings.py``), whose
+    ``markdown_url_pattern`` scans from each ``[`` to the end of its line for ``](files/``: on this one
+    line, 190,000 characters of ``[*`` kept formgrader's grading view busy 272 s. A browser reads the
+    references back as the same characters.
 
     >>> notebook_cell_source("costs $5\\n\\n```\\na\\n\\nb\\n```")
     '<div class="module6-written tex2jax_ignore mathjax_ignore"><p>costs &#36;5</p>&#10;<pre><code>a&#10;&#10;b&#10;</code></pre></div>'
@@ -209,7 +268,8 @@ def notebook_cell_source(text: str, budget: Budget | None = None, *, demote: int
 def freeze(fragment: str) -> str:
     """Sanitized HTML ``fragment`` as the one-line Markdown cell source described in :func:`notebook_cell_source`."""
     fragment = fragment.strip()
-    for character, reference in (("\r", "&#10;"), ("\n", "&#10;"), ("$", "&#36;"), ("\\", "&#92;")):
+    for character, reference in (("\r", "&#10;"), ("\n", "&#10;"), ("$", "&#36;"), ("\\", "&#92;"),
+                                 ("[", "&#91;"), ("]", "&#93;")):
         fragment = fragment.replace(character, reference)
     return f"{_WRAPPER}{fragment}</div>"
 
@@ -238,6 +298,6 @@ def inert_cell_source(source: str) -> str:
     return freeze(again) if again is not None else notebook_cell_source(source)
 
 
-__all__ = ["ATTRIBUTES", "Budget", "PAGE_FORMULAS", "PAGE_MARKDOWN_CHARS", "TAGS", "TOO_LONG", "URL_SCHEMES",
-           "WRAPPER_CLASSES", "freeze", "frozen_html", "inert_cell_source", "markdown_html", "notebook_cell_source",
+__all__ = ["ATTRIBUTES", "Budget", "PAGE_FORMULAS", "PAGE_FORMULA_CHARS", "PAGE_MARKDOWN_COST", "PAGE_PLAIN_CHARS", "TAGS", "TOO_LONG", "URL_SCHEMES",
+           "WRAPPER_CLASSES", "freeze", "frozen_html", "inert_cell_source", "markdown_cost", "markdown_html", "notebook_cell_source",
            "sanitize", "written_answer_html"]

@@ -13,8 +13,9 @@ hidden tests and renders with the ``module6_feedback`` template (``autograder/fe
 * the outputs of cells that ran after the first hidden test are dropped and the page says so in one
   sentence (:mod:`autograder.feedback.withheld`: the same rule as the grader's own page);
 * what nbconvert spends on the page is bounded whatever the notebook holds (:func:`bound_page`): code
-  is highlighted by Pygments up to :data:`HIGHLIGHT_CELL_CHARS` per cell and
-  :data:`HIGHLIGHT_PAGE_CHARS` per page, the rest is shown as escaped plain text (the template's
+  is highlighted by Pygments up to :data:`HIGHLIGHT_CELL_CHARS` characters and :data:`HIGHLIGHT_CELL_TOKENS`
+  tokens per cell and :data:`HIGHLIGHT_PAGE_CHARS` and :data:`HIGHLIGHT_PAGE_TOKENS` per page (Pygments
+  costs per token), the rest is shown as escaped plain text (the template's
   ``input`` block), and the student's code and outputs fill at most :data:`STUDENT_PAGE_BYTES` of the
   page; beyond, the page says what was left out. The autograded notebook itself is not changed
   (this runs on nbconvert's copy) and the student's file stays in ``submitted/``.
@@ -64,6 +65,10 @@ math[display=block]{margin:.6rem 0}
 #: markup per token is larger.
 HIGHLIGHT_CELL_CHARS = 20_000
 HIGHLIGHT_PAGE_CHARS = 50_000
+#: Tokens highlighted per cell and per page (Pygments' cost is per token: see
+#: ``autograder.feedback.page.HIGHLIGHT_PAGE_TOKENS``, the same numbers).
+HIGHLIGHT_CELL_TOKENS = grader_feedback.HIGHLIGHT_CELL_TOKENS
+HIGHLIGHT_PAGE_TOKENS = grader_feedback.HIGHLIGHT_PAGE_TOKENS
 #: Bytes of page the student's code and outputs may fill (escaped text, figures as base64).
 STUDENT_PAGE_BYTES = 3_000_000
 #: Upper bound of the markup Pygments makes per character of code (measured: 24 for ``a+1;``).
@@ -114,13 +119,18 @@ def bound_page(nb, *, plain_markup_per_char: int = 1) -> None:
     """
     if not isinstance(plain_markup_per_char, int) or plain_markup_per_char < 1:
         raise ValueError(f"plain_markup_per_char: expected a whole number >= 1, got {plain_markup_per_char!r}")
-    highlight_room, room = HIGHLIGHT_PAGE_CHARS, STUDENT_PAGE_BYTES
+    highlight_room, token_room, room = HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS, STUDENT_PAGE_BYTES
     for cell in nb.cells:
         if cell.get("cell_type") != "code" or withheld.is_hidden_test(cell):
             continue  # test cells hold a docstring and the grader's verdicts
         source = str(cell.get("source", ""))
-        if len(source) <= min(HIGHLIGHT_CELL_CHARS, highlight_room) and len(source) * _MARKUP_PER_CHAR <= room:
-            highlight_room -= len(source)
+        highlighted = False
+        if len(source) * _MARKUP_PER_CHAR <= room:
+            # Characters are charged whether the tokens fit or not: counting them is bounded per page too.
+            chars, tokens, highlighted = grader_feedback.highlightable(source, highlight_room, token_room)
+            highlight_room -= chars
+            token_room -= tokens
+        if highlighted:
             room -= len(source) * _MARKUP_PER_CHAR
         else:
             cell.source, cost = _cut(source, room // plain_markup_per_char)
@@ -288,6 +298,7 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_PAGE_CHARS", "InertWrittenAnswers", "PLAIN_KEY",
+__all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_CELL_TOKENS", "HIGHLIGHT_PAGE_CHARS",
+           "HIGHLIGHT_PAGE_TOKENS", "InertWrittenAnswers", "PLAIN_KEY",
            "ReadableFeedback", "STUDENT_PAGE_BYTES", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
            "math_to_mathml"]

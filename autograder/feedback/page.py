@@ -21,7 +21,8 @@ import html
 import re
 
 from autograder.feedback import withheld
-from autograder.feedback.markdown import PAGE_FORMULAS, PAGE_MARKDOWN_CHARS, frozen_html, markdown_html
+from autograder.feedback.markdown import Budget as WrittenBudget
+from autograder.feedback.markdown import frozen_html, markdown_html, written_answer_html
 from autograder.feedback.math_markup import fit_heading_levels
 from autograder.feedback.content_cache import PAGES
 from autograder.feedback.rubric import is_rubric_cell
@@ -43,14 +44,49 @@ except ImportError:  # pragma: no cover - pygments comes with nbconvert
 METADATA_KEY = "autograder"
 #: Printed text kept per output on the page (the sandbox already caps what a cell may print).
 MAX_TEXT_CHARS = 10_000
-# PAGE_MARKDOWN_CHARS and PAGE_FORMULAS (imported above) bound what the written answers of one page
-# may cost to format: see autograder/feedback/markdown.py.
+# What the written answers of one page may cost to format is bounded by markdown.Budget (PAGE_MARKDOWN_COST,
+# PAGE_FORMULAS, PAGE_FORMULA_CHARS, PAGE_PLAIN_CHARS): see autograder/feedback/markdown.py.
 #: What the trusted side spends on a notebook's code, whatever the notebook holds. Pygments costs about
 #: 6 microseconds and makes up to 25 bytes of markup per character of code made of tiny tokens
 #: (``a+1;a+1;...``): code is highlighted up to these many characters per cell and per page (an honest
 #: notebook of this course has under 10,000 in all), the rest is shown as escaped plain text.
 HIGHLIGHT_CELL_CHARS = 20_000
 HIGHLIGHT_PAGE_CHARS = 50_000
+#: ... and up to these many tokens (:func:`code_tokens`), per cell and per page: Pygments' cost is per
+#: token, about 30 microseconds each on one core, so that 50,000 characters of ``a+1;`` (one token per
+#: character) cost 1.5 s where 50,000 of comments cost 30 ms. The code cells of an honest notebook of
+#: this course hold at most 6,400 (its instructor's cells included; its longest cell 2,600).
+HIGHLIGHT_CELL_TOKENS = 5_000
+HIGHLIGHT_PAGE_TOKENS = 12_000
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def code_tokens(source: str) -> int:
+    """How many tokens highlighting ``source`` may cost: runs of word characters, runs of white space and
+    every other character one each (at least as many as Pygments' Python lexers make, which keep a
+    comment or a string whole). Counted by one regular expression in C, before any lexer runs.
+
+    >>> code_tokens("x = f(1)  # twice"), code_tokens("a+1;" * 3)
+    (12, 12)
+    """
+    return _TOKEN.subn("", source)[1]
+
+
+def highlightable(source: str, chars_left: int, tokens_left: int) -> tuple:
+    """``(chars, tokens)`` that deciding whether to highlight ``source`` costs a page's budgets (what is left
+    of them: ``chars_left``, ``tokens_left``), and whether it is highlighted: ``(chars, tokens, True)``,
+    or shown as plain text: ``(chars, 0, False)``.
+
+    A cell within the characters' budgets is charged its characters whether or not its tokens fit, so
+    that counting them too is bounded per page (else 2,000 cells of 9,800 one-character tokens, each over
+    a cell's budget, would all be counted: some 8 s); one over them costs nothing and is plain text.
+    """
+    if len(source) > min(HIGHLIGHT_CELL_CHARS, chars_left):
+        return 0, 0, False
+    tokens = code_tokens(source)
+    if tokens <= min(HIGHLIGHT_CELL_TOKENS, tokens_left):
+        return len(source), tokens, True
+    return len(source), 0, False
 #: Bytes (UTF-8) of the page that the student's code and outputs may fill; once spent, the rest is
 #: named, not shown (the whole notebook stays in the submission). The page as a whole stays under 5 MB.
 STUDENT_PAGE_BYTES = 3_500_000
@@ -251,7 +287,8 @@ def _instructor_markdown(source: str) -> str:
 class _Page:
     """Collects the page's parts; tracks the images shown so far and what the student's parts may still cost.
 
-    ``room`` is what is left of :data:`STUDENT_PAGE_BYTES`, ``highlight_room`` of :data:`HIGHLIGHT_PAGE_CHARS`.
+    ``room`` is what is left of :data:`STUDENT_PAGE_BYTES`, ``highlight_room`` of :data:`HIGHLIGHT_PAGE_CHARS`
+    and ``token_room`` of :data:`HIGHLIGHT_PAGE_TOKENS`.
     """
 
     def __init__(self):
@@ -260,6 +297,7 @@ class _Page:
         self.figure_number = 0
         self.room = STUDENT_PAGE_BYTES
         self.highlight_room = HIGHLIGHT_PAGE_CHARS
+        self.token_room = HIGHLIGHT_PAGE_TOKENS
 
     def add(self, markup: str) -> None:
         self.parts.append(markup)
@@ -277,8 +315,11 @@ class _Page:
 
     def code(self, source: str) -> str:
         """The cell's code: highlighted within the budgets, else as escaped plain text (cut to the room left)."""
-        if highlight is not None and len(source) <= min(HIGHLIGHT_CELL_CHARS, self.highlight_room):
-            self.highlight_room -= len(source)
+        chars, tokens, highlighted = highlightable(source, self.highlight_room, self.token_room) \
+            if highlight is not None else (0, 0, False)
+        self.highlight_room -= chars
+        self.token_room -= tokens
+        if highlighted:
             # Pure in ``source``: the same locked cell (or the same answer) on every page is lexed once.
             markup = PAGES.get("pygments", source, _highlighted)
             if _size(markup) <= self.room:
@@ -474,7 +515,7 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     # Applied again here, whatever notebook this page is given (see autograder.feedback.withheld).
     quiet = set(withheld.after_hidden_tests(nb))
     level = 2  # the deepest heading so far; a verdict heading goes one below it
-    rich, formulas = PAGE_MARKDOWN_CHARS, [PAGE_FORMULAS]
+    written = WrittenBudget()  # for written answers the grader did not freeze (an older autograded notebook)
     for index, cell in enumerate(nb.cells):
         if is_rubric_cell(cell):
             continue  # the rubric is for the person grading (formgrader), never on the student's page
@@ -483,15 +524,10 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
             # A written answer of the grader's autograded notebook was rendered and sanitized when it was
             # graded (charged to that notebook's budget): here it only goes through the allow-list again.
             body = frozen_html(cell.source) if kind == "manual" else None
-            if body is None and kind == "manual" and len(cell.source) > rich:
-                page.add(f"<div class='cell manual'><p class='label'>Your written answer (as plain text: too long "
-                         f"to format)</p>{_text(cell.source)}</div>")
-                continue
             if body is None:
-                rich -= len(cell.source) if kind == "manual" else 0
                 # Notebook headings start at h1 ("# Exercise"): two levels down, under this page's h2.
                 if kind == "manual":
-                    body = markdown_html(cell.source, demote=2, formulas=formulas)
+                    body = written_answer_html(cell.source, written, demote=2)
                 else:
                     # An instructor's cell, the same on every page: rendered once (with no shared formula
                     # budget the markup is a function of the text alone).

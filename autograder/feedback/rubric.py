@@ -73,7 +73,10 @@ def rubric_cell(stem: str, grade_id: str, student: str | None = None):
     """The rubric cell for written answer ``grade_id`` of notebook ``stem``, or None when it has no rubric.
 
     For an exercise whose numbers vary, ``student``'s numbers head it and its ``{{ name }}`` values are
-    theirs (variant 0's when ``student`` is None)."""
+    theirs (variant 0's when ``student`` is None). The cell never names the student: formgrader's grading
+    view hides names ("Submission #3", nbgrader 0.9.6 ``formgrade/formgrade_macros.html.j2``: the name is
+    shown only when the grader clicks to show it), and a rubric that said whose numbers they were would
+    undo that in every written answer. The numbers alone are what grading needs."""
     from autograder.exercises import rubric_path
     from autograder import variants
 
@@ -85,7 +88,7 @@ def rubric_cell(stem: str, grade_id: str, student: str | None = None):
     if family is not None:
         parameters = variants.family_registry.parameters(stem, student)
         text = variants.fill(text, stem, parameters)
-        who = f"student `{student}`" if student else "the example (variant 0)"
+        who = "this submission" if student else "the example (variant 0)"
         lines = "\n".join(f"- {what}: `{value}`" for what, value in family.rows(parameters))
         text = f"**The numbers of {who}**, which this rubric's values follow:\n\n{lines}\n\n" + text.strip()
     # Its headings go three levels down: in formgrader's view the rubric sits under the notebook's own.

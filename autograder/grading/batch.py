@@ -11,8 +11,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 from concurrent.futures.process import BrokenProcessPool
 import dataclasses
-import hashlib
-import json
 import multiprocessing
 import os
 import sys
@@ -24,11 +22,12 @@ from autograder.grading.gradebook import (
     GradebookWriter, assignment_sources, course_directory, submitted_root, submitted_students, write_outputs,
 )
 from autograder.grading import intake
+from autograder.grading import state as state_file
 from autograder.grading.statuses import Status
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
 
-STATE_FILE = ".autograder-state.json"
+STATE_FILE = state_file.STATE_FILE
 
 
 @dataclasses.dataclass
@@ -48,69 +47,13 @@ class Options:
     nbgrader_args: tuple = ()
 
 
-#: What a score can depend on, relative to the ``autograder`` package: the grader, the checks, the
-#: answer keys and every other file of the exercises, the reference, the codec. Authoring, demo and
-#: CLI code never run while grading and are left out.
-_FINGERPRINTED = ("grading", "feedback", "checks", "exercises", "reference", "channel.py", "assignment.py")
-#: Never read while grading (rubrics and worked solutions are for people; bytecode follows the source).
-_NOT_FINGERPRINTED = (".md", ".pyc", ".pyo")
-
-
-def _package_roots() -> list:
-    """The installed ``autograder`` package and the student package ``course`` the notebooks import."""
-    import course
-
-    return [Path(__file__).resolve().parents[1], Path(course.__file__).resolve().parent]
-
-
-def _versions() -> dict:
-    """Versions a score may depend on: both distributions, nbgrader, NumPy and Python."""
-    from importlib import metadata
-
-    import numpy
-
-    found = {"python": sys.version, "numpy": numpy.__version__}
-    for name in ("module6-instructor", "module6-course", "nbgrader"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
-
-
 def _grader_fingerprint(course_root: str | Path | None = None) -> str:
-    """Changes whenever anything a score depends on changes, so that no result is reused across it.
-
-    Covers the grader, the checks, the answer keys (``exercises/NN_slug/key.py`` and any data file
-    there), the reference, the student package, the course's ``nbgrader_config.py`` and the versions
-    of :func:`_versions`. The source notebooks and the limits enter each notebook's own digest.
-    """
-    digest = hashlib.sha256()
-    digest.update(json.dumps(_versions(), sort_keys=True).encode())
-    package, student_package = _package_roots()
-    entries = [package / name for name in _FINGERPRINTED] + [student_package]
-    for entry in entries:
-        root = entry.parent
-        paths = [entry] if entry.is_file() else sorted(entry.rglob("*"))
-        for path in paths:
-            inside = path.relative_to(root).parts
-            # setuptools' in-tree build copies and metadata of a source checkout are not the package
-            if not path.is_file() or path.suffix in _NOT_FINGERPRINTED or any(
-                    part in ("__pycache__", "build", "dist") or part.endswith(".egg-info") for part in inside):
-                continue
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-    config = Path(course_root) / "nbgrader_config.py" if course_root is not None else None
-    digest.update(config.read_bytes() if config is not None and config.is_file() else b"no config")
-    return digest.hexdigest()
+    """See :func:`autograder.grading.state.grader_fingerprint` (kept here so that benchmarks can time it)."""
+    return state_file.grader_fingerprint(course_root)
 
 
 def _digest(*parts) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return state_file.digest_of(*parts)
 
 
 def _pool_init() -> None:
@@ -160,10 +103,7 @@ class _Progress:
 
 
 def _write_state(path: Path, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(state, indent=1, sort_keys=True))
-    os.replace(temporary, path)
+    state_file.write_state(path, state)
 
 
 def _row(student, stem, status, feedback, grade_id=None, max_score=None, score=None) -> dict:
@@ -192,7 +132,7 @@ def run(options: Options) -> int:
     students = submitted_students(coursedir, assignment, options.students)
     limits = limits_for(*_configured_limits(coursedir, options))
     task_options = grading_options(coursedir.root, options.use_bwrap)
-    grader = _digest(_grader_fingerprint(coursedir.root), task_options)
+    grader = _digest(_grader_fingerprint(coursedir.root), task_options)  # = state_file.grader_digest(...)
 
     rows: list = []
     tasks: list = []
@@ -226,12 +166,8 @@ def run(options: Options) -> int:
                 rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
                              "max_score": None, "feedback": timestamp.problem,
                              "status": Status.TIMESTAMP_DISPUTED if timestamp.disputed else Status.BAD_TIMESTAMP})
-            state_path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / STATE_FILE
-            try:
-                state = json.loads(state_path.read_text()) if state_path.is_file() else {}
-                state = state if isinstance(state, dict) else {}
-            except (OSError, ValueError):
-                state = {}
+            # The same file, and the same entries, as nbgrader's door writes (autograder/grading/state.py).
+            state = state_file.read_state(state_file.state_path(coursedir, student, assignment))
             states[student] = state
             for stem, spec in specs.items():
                 parts = (student, assignment, f"{stem}.ipynb")
@@ -248,11 +184,10 @@ def run(options: Options) -> int:
                     state.pop(stem, None)
                     continue
                 # Anything else (a FIFO, a device, a folder) goes to a worker, which rejects it unread.
-                submitted = intake.fingerprint(root, parts, int(limits["notebook_bytes"]))
-                digest = _digest(submitted, spec["source"], spec["checksums"], grader, limits)
+                digest = state_file.notebook_digest(root, parts, spec, grader, limits)
                 previous = state.get(stem)
                 produced = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / f"{stem}.ipynb"
-                if not options.force and previous and previous.get("digest") == digest and produced.exists():
+                if not options.force and state_file.unchanged(previous, digest, produced):
                     rows.extend(previous.get("rows", []))
                     skipped += 1
                     penalties[student] += writer.assign_late_penalty(student, stem, commit=False) or 0.0
@@ -279,8 +214,7 @@ def run(options: Options) -> int:
         def save_state(student: str) -> None:
             try:
                 # Streamed: what is graded is on disk now, whatever happens to the batch later.
-                _write_state(Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-                             / STATE_FILE, states[student])
+                _write_state(state_file.state_path(coursedir, student, assignment), states[student])
             except OSError as failure:
                 sys.stderr.write(f"autograder: could not save the state of {student}: {failure}\n")
 
@@ -293,8 +227,13 @@ def run(options: Options) -> int:
             states[student].pop(stem, None)
 
         def store_rows(task: dict, result: dict) -> None:
-            """The notebook's scores, comments and late penalty into the open transaction (not committed)."""
-            writer.save(task["student"], task["stem"], result["autograded"], commit=False)
+            """The notebook's scores, comments and late penalty into the open transaction (not committed).
+
+            What a person graded by hand stays graded where what they saw is unchanged: the cells' digests
+            of the last grading, from the state file (not yet replaced: that happens after the commit)."""
+            previous = states[task["student"]].get(task["stem"])
+            seen = previous.get("cells") if isinstance(previous, dict) else None
+            writer.save(task["student"], task["stem"], result["autograded"], commit=False, seen=seen)
             penalty = writer.assign_late_penalty(task["student"], task["stem"], commit=False) or 0.0
             result["_penalty"] = penalty
 
@@ -330,7 +269,7 @@ def run(options: Options) -> int:
             for task, result, chunk in entries:
                 student = task["student"]
                 penalties[student] += result.pop("_penalty", 0.0)
-                states[student][task["stem"]] = {"digest": result["digest"], "rows": result["rows"]}
+                states[student][task["stem"]] = state_file.entry(result)
                 if student not in touched:
                     touched.append(student)
             for student in touched:

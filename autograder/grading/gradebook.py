@@ -217,18 +217,45 @@ class _Deferred:
         return getattr(self._gradebook, name)
 
 
+#: The resources key under which nbgrader's door hands :class:`SaveStatedGrades` the cells' digests of the
+#: notebook's last grading (``cells`` of its state entry, :mod:`autograder.grading.state`).
+SEEN_KEY = "module6_seen_cells"
+
+
 class SaveStatedGrades(SaveAutoGrades):
-    """nbgrader's ``SaveAutoGrades``, whose comments name a state of the whole notebook when it has one.
+    """nbgrader's ``SaveAutoGrades``, whose comments name a state of the whole notebook when it has one,
+    and which keeps a grade made by hand where what was graded did not change.
 
     An unreadable submission (not a notebook) gets, on every answer cell, the sentence the grader put in
     the autograded notebook's metadata (``worker.STATE_KEY``), so formgrader's comment boxes say why
     there is nothing to grade instead of nothing at all. Otherwise the comments are nbgrader's.
+
+    nbgrader==0.9.6's ``SaveAutoGrades._add_score`` sets ``needs_manual_grade`` on every cell that has a
+    ``manual_score``, each time a notebook is autograded: a regrade (after a changed check, a new secret,
+    the other door) put every answer a person had graded back on formgrader's "needs manual grade" list.
+    Here, a cell a person graded (a ``manual_score``, and not waiting for review) whose text and outputs
+    are what they were at the last grading (``cell_digest`` against the state file's ``cells``) stays
+    graded; the manual score is never touched (nbgrader's rule). A cell whose answer changed, or with no
+    record of the last grading, is marked for review, as nbgrader does.
     """
 
     def preprocess(self, nb, resources):
         state = nb.metadata.get("module6_state")
         self._state_comment = state.get("comment") if isinstance(state, dict) else None
+        seen = resources.get(SEEN_KEY)
+        self._seen = seen if isinstance(seen, dict) else {}
         return super().preprocess(nb, resources)
+
+    def _add_score(self, cell, resources) -> None:
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        reviewed = grade.manual_score is not None and not grade.needs_manual_grade
+        super()._add_score(cell, resources)
+        if reviewed and grade.needs_manual_grade:
+            from autograder.grading.state import cell_digest
+            if self._seen.get(cell.metadata["nbgrader"]["grade_id"]) == cell_digest(cell):
+                grade.needs_manual_grade = False
+                self.gradebook.db.commit()
 
     def _add_comment(self, cell, resources) -> None:
         super()._add_comment(cell, resources)
@@ -252,7 +279,7 @@ def _end_write(gradebook: Gradebook, commit: bool) -> None:
 class _SaveWithGradebook(SaveStatedGrades):
     """nbgrader's SaveAutoGrades on an already open gradebook (the cell logic is nbgrader's own)."""
 
-    def save(self, gradebook: Gradebook, nb, resources: dict, *, commit: bool = True):
+    def save(self, gradebook: Gradebook, nb, resources: dict, *, commit: bool = True, seen: dict | None = None):
         self.notebook_id = resources["nbgrader"]["notebook"]
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
@@ -260,6 +287,7 @@ class _SaveWithGradebook(SaveStatedGrades):
         self.gradebook = _Deferred(gradebook, self.notebook_id, self.assignment_id, self.student_id)
         state = nb.metadata.get("module6_state")
         self._state_comment = state.get("comment") if isinstance(state, dict) else None
+        self._seen = seen if isinstance(seen, dict) else {}
         nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
         _end_write(gradebook, commit)
         return nb, resources
@@ -306,11 +334,13 @@ class GradebookWriter:
                 gb.update_or_create_submission(self.assignment, student)
         return timestamp
 
-    def save(self, student: str, stem: str, autograded_text: str, *, commit: bool = True) -> None:
+    def save(self, student: str, stem: str, autograded_text: str, *, commit: bool = True,
+             seen: dict | None = None) -> None:
         """Store the notebook's scores and comments with nbgrader's ``SaveAutoGrades``.
 
         With ``commit=False`` the rows are only flushed: they become durable with the batch's
-        :meth:`commit` (one transaction for many notebooks), or go with its :meth:`rollback`.
+        :meth:`commit` (one transaction for many notebooks), or go with its :meth:`rollback`. ``seen``:
+        the cells' digests of the notebook's last grading (see :class:`SaveStatedGrades`).
         """
         # Read back without nbformat's schema validation: the worker built this text with
         # nbformat.writes, which validated it; parsing it is what SaveAutoGrades needs (the same
@@ -318,7 +348,7 @@ class GradebookWriter:
         nb = nbformat.convert(nbformat.reader.reads(autograded_text), 4)
         resources = {"nbgrader": {"student": student, "assignment": self.assignment, "notebook": stem,
                                   "db_url": self.coursedir.db_url}}
-        self._saver.save(self.gradebook, nb, resources, commit=commit)
+        self._saver.save(self.gradebook, nb, resources, commit=commit, seen=seen)
 
     def commit(self) -> None:
         """Make every row flushed since the last commit durable (one SQLite transaction)."""

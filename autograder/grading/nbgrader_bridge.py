@@ -20,12 +20,20 @@ grade`` does:
   it hands the preprocessors an empty placeholder;
 * ``sanitize_preprocessors = [DropSubmission]`` (nbgrader's ``CheckCellMetadata`` would let one hostile
   cell stop the whole run with ``SchemaTooNewError``);
-* ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]``:
+* ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties, RememberGraded]``:
   :class:`SandboxedGrade` grades the submitted file with :func:`autograder.grading.worker.grade_notebook`
   (the function ``autograder grade`` runs in its workers, which reads the file through the intake
   within the same limits) and hands nbgrader the autograded notebook it built; nbgrader's own
-  ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook) and ``AssignLatePenalties`` store it, exactly as ``autograder grade`` does.
-  Scores, gradebook rows, ``autograded/`` notebooks and feedback pages are the same whichever command ran.
+  ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook,
+  and which keeps "graded by hand" where the graded answer is unchanged) and ``AssignLatePenalties``
+  store it, exactly as ``autograder grade`` does; :class:`RememberGraded` records it in the state file
+  both doors share (:mod:`autograder.grading.state`), so neither grades again what the other graded.
+  Scores, gradebook rows, ``autograded/`` notebooks and feedback pages are the same whichever command ran;
+* nothing is removed before grading: nbgrader's converter removed the autograded folder with
+  ``--force`` (every click of formgrader's button), wrote a placeholder over each autograded notebook,
+  and removed the folder again when a step raised; :class:`SandboxedAutograde` checks the sandbox in
+  ``start()``, before anything is read or written, and replaces each notebook's files only with its
+  new result (issue 33, F7).
 
 nbgrader 0.9.6 crashes on an unparseable ``timestamp.txt`` (it calls ``CourseDirectory.fail``, which
 does not exist) and trusts the time a student wrote there; :func:`install` makes it read submission
@@ -37,6 +45,7 @@ missing, with a warning), as ``autograder grade`` does.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import fnmatch
 import os
 from pathlib import Path
@@ -50,6 +59,7 @@ from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer
 
 from autograder.grading import intake
+from autograder.grading import state as state_file
 from autograder.grading.statuses import Status
 from autograder.grading.timestamps import carry_submission_files, submission_time
 from autograder.grading.gradebook import SaveStatedGrades
@@ -105,63 +115,108 @@ class SandboxedGrade(NbGraderPreprocessor):
                       ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        from autograder.grading.gradebook import assignment_sources, submitted_root, write_outputs
-        from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
+        from autograder.grading.gradebook import SEEN_KEY, write_outputs
+        from autograder.grading.worker import close_sandbox, grade_notebook
 
         if not nb.metadata.get(_PLACEHOLDER_KEY):
             raise RuntimeError("SandboxedGrade needs DropSubmission as Autograde.sanitize_preprocessors: "
                                "use autograder.grading.nbgrader_bridge.install(c) in nbgrader_config.py")
-        if not any(isinstance(node, SandboxedAutograde) for node in _parents(self)):
+        converter = next((node for node in _parents(self) if isinstance(node, SandboxedAutograde)), None)
+        if converter is None:
             raise RuntimeError("SandboxedGrade runs only under SandboxedAutograde (nbgrader's own converter copies "
                                "the submission's other files): use autograder.grading.nbgrader_bridge.install(c)")
         info = resources["nbgrader"]
         student, assignment, stem = info["student"], info["assignment"], info["notebook"]
         coursedir = _coursedir_of(self)
-        specs = assignment_sources(coursedir, assignment)
-        if stem not in specs:
+        plan = converter.plan(assignment)
+        if stem not in plan.specs:
             raise RuntimeError(f"notebook {stem!r} is not part of {assignment!r} in the gradebook")
-        spec = specs[stem]
+        spec = plan.specs[stem]
         if not self.no_sandbox:
             self._require_sandbox(coursedir, student, assignment)
+        parts = [student, assignment, f"{stem}.ipynb"]
         # The worker reads the file itself, through the intake: within the limits, no link followed.
         task = {"student": student, "assignment": assignment, "stem": stem, "source": spec["source"],
-                "checksums": spec["checksums"], "root": str(submitted_root(coursedir)),
-                "parts": [student, assignment, f"{stem}.ipynb"],
-                "limits": limits_for(self.timeout, self.memory_mb),
-                "options": grading_options(coursedir.root, False if self.no_sandbox else None),
-                "digest": None}
+                "checksums": spec["checksums"], "root": str(plan.root), "parts": parts,
+                "limits": plan.limits, "options": plan.options,
+                "digest": state_file.notebook_digest(plan.root, parts, spec, plan.grader, plan.limits)}
         atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
         result = grade_notebook(task)
+        if result.get("reason") == "sandbox":
+            # The sandbox failed on this notebook (twice): the grader's failure, not a grade. As under
+            # `autograder grade`, it replaces nothing (autograded notebook, feedback, gradebook, state).
+            raise GraderFailed(f"{student}/{stem}: the grading sandbox failed on this notebook (twice); nothing was "
+                               "changed: grade it again")
         write_outputs(coursedir, assignment, result)
         if result.get("refusal"):
             self.log.warning(intake.Refusal.from_dict(result["refusal"]).line(student, stem))
         self.log.info("%s/%s graded in the sandbox (%s)", student, stem, result["reason"])
+        # For SaveStatedGrades (what a person graded last time) and RememberGraded (the state entry).
+        previous = state_file.read_state(state_file.state_path(coursedir, student, assignment)).get(stem)
+        resources[SEEN_KEY] = previous.get("cells") if isinstance(previous, dict) else None
+        resources[_ENTRY_KEY] = state_file.entry(result)
         return nbformat.reads(result["autograded"], as_version=4), resources
 
-
     def _require_sandbox(self, coursedir, student: str, assignment: str) -> None:
-        """No sandbox, no grading (the rule of ``autograder grade``), said once for the whole run.
+        """No sandbox, no grading (the rule of ``autograder grade``); see :func:`refusal_without_sandbox`.
 
-        nbgrader prints a traceback for every student whose notebook raises; a ``SystemExit`` passes
-        through its per-student handler, so the command stops at the first notebook with the one
-        sentence (formgrader's button shows it as the error of that click). The autograded folder
-        nbgrader had just made for this student is removed, as nbgrader removes a failed one, so the
-        next run does not skip the student.
+        :meth:`SandboxedAutograde.start` asks first, before anything is read or written; this is asked
+        again per notebook in case the sandbox stopped working during the run. Nothing is removed
+        either way: nbgrader's converter removed the autograded folder (and the state) it was about to
+        redo, and the refusal then left the grading host's work deleted (issue 33, F7).
         """
-        from autograder.grading.sandbox import SandboxError, require_sandbox
+        message = refusal_without_sandbox(assignment)
+        if message:
+            raise SystemExit(message)
 
-        try:
-            require_sandbox("set c.SandboxedGrade.no_sandbox = True in nbgrader_config.py")
-        except SandboxError as error:
-            import shutil
-            shutil.rmtree(coursedir.format_path(coursedir.autograded_directory, student, assignment),
-                          ignore_errors=True)
-            # A hub's container server lacks the sandbox for good: name the route that grades anyway.
-            raise SystemExit(f"nbgrader autograde: {error} Where this server cannot sandbox (a container hub's "
-                             f"pod), grade on a grading host where bubblewrap works, in this course directory: "
-                             f"`nbgrader collect {assignment}` then `autograder grade {assignment}`; formgrader "
-                             f"here then shows the grades for manual grading and feedback (README, \"A hub whose "
-                             f"pods cannot sandbox\").") from None
+
+class GraderFailed(RuntimeError):
+    """The grader itself failed on one notebook: reported for that notebook, nothing replaced or removed."""
+
+
+def refusal_without_sandbox(assignment: str) -> str | None:
+    """The one sentence nbgrader's door stops with where bubblewrap cannot run (None where it can).
+
+    nbgrader prints a traceback for every student whose notebook raises; a ``SystemExit`` passes
+    through its per-student handler, so the command stops with the one sentence (formgrader's button
+    shows it as the error of that click).
+    """
+    from autograder.grading.sandbox import SandboxError, require_sandbox
+
+    try:
+        require_sandbox("set c.SandboxedGrade.no_sandbox = True in nbgrader_config.py")
+    except SandboxError as error:
+        # A hub's container server lacks the sandbox for good: name the route that grades anyway.
+        return (f"nbgrader autograde: {error} Where this server cannot sandbox (a container hub's "
+                f"pod), grade on a grading host where bubblewrap works, in this course directory: "
+                f"`nbgrader collect {assignment}` then `autograder grade {assignment}`; formgrader "
+                f"here then shows the grades for manual grading and feedback (README, \"A hub whose "
+                f"pods cannot sandbox\"). Nothing was changed.")
+    return None
+
+
+#: Resources key: the state entry :class:`SandboxedGrade` made, which :class:`RememberGraded` writes.
+_ENTRY_KEY = "module6_state_entry"
+
+
+class RememberGraded(NbGraderPreprocessor):
+    """Last autograde step: record the notebook in the state file every door shares.
+
+    Runs after nbgrader's ``SaveAutoGrades`` and ``AssignLatePenalties`` have committed its rows (so the
+    state never names a grade the gradebook lacks, as under ``autograder grade``), and writes the entry
+    ``autograder grade`` writes (:mod:`autograder.grading.state`): the next run of either door skips the
+    notebook while nothing it depends on changed.
+    """
+
+    def preprocess(self, nb, resources):
+        entry = resources.pop(_ENTRY_KEY, None)
+        if entry is not None:
+            info = resources["nbgrader"]
+            path = state_file.state_path(_coursedir_of(self), info["student"], info["assignment"])
+            state = state_file.read_state(path)
+            state[info["notebook"]] = entry
+            state_file.write_state(path, state)
+        return nb, resources
 
 
 class SubmissionExporter(NotebookExporter):
@@ -198,6 +253,17 @@ def _placeholder():
 _DEFAULT_LAYOUT = os.path.join("{nbgrader_step}", "{student_id}", "{assignment_id}")
 
 
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """What one run grades the notebooks of an assignment with (see :meth:`SandboxedAutograde.plan`)."""
+
+    specs: dict
+    limits: dict
+    options: dict
+    grader: str
+    root: Path
+
+
 class SandboxedAutograde(Autograde):
     """nbgrader's ``Autograde`` converter, with every student file found and read through the intake.
 
@@ -208,6 +274,150 @@ class SandboxedAutograde(Autograde):
     ``autograder grade`` does not make either, and the ``os.path.exists`` that scores a link as
     present). The gradebook steps are nbgrader's, in nbgrader's order.
     """
+
+    def start(self) -> None:
+        """Refuse before anything is read, written or removed when the sandbox cannot run (see
+        :func:`refusal_without_sandbox`); then nbgrader's run, with this converter's steps."""
+        settings = SandboxedGrade(config=self.config)
+        if not settings.no_sandbox:
+            message = refusal_without_sandbox(self.coursedir.assignment_id or "ASSIGNMENT")
+            if message:
+                raise SystemExit(message)
+        self._plans = {}
+        super().start()
+
+    def plan(self, assignment: str) -> "_Plan":
+        """What every notebook of ``assignment`` is graded with in this run (made once): the gradebook's
+        sources and checksums, the limits and sandbox choice of ``c.SandboxedGrade``, the course secret and
+        the grader's digest, exactly as ``autograder grade`` makes them (so both doors' digests agree)."""
+        from autograder.grading.gradebook import assignment_sources, submitted_root
+        from autograder.grading.worker import grading_options, limits_for
+
+        plans = self.__dict__.setdefault("_plans", {})
+        if assignment not in plans:
+            settings = SandboxedGrade(config=self.config)
+            options = grading_options(self.coursedir.root, False if settings.no_sandbox else None)
+            plans[assignment] = _Plan(specs=assignment_sources(self.coursedir, assignment),
+                                      limits=limits_for(settings.timeout, settings.memory_mb), options=options,
+                                      grader=state_file.grader_digest(self.coursedir.root, options),
+                                      root=submitted_root(self.coursedir))
+        return plans[assignment]
+
+    def _regrades_everything(self) -> bool:
+        """``nbgrader autograde --force``: every notebook again. formgrader's button (nbgrader's API, whose
+        ``autograde`` always asks for ``force``) regrades what changed, as ``autograder grade`` does."""
+        from nbgrader.apps.api import NbGraderAPI
+
+        return bool(self.force) and not isinstance(self.parent, NbGraderAPI)
+
+    def init_destination(self, assignment_id: str, student_id: str) -> bool:
+        """Whether to process a submission: yes, unless the student is excluded. Nothing is removed.
+
+        nbgrader 0.9.6 (``BaseConverter.init_destination``) removes the autograded folder here with
+        ``--force`` (always, under formgrader's button) or when the submission is newer, before a single
+        notebook is graded: a refusal that followed (no sandbox in a pod) left the grading host's work
+        deleted. Here each notebook's own result replaces its own files when it is graded, and the
+        shared state decides which notebooks are graded at all (:meth:`convert_single_notebook`).
+        """
+        if self.coursedir.student_id_exclude and student_id in self.coursedir.student_id_exclude.split(","):
+            return False
+        return True
+
+    def write_single_notebook(self, output, resources) -> None:
+        """Write nothing: :class:`SandboxedGrade` wrote the autograded notebook (and its feedback page)
+        itself, atomically; nbgrader's writer would first have put the placeholder of the sanitize step
+        in its place. The writer's folder is still set: nbgrader's autograde step reads its input path
+        from it."""
+        self.writer.build_directory = self._format_dest(resources["nbgrader"]["assignment"],
+                                                        resources["nbgrader"]["student"])
+
+    def convert_single_notebook(self, notebook_filename: str) -> None:
+        """Grade one notebook, unless the state file every door shares says it is unchanged since it was
+        graded (by either door): then nothing of it is touched but its late penalty (as ``autograder
+        grade`` does for an unchanged notebook)."""
+        from autograder.grading.gradebook import GradebookWriter
+
+        if self._sanitizing:
+            info = self.init_single_notebook_resources(notebook_filename)["nbgrader"]
+            student, assignment, stem = info["student"], info["assignment"], info["notebook"]
+            plan = self.plan(assignment)
+            if stem in plan.specs and not self._regrades_everything():
+                parts = (student, assignment, f"{stem}.ipynb")
+                digest = state_file.notebook_digest(plan.root, parts, plan.specs[stem], plan.grader, plan.limits)
+                entry = state_file.read_state(state_file.state_path(self.coursedir, student, assignment)).get(stem)
+                produced = Path(self._format_dest(assignment, student)) / f"{stem}.ipynb"
+                if state_file.unchanged(entry, digest, produced):
+                    with GradebookWriter(self.coursedir, assignment) as writer:
+                        writer.assign_late_penalty(student, stem)
+                    self.log.info("%s/%s: unchanged since it was graded (by autograder grade or nbgrader autograde): "
+                                  "not graded again", student, stem)
+                    return
+        super().convert_single_notebook(notebook_filename)
+
+    def convert_notebooks(self) -> None:
+        """nbgrader 0.9.6's loop over submissions (``BaseConverter.convert_notebooks``), minus its removals.
+
+        nbgrader removes a student's whole autograded folder (``_handle_failure``: ``rmtree``) when any
+        step for that student raises, with what other notebooks and earlier runs had graded: a
+        ``RecursionError`` in one notebook cost a student every graded notebook. Here a failure is that
+        notebook's: logged with its student and notebook, the other notebooks are graded, nothing is
+        removed, and the run ends with nbgrader's error (exit status 1) naming what failed.
+        """
+        import re
+        import traceback
+
+        import sqlalchemy
+
+        errors = []
+        for assignment in sorted(self.assignments.keys()):
+            self.notebooks = sorted(self.assignments[assignment])
+            regexp = self._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
+            match = re.match(regexp, assignment)
+            if match is None:
+                msg = "Could not match '%s' with regexp '%s'" % (assignment, regexp)
+                self.log.error(msg)
+                raise NbGraderException(msg)
+            ids = match.groupdict()
+            try:
+                if not self.init_destination(ids["assignment_id"], ids["student_id"]):
+                    continue
+                self.run_pre_convert_hook()
+                self.init_assignment(ids["assignment_id"], ids["student_id"])
+                for notebook in self.notebooks:
+                    try:
+                        self.convert_single_notebook(notebook)
+                    except sqlalchemy.exc.OperationalError:
+                        raise
+                    except Exception as error:  # noqa: BLE001 - one notebook's failure is that notebook's
+                        self._sanitizing = True
+                        self.log.error("%s/%s could not be graded (%s: %s); what was graded before is kept",
+                                       ids["student_id"], os.path.splitext(os.path.basename(notebook))[0],
+                                       type(error).__name__, error)
+                        self.log.debug(traceback.format_exc())
+                        errors.append((ids["assignment_id"], ids["student_id"]))
+                self.set_permissions(ids["assignment_id"], ids["student_id"])
+                self.run_post_convert_hook()
+            except sqlalchemy.exc.OperationalError:
+                self.log.error(traceback.format_exc())
+                msg = ("There was an error accessing the nbgrader database. This may occur if you recently "
+                       "upgraded nbgrader. To resolve the issue, first BACK UP your database and then run the "
+                       "command `nbgrader db upgrade`.")
+                self.log.error(msg)
+                raise NbGraderException(msg) from None
+            except KeyboardInterrupt:
+                self.log.error("Canceled")
+                raise
+            except Exception:  # noqa: BLE001 - one student's failure is that student's
+                self.log.error("There was an error processing assignment: %s", assignment)
+                self.log.error(traceback.format_exc())
+                errors.append((ids["assignment_id"], ids["student_id"]))
+        if errors:
+            for assignment_id, student_id in dict.fromkeys(errors):
+                self.log.error("There was an error processing assignment '%s' for student '%s' (nothing of "
+                               "it was removed)", assignment_id, student_id)
+            msg = "Please see the errors above; what was graded before they happened is kept."
+            self.log.error(msg)
+            raise NbGraderException(msg)
 
     def _root(self) -> Path:
         from autograder.grading.gradebook import submitted_root
@@ -372,7 +582,7 @@ def install(c) -> None:
     import nbgrader.converters
 
     c.Autograde.sanitize_preprocessors = [DropSubmission]
-    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties]
+    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties, RememberGraded]
     c.Autograde.exporter_class = SubmissionExporter
     for module in (nbgrader.apps.autogradeapp, nbgrader.apps.api, nbgrader.converters):
         module.Autograde = SandboxedAutograde

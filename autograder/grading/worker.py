@@ -21,6 +21,7 @@ from autograder.feedback import page as feedback_html
 from autograder.feedback.withheld import withhold_after_hidden_tests
 from autograder.grading.outcome_text import trusted_outcome
 from autograder.grading import intake
+from autograder.grading.state import cell_digests
 from autograder.feedback.markdown import Budget as WrittenBudget
 from autograder.feedback.markdown import notebook_cell_source
 from autograder.feedback.rubric import rubric_cell
@@ -82,8 +83,33 @@ def close_sandbox() -> None:
         _local.sandbox = None
 
 
+def _new_output(output_type: str, data=None, **fields):
+    """``nbformat.v4.new_output`` without its schema validation of each node: the autograded notebook is
+    validated once, whole, when ``nbformat.writes`` writes it. One validation per cell and output cost a
+    notebook of 2,000 extra cells 5 s of the grading process (nbformat 5, ``v4/nbbase.py``)."""
+    output = nbformat.NotebookNode(output_type=output_type)
+    if output_type == "stream":
+        output.name, output.text = "stdout", ""
+    elif output_type in ("display_data", "execute_result"):
+        output.metadata, output.data = nbformat.NotebookNode(), nbformat.NotebookNode()
+        if output_type == "execute_result":
+            output.execution_count = None
+    elif output_type == "error":
+        output.ename, output.evalue, output.traceback = "NotImplementedError", "", []
+    output.update(fields)
+    if data is not None:
+        output.data = data
+    return output
+
+
+def _new_code_cell(source: str, id: str):
+    """``nbformat.v4.new_code_cell(source, id=id)`` without its per-cell validation (see :func:`_new_output`)."""
+    return nbformat.NotebookNode(id=id, cell_type="code", metadata=nbformat.NotebookNode(), execution_count=None,
+                                 source=source, outputs=[])
+
+
 def _stream(name: str, text: str) -> dict:
-    return nbformat.v4.new_output("stream", name=name, text=text)
+    return _new_output("stream", name=name, text=text)
 
 
 def _cell_outputs(frame: dict | None) -> list:
@@ -98,12 +124,12 @@ def _cell_outputs(frame: dict | None) -> list:
     for number, figure in enumerate(figures[:8] if isinstance(figures, list) else []):
         if isinstance(figure, str) and len(figure) <= 3 * 1024 * 1024:  # base64 of the harness' 2 MB cap
             # The page and nbgrader's feedback show it as an <img>: a PNG can carry no script.
-            outputs.append(nbformat.v4.new_output("display_data", data={
+            outputs.append(_new_output("display_data", data={
                 "image/png": figure, "text/plain": f"<Figure {number + 1} of this cell>"}))
     if frame.get("status") in ("error", "timeout"):
         text = frame.get("error") or frame.get("status")
         head = text.strip().splitlines()[-1] if text.strip() else frame["status"]
-        outputs.append(nbformat.v4.new_output("error", ename=frame["status"], evalue=head[:500],
+        outputs.append(_new_output("error", ename=frame["status"], evalue=head[:500],
                                               traceback=text.splitlines()[-40:]))
     return outputs
 
@@ -160,7 +186,33 @@ def _copied(value):
     return value
 
 
+#: The refusal's ``limit`` when the trusted side met a submission it could not process within Python's
+#: own limits (nesting deeper than the recursion limit, a parser's MemoryError).
+TOO_COMPLEX = "complexity"
+
+
 def grade_notebook(task: dict) -> dict:
+    """Grade one submitted notebook (see :func:`_grade`): whatever the submission holds, a result.
+
+    Every parse of student bytes on this side is bounded before it starts (the intake's limits, the
+    ``STUDENT_ID`` cell's :data:`autograder.variants.ID_CELL_CHARS`, the page budgets). Should a shape
+    nobody foresaw still make Python's own limits trip while this notebook is processed (a
+    ``RecursionError``, a parser's ``MemoryError``), the notebook is refused as ``rejected`` with the reason,
+    as an over-limit file is, and the batch goes on: such an exception never stops a batch (it did: exit
+    status 3) nor reaches nbgrader's converter, which deletes the student's whole ``autograded/`` folder
+    for an exception it catches.
+    """
+    try:
+        return _grade(task)
+    except (RecursionError, MemoryError) as error:
+        if task.get("refused"):
+            raise
+        refusal = intake.Refusal(Status.REJECTED, TOO_COMPLEX, "the submission is too complex for the grader to "
+                                 f"read ({type(error).__name__}): simplify the notebook and submit it again")
+        return _grade({**task, "refused": refusal.as_dict()})
+
+
+def _grade(task: dict) -> dict:
     """Grade one submitted notebook.
 
     Parameters
@@ -235,6 +287,8 @@ def grade_notebook(task: dict) -> dict:
     return {"student": task["student"], "assignment": task["assignment"], "stem": stem,
             "autograded": utf8(nbformat.writes(autograded)), "feedback": utf8(html), "rows": rows, "notes": notes,
             "reason": reason, "seconds": time.perf_counter() - started, "digest": task.get("digest"),
+            # What a person grading each graded cell sees (the state file keeps it: see grading/state.py).
+            "cells": cell_digests(autograded),
             "rejected": None if rejected is None else rejected.limit,
             "refusal": None if rejected is None else rejected.as_dict()}
 
@@ -256,7 +310,7 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
     def extra_cells(index):
         for number, slot in by_source.get(index, []):
             if slot.kind == "exec-extra":
-                cell = nbformat.v4.new_code_cell(steps[number]["source"], id=f"extra-{number}")
+                cell = _new_code_cell(steps[number]["source"], id=f"extra-{number}")
                 cell.outputs = _cell_outputs(cell_frames.get(number))
                 cells.append(cell)
 
@@ -279,7 +333,7 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cell.outputs = _cell_outputs(cell_frames.get(runs[0])) if runs else []
             cells.append(cell)
             for number, text in zip(runs[1:], texts[1:]):
-                duplicate = nbformat.v4.new_code_cell(text, id=f"duplicate-{number}")
+                duplicate = _new_code_cell(text, id=f"duplicate-{number}")
                 duplicate.outputs = _cell_outputs(cell_frames.get(number))
                 cells.append(duplicate)
         elif kind == "manual":
@@ -292,7 +346,8 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
                 cell.source = notebook_cell_source(cell.source, written)
             cell.pop("attachments", None)
             cells.append(cell)
-            # For formgrader's view only (feedback drops it), with this student's numbers.
+            # For formgrader's view only (feedback drops it), with this student's numbers, never their id
+            # (formgrader's grading page hides names: see rubric_cell).
             rubric = rubric_cell(stem, grade_id, student=task["student"] if variant is not None and variant.parameters else None)
             if rubric is not None:
                 cells.append(rubric)
@@ -308,6 +363,13 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cells.append(cell)
         extra_cells(index)
     nb = nbformat.v4.new_notebook(cells=cells, metadata=_copied(source_nb.metadata))
+    info = nb.metadata.get("language_info")
+    if isinstance(info, dict) and info.get("name", "python") == "python" and "pygments_lexer" not in info:
+        # The cells ran in IPython, and IPython's lexer is the one of nbconvert's (7.17, filters/highlight.py)
+        # that honours a cell's ``magics_language``: formgrader's grading view then shows a cell that
+        # BoundGradingView marked plain as plain text. With the source's bare "python" every cell was
+        # highlighted all the same (a 4 MB answer cell took the view 16 s).
+        info["pygments_lexer"] = "ipython3"
     seen: set = set()
     for number, cell in enumerate(nb.cells):
         # Deterministic ids: the source's, or a numbered one for the student's extra cells.
@@ -444,18 +506,36 @@ def run_released_id_cell(steps: list) -> None:
     place): the notebook, signed in as the submitting student, then shows that student's numbers as a
     hub does, and answers computed from ``numbers`` follow them. A typed id (a laptop's, maybe a slip)
     does not stop the numbers cell: nobody loses an answer because the id was mistyped, and the
-    feedback names the mismatch (:func:`identity_note`). The autograded notebook shows what was typed."""
-    from autograder.variants import only_an_id
+    feedback names the mismatch (:func:`identity_note`). The autograded notebook shows what was typed.
+
+    A cell over :data:`autograder.variants.ID_CELL_CHARS` is neither parsed here nor run: the released
+    cell runs in its place too (megabytes in the id cell cost the sandbox seconds to compile and the
+    grading process, before this bound, 10 s and 1.4 GB to parse), and the feedback says so. The bound
+    is for all of a notebook's id cells together (a copy of the cell is run too, and 2,000 copies of
+    9,999 characters must not cost 2,000 parses): copies beyond it are treated alike."""
+    from autograder.variants import ID_CELL_CHARS, id_cell_readable, only_an_id
     from course.variants import STUDENT_ID_CELL
+    room = ID_CELL_CHARS
     for step in steps:
-        if step.get("kind") == "exec" and step.get("id") == STUDENT_ID_GRADE_ID and only_an_id(step["source"]):
-            step["source"] = STUDENT_ID_CELL
+        if step.get("kind") == "exec" and step.get("id") == STUDENT_ID_GRADE_ID:
+            source = step["source"]
+            readable = id_cell_readable(source) and len(source) <= room
+            room -= len(source) if readable else 0
+            if not readable or only_an_id(source):
+                step["source"] = STUDENT_ID_CELL
 
 
 def identity_note(student: str, extraction: Extraction) -> str:
-    """A note when the submitted notebook typed another student's id (it showed their numbers)."""
-    from autograder.variants import typed_id
+    """A note when the submitted notebook typed another student's id (it showed their numbers), or when
+    its ``STUDENT_ID`` cell was too long to be read for one (neither parsed nor run: see
+    :func:`run_released_id_cell`)."""
+    from autograder.variants import ID_CELL_CHARS, id_cell_readable, typed_id
     texts = extraction.answers.get(STUDENT_ID_GRADE_ID) or []
+    if texts and not id_cell_readable(texts[0]):
+        return (f"the STUDENT_ID cell has more than {ID_CELL_CHARS:,} characters, so the grader neither read nor ran "
+                f"it: the released cell ran in its place, and the notebook was graded with the numbers of "
+                f"{student!r}. Anything else written in that cell did not run: keep it to the line "
+                "`STUDENT_ID = \"...\"`.")
     typed = typed_id(texts[0]) if texts else None
     if typed is None or typed == student:
         return ""
@@ -498,7 +578,7 @@ def _points(value: float, verdicts: dict | None = None) -> dict:
     # The group's verdicts ride along as data in the output's metadata: the feedback pages and the
     # report read them from there (misconception keys, which cases ran), never from the text above.
     metadata = {feedback_html.METADATA_KEY: verdicts} if verdicts is not None else {}
-    return nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(value))}, execution_count=None,
+    return _new_output("execute_result", data={"text/plain": repr(float(value))}, execution_count=None,
                                   metadata=metadata)
 
 

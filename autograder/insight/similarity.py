@@ -32,8 +32,12 @@ person grades in formgrader). How a pair is scored, per answer cell:
    two words swapped for synonyms 74%, a word-for-word copy 100% (``tests/test_similarity.py``).
    ``--min-similarity`` sets both kinds' threshold.
 
-**Every cell costs at most its own row.** Parsing runs in this process with no sandbox around it,
-on text a student wrote: a cell longer than :data:`MAX_CELL_CHARS` is never parsed, and whatever
+**Every cell costs at most its own row, every student at most their budget.** Parsing runs in this
+process with no sandbox around it, on text a student wrote: a cell longer than :data:`MAX_CELL_CHARS`
+is never parsed; a student's cells are parsed up to :data:`STUDENT_TOKENS` tokens in all (counted by one
+regular expression before any parser runs, in notebook order: what the parser, the printer and the
+tokenizer cost is per token, some 5 microseconds for honest code and 33 for ``a+1;`` repeated, so
+20 notebooks of 50,000-character cells once cost a class minutes for one student); and whatever
 the parser or the printer raise on the rest (``RecursionError`` for ``a+a+...+a``,
 ``MemoryError`` for 100,000 unary minus signs, the parser's own "too many nested parentheses",
 NUL bytes, lone surrogates) makes that one cell :class:`Uncomparable`: it is listed on the page
@@ -86,6 +90,10 @@ CODE, TEXT = "code", "text"
 #: Characters of one cell parsed at the most (the longest worked solution has 3,634); a longer
 #: cell is not compared, and says so.
 MAX_CELL_CHARS = 50_000
+#: Tokens (``autograder.feedback.page.code_tokens``) of one student's cells parsed at the most, per
+#: assignment: a student whose solutions are the worked ones has 10,700 (``module6``) or 13,100
+#: (``module6_further``). Cells past it are not compared, and say so.
+STUDENT_TOKENS = 20_000
 #: Characters of a cell shown on the page (cells are side by side; the rest is cut, and says so).
 SHOWN_CELL_CHARS = 8_000
 _BUILTINS = frozenset(dir(builtins))
@@ -269,7 +277,8 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
 
     A cell equal to the released stub (not attempted) is left out; so is a second cell claiming the
     same grade id (the first one counts, as for grading). A notebook that cannot be read is left
-    out whole, and appended to ``not_compared`` as a :class:`NotCompared` with the reason.
+    out whole, and appended to ``not_compared`` as a :class:`NotCompared` with the reason; so is a
+    cell past the student's :data:`STUDENT_TOKENS`, whose code is then None (read, never parsed).
     """
     course_dir = Path(course_dir)
     skipped = not_compared if not_compared is not None else []
@@ -284,6 +293,7 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
     for student in intake.list_folder(root).named("directory"):
         if intake.locate(root, (student, assignment), folder=True) is not None:
             continue
+        budget = [STUDENT_TOKENS]
         for notebook, cells in wanted.items():
             read = intake.read_notebook(root, (student, assignment, f"{notebook}.ipynb"))
             if read.notebook is None:
@@ -305,8 +315,30 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
                 source = cell.get("source")
                 if isinstance(source, str) and source.strip() == stubs[grade_id].strip():
                     continue
+                over = _over_budget(source, budget)
+                if over:
+                    skipped.append(NotCompared(student, notebook, grade_id, over))
+                    answers[(notebook, grade_id)].setdefault(student, None)  # read, first cell counted, not compared
+                    continue
                 answers[(notebook, grade_id)][student] = source
     return dict(answers)
+
+
+def _over_budget(source, budget: list) -> str:
+    """Why ``source`` is not parsed under the student's remaining ``budget`` (a one-item list of tokens,
+    charged here), or "" when it may be. A cell over :data:`MAX_CELL_CHARS` is left to :func:`tokens_of`
+    (its own reason, nothing counted); once the budget is spent, nothing more is counted either."""
+    from autograder.feedback.page import code_tokens
+
+    if not isinstance(source, str) or len(source) > MAX_CELL_CHARS:
+        return ""
+    if budget[0] <= 0:
+        return f"past this student's {STUDENT_TOKENS:,} tokens of cells compared: not parsed"
+    tokens = code_tokens(source)
+    budget[0] -= tokens
+    if budget[0] < 0:
+        return f"past this student's {STUDENT_TOKENS:,} tokens of cells compared ({tokens:,} in this one): not parsed"
+    return ""
 
 
 def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: float | None = None,
@@ -328,6 +360,8 @@ def cell_matches(notebook: str, grade_id: str, codes: dict, *, min_similarity: f
         min_similarity = MIN_SIMILARITY if kind == CODE else MIN_TEXT_SIMILARITY
     prints = {}
     for student, code in codes.items():
+        if code is None:  # not compared: already listed by read_answers
+            continue
         try:
             tokens = normalise_cell(code)
         except Uncomparable as problem:
