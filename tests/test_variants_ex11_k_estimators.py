@@ -2,11 +2,11 @@
 lesson, the key is the reference's and agrees with mpmath, every slip stays distinguishable, each
 student's own answers earn full marks and another student's answers do not.
 
-The invariants, on 500 drawn students ("s0" .. "s499") and, since the family has only 475 ratios, on
-every one of them:
+The invariants, on 500 drawn students ("s0" .. "s499") and on every one of the family's 6,710 ratios:
 
-* the parameters are ``{"r": r}``, JSON-able and deterministic, with ``1.25 <= r <= 6`` stated with at
-  most two decimals and never the seed's 2; the second ratio is ``1/r``;
+* the parameters are ``{"r": r}``, JSON-able and deterministic, with ``1.25 <= r <= 8`` stated with at
+  most three decimals and never the seed's 2, nor a ratio the KL explorer can be set to (i/j, both up
+  to 19); the second ratio is ``1/r``;
 * the lesson: k1 is negative at r and positive at 1/r (it changes sign), k2 is the same at both (one
   log-ratio with two signs) and positive, k3 is positive at both and differs between them; so the
   sets of Part B are {"k1"} and {"k2", "k3"} for everyone;
@@ -50,14 +50,17 @@ def drawn():
 
 def test_parameters_are_well_formed_deterministic_and_never_the_seed(drawn):
     assert parameters(STEM, None) == {"r": 2.0} == dict(FAMILY.seed)
-    assert len(RATIOS) == 475 and len(set(RATIOS)) == 475 and 2.0 not in RATIOS
+    assert len(RATIOS) == 6710 and len(set(RATIOS)) == 6710 and 2.0 not in RATIOS
+    explorer = {Fraction(i, j) for i in range(1, 20) for j in range(1, 20)}  # p/q in steps of 0.05
+    assert not explorer & {Fraction(str(r)) for r in RATIOS}
     for student, values in drawn.items():
         assert values == parameters(STEM, student) and set(values) == {"r"}, student
         assert json.loads(json.dumps(values)) == values
         r = values["r"]
-        assert r in RATIOS and 1.25 <= r <= 6 and r != 2
-        assert Fraction(str(r)) * 100 == int(Fraction(str(r)) * 100)  # at most two decimals, as stated
-    assert len({v["r"] for v in drawn.values()}) > 300  # 500 students spread over the 475 ratios
+        assert r in RATIOS and 1.25 <= r <= 8 and r != 2
+        assert Fraction(str(r)) * 1000 == int(Fraction(str(r)) * 1000)  # at most three decimals, as stated
+        assert Fraction(str(r)) not in explorer and 1 / Fraction(str(r)) not in explorer
+    assert len({v["r"] for v in drawn.values()}) > 450  # 500 students spread over the 6,710 ratios
 
 
 def test_the_lesson_holds_for_every_ratio():
