@@ -11,17 +11,21 @@ instructor's to state: it is tested in ``tests/test_variants_ex11_*.py`` and des
 ``docs/DESIGN.md``. This file holds parameters only.
 """
 
+import math
 from fractions import Fraction
 
 from course.variants import Draw, Family
 
-#: The ratios p/q the KL explorer can be set to (both in steps of 0.05, inside (0, 1)).
-_EXPLORER_RATIOS = frozenset(Fraction(i, j) for i in range(1, 20) for j in range(1, 20))
+def _explorer_ratio(thousandths: int) -> bool:
+    """Whether k/1000 is a ratio p/q the KL explorer can be set to: i/j with i and j up to 19 (p and q
+    in steps of 0.05, inside (0, 1))."""
+    common = math.gcd(thousandths, 1000)  # k/1000 in lowest terms: (k / common) / (1000 / common)
+    return thousandths // common <= 19 and 1000 // common <= 19
+
 
 #: Every ratio above 1 a student can get: 1.250, 1.251, ..., 8.000, without the example's 2 and the
 #: explorer's ratios (6,710 of them, so that few students of a class share one).
-RATIOS = tuple(k / 1000 for k in range(1250, 8001)
-               if k != 2000 and Fraction(k, 1000) not in _EXPLORER_RATIOS)
+RATIOS = tuple(k / 1000 for k in range(1250, 8001) if k != 2000 and not _explorer_ratio(k))
 
 
 def _draw(d: Draw) -> dict:
