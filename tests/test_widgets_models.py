@@ -587,6 +587,11 @@ def test_the_public_models_take_only_the_explorers_grid():
         truncation_preset_state([2.0, 1.0, 0.5])
     with pytest.raises(TypeError, match="the logits are the preset's own"):
         truncation_preset_state("nucleus", logits=[2.0, 1.0, 0.5])
+    with pytest.raises(ValueError, match="temperature = 0.57 is not a multiple of 0.05"):
+        truncation_preset_state("nucleus", temperature=0.57)
+    with pytest.raises(ValueError, match="top_p = 0.805 is not a multiple of 0.01"):
+        truncation_preset_state("nucleus", top_p=0.805)
+    assert truncation_preset_state("nucleus", temperature=0.55, top_p=0.8).temperature == 0.55
     import course.widgets as public
     assert not hasattr(public, "truncation_state") and "truncation_state" not in public.__all__
 

@@ -291,7 +291,17 @@ def truncation_preset_state(preset: str = "default", **overrides) -> TruncationS
         raise TypeError(f"truncation_preset_state: unknown control(s) {unknown}; the controls are "
                         f"{list(CONTROLS)} (the logits are the preset's own)")
     settings = {**chosen.settings, **overrides}
+    for name, step in GRIDS.items():
+        value = _check_float(settings[name], name)
+        if abs(value / step - round(value / step)) > 1e-9:
+            raise ValueError(f"{name} = {value:g} is not a multiple of {step:g}: the explorer's {name} moves "
+                             f"in steps of {step:g}, as its slider does")
     return _truncation_state(chosen.logits, chosen.tokens, **settings)
+
+
+#: The grids of the explorer's float controls (their sliders' steps): what a learner, or a notebook, can
+#: set. Exercise 07's temperatures lie off the temperature's grid (docs/DESIGN.md, "Widgets").
+GRIDS = {"temperature": 0.05, "top_p": 0.01}
 
 
 #: The explorer's controls: everything a learner sets (the logits are the preset's).

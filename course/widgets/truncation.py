@@ -11,7 +11,7 @@ import numpy as np
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
-from ._truncation_model import TruncationState, _truncation_state, preset_named, truncation_preset_state
+from ._truncation_model import GRIDS, TruncationState, _truncation_state, preset_named, truncation_preset_state
 from ._view import (Explorer, column, control_layout, float_slider, int_slider, set_value,
                     slider_value, value_label, wrapping_row)
 
@@ -54,12 +54,12 @@ class TruncationExplorer(Explorer):
         size = len(self.tokens)
         self.controls = {
             "temperature": float_slider("temperature T", "m6-trunc-temperature", min=0.05, max=3.0,
-                                        step=0.05, value=first.temperature),
+                                        step=GRIDS["temperature"], value=first.temperature),
             "top_k": int_slider("top-k (0 = off)", "m6-trunc-top-k", min=0, max=size,
                                 value=first.top_k or 0),
             # min 0 keeps every step an exact hundredth in the front end (0.80, not
             # 0.8000000000000002); 0 itself is moved up to 0.01 (top-p must be positive).
-            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.0, max=1.0, step=0.01,
+            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.0, max=1.0, step=GRIDS["top_p"],
                                   value=first.top_p),
             "min_tokens_to_keep": int_slider("min_tokens_to_keep", "m6-trunc-min-tokens", min=1,
                                              max=size, value=first.min_tokens_to_keep),

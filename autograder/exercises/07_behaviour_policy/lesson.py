@@ -5,9 +5,11 @@ of (logits, temperature, banned token, top-p); this module is where the table co
 (:func:`candidates`), and the tests check its entries with ``check.lesson_holds``. It lives on the
 instructor's side because deciding which settings keep the lesson computes the exercise's answers.
 
-The grid: five distinct logits in tenths from -1.0 to 2.5, a temperature in hundredths from 0.50 to
-0.90, a banned token other than the sampled token 1, and a top-p threshold in hundredths from 0.60 to
-0.95. Settings are drawn from a seeded ``random.Random`` (here only: the student package draws with
+The grid: five distinct logits in tenths from -1.0 to 2.5, a temperature in hundredths from 0.51 to
+0.89 that is not a multiple of 0.05 (the truncation explorer's temperatures are: with the student's
+settings and a preset's logits, a nucleus of the same logit gaps would give the same behaviour
+log-probability), a banned token other than the sampled token 1, and a top-p threshold in hundredths
+from 0.60 to 0.95. Settings are drawn from a seeded ``random.Random`` (here only: the student package draws with
 :class:`course.variants.Draw`), screened by :func:`threshold_token` (cheap, plain floats: token 1 is
 where top-p's running sum crosses the threshold, by 0.02 either side) and kept when ``lesson_holds``
 (the same and every slip apart; 5 ms a setting, hence the screen). Sorted, :data:`SIZE` of them. The
@@ -23,10 +25,10 @@ import random
 #: How many settings the table holds.
 SIZE = 8000
 #: The generator's seed (the table is what it gives; change both together).
-SEED = 20260507
+SEED = 20260508
 #: The grids, in the order the family encodes them (one character per field: the index in its grid).
 LOGITS = tuple(v / 10 for v in range(-10, 26))
-TEMPERATURES = tuple(v / 100 for v in range(50, 91))
+TEMPERATURES = tuple(v / 100 for v in range(50, 91) if v % 5 != 0)
 BANNED = (0, 2, 3, 4)
 TOP_P = tuple(v / 100 for v in range(60, 96))
 #: The characters of the encoding (an index into a grid of at most 62 values).
