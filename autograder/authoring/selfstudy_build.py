@@ -44,9 +44,9 @@ DEFAULT_OUT = DEFAULT_ROOT / ASSIGNMENT
 BANNER = """\
 > **Self-study flavour.** The check cells below run *every* case of the grader locally, hidden ones
 > included, and explain what a failure suggests. When you have tried, the panel at the end offers
-> hints and the worked solution. A try is one attempt at this notebook: the first check you run on
-> answers that differ from the template and from your previous try (running the other checks, or
-> everything again, on the same answers adds none). Your tries and the best score of each part are
+> hints and the worked solution. A try is one run through this notebook: checking its parts one after
+> the other counts once, and checking a part again with changed answers starts the next try (checks on
+> the template's answers, or on the same answers again, add none). Your tries and the best score of each part are
 > kept in `selfstudy-progress.json` in this folder (run
 > `from autograder.selfstudy import progress; progress()` to see them). Validate says "Success" only
 > when every check here passes, hidden cases included."""

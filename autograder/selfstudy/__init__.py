@@ -3,10 +3,11 @@
 In a self-study notebook each check cell calls :func:`check` (every public and hidden case of that
 part, run in this kernel, with feedback and the points) and the last cell calls :func:`reveal`,
 which offers hints at once and the worked solution only after the learner has tried. A *try* is one
-attempt at the notebook: the first check run on answers that differ both from the template (a stub
-that still raises ``NotImplementedError``, variables still ``None``) and from the answers of the try
-before. Running the other check cells, or the whole notebook again, on the same answers scores them
-without counting another try; nbgrader's Validate (its own kernel) counts none. Progress is kept in
+run through the notebook on answers that differ from the template (a stub that still raises
+``NotImplementedError``, variables still ``None``): the parts checked one after the other belong to one
+try, and a part checked again with other answers starts the next (see :func:`record_try`). Running
+the check cells, or the whole notebook again, on the same answers scores them without counting another
+try; nbgrader's Validate (its own kernel) counts none. Progress is kept in
 ``selfstudy-progress.json`` beside the notebooks (a plain, visible file: one entry per notebook with
 the number of tries and the best score of each part), so a restarted kernel remembers; :func:`progress`
 prints it as a table. A learner who insists can reveal the solution before trying: the button asks for
