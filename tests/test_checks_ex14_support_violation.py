@@ -10,7 +10,8 @@ from check_support import ConceptCheckTests, hostile_rebinds, result_of, run_cel
 STEM = "14_support_violation"
 
 GOOD = '"full_support_behaviour", "more_exploration", "restrict_target"'
-RIGHT = f"ratios_work = False\nproblem_action = 3\nremedies = {{{GOOD}}}\n"
+NUMBERS = "ratios = (0.6 / 0.7, 0.2 / 0.3, math.inf)\nratio_mean = 0.8\n"
+RIGHT = f"ratios_work = False\nproblem_action = 3\n{NUMBERS}remedies = {{{GOOD}}}\n"
 
 CORRECT = {
     "as in the notebook": RIGHT,
@@ -18,12 +19,17 @@ CORRECT = {
 mu, pi = np.array([0.7, 0.3, 0.0]), np.array([0.6, 0.2, 0.2])
 ratios_work = bool(np.all(mu[pi > 0] > 0))
 problem_action = int(np.flatnonzero((pi > 0) & (mu == 0))[0]) + 1
+with np.errstate(divide="ignore"):
+    ratios = pi / mu
+ratio_mean = float(np.sum(pi[mu > 0]))
 remedies = [{GOOD}]
 """,
     "numpy bool and int, tuple, other case": (
         "ratios_work = np.bool_(False)\nproblem_action = np.int64(3)\n"
+        "ratios = [np.float64(6 / 7), 2 / 3, float('inf')]\nratio_mean = np.float64(0.6 + 0.2)\n"
         f"remedies = tuple(n.title() for n in [{GOOD}])\n"),
-    "a one-element set for the action": f"ratios_work = False\nproblem_action = {{3}}\nremedies = {{{GOOD}}}\n",
+    "a one-element set for the action": f"ratios_work = False\nproblem_action = {{3}}\n{NUMBERS}remedies = {{{GOOD}}}\n",
+    "the ratios as fractions, to six digits": RIGHT + "ratios = [0.857143, 0.666667, math.inf]\n",
     # The issue's fair reading: only fixes that add information (restricting the target adds none).
     "only the fixes that add information": RIGHT + "remedies = {'full_support_behaviour', 'more_exploration'}\n",
     # "the number (1, 2 or 3)": 3.0 is that number too.
@@ -42,6 +48,12 @@ WRONG = {
     "exploration left out": (RIGHT + "remedies = {'full_support_behaviour', 'restrict_target'}\n",
                              "data-fix-left-out", "decision on more_exploration"),
     "an action the behaviour policy takes": (RIGHT + "problem_action = 1\n", "supported-action"),
+    "ratios upside down": (RIGHT + "ratios = (0.7 / 0.6, 0.3 / 0.2, 0.0)\n", "ratios-inverted"),
+    "the missing ratio as 0": (RIGHT + "ratios = (0.6 / 0.7, 0.2 / 0.3, 0.0)\n", "missing-ratio-finite"),
+    "the missing ratio as nan": (RIGHT + "ratios = (0.6 / 0.7, 0.2 / 0.3, float('nan'))\n", "missing-ratio-finite"),
+    "the mean ratio is one": (RIGHT + "ratio_mean = 1.0\n", "ratio-mean-one"),
+    "the missed mass as the mean": (RIGHT + "ratio_mean = 0.2\n", "missed-mass-as-mean"),
+    "the ratios as text": (RIGHT + "ratios = ('0.857143', '0.666667', 'inf')\n", "number-as-text"),
     # Every stated form rule, broken alone.
     "the flag as a string": (RIGHT + "ratios_work = 'False'\n", "ratios-work-not-boolean"),
     "0 for the flag": (RIGHT + "ratios_work = 0\n", "ratios-work-not-boolean"),
@@ -76,6 +88,10 @@ HOSTILE = {
         "class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
         "problem_action = Any()"),
     "an unknown remedy": "remedies = {'restrict_target', 'pray'}",
+    "a ratio object with a custom __eq__": (
+        "class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "ratios = Any()"),
+    "a string mean": "ratio_mean = '0.8'",
     "a generator of remedies": f"remedies = (name for name in [{GOOD}])",
 }
 

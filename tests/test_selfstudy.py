@@ -387,3 +387,140 @@ def test_progress_lists_parts_in_the_notebooks_order_by_title_with_a_total(progr
     assert lines[0] == f"Exercise 15 (stable log softmax): 1 try, best {earned:g} / {total:g} autograded points"
     assert lines[1:] == [f"  1. {groups[0].title}: not checked yet (0 / {groups[0].points:g})"] + [
         f"  {i}. {g.title}: best {g.points:g} / {g.points:g}" for i, g in enumerate(groups[1:], 2)]
+
+
+# --------------------------------------------------------------------------- issue 35: the self-study polish
+
+
+def _exec(namespace: dict, source: str) -> dict:
+    exec(compile(source, "<answer cell>", "exec"), namespace)
+    return namespace
+
+
+def test_a_run_through_the_notebook_is_one_try_however_many_parts_it_checks(progress, capsys):
+    """Run All in a fresh kernel: Part A's check runs before Part B's answer cell has run, and Part B's
+    check after it. One attempt, one try; a second run with Part A changed is the second."""
+    stem = "09_sequence_ppl"
+    namespace = {"__name__": "__main__", "math": __import__("math")}
+    first_a = "sequence_logprob = -2.0\nmean_nll = 2.0 / 3\nperplexity = math.exp(2.0 / 3)"
+    for answer_a in (first_a, first_a.replace("-2.0", "-2.5").replace("2.0 / 3", "2.5 / 3")):
+        _exec(namespace, answer_a)
+        selfstudy.check(stem, "three_tokens", namespace)
+        _exec(namespace, "sequence_logprob_4 = sequence_logprob\nperplexity_4 = math.exp(-sequence_logprob / 4)")
+        selfstudy.check(stem, "fourth_token", namespace)
+    capsys.readouterr()
+    assert selfstudy.tries(stem, progress) == 2
+    selfstudy.check(stem, "fourth_token", namespace)  # a part checked again on the same answers: no try
+    assert selfstudy.tries(stem, progress) == 2
+
+
+def test_a_run_through_after_new_numbers_is_one_try_on_them(progress, capsys, monkeypatch):
+    from autograder.selfstudy import practice
+
+    monkeypatch.setattr(practice, "_SHOWN", {})
+    monkeypatch.setattr(practice, "_LAST_STEM", [])
+    stem = "09_sequence_ppl"
+    cells = ["sequence_logprob = sum(math.log(p) for p in numbers['p'])\n"
+             "mean_nll = -sequence_logprob / 3\nperplexity = math.exp(mean_nll)",
+             "sequence_logprob_4 = sequence_logprob + math.log(numbers['p4'])\n"
+             "perplexity_4 = math.exp(-sequence_logprob_4 / 4)"]
+
+    def run_through(namespace):
+        namespace["numbers"] = practice.practice_numbers(stem)
+        for cell, group in zip(cells, ("three_tokens", "fourth_token")):
+            _exec(namespace, cell)
+            selfstudy.check(stem, group, namespace)
+
+    namespace = {"__name__": "__main__", "math": __import__("math")}
+    run_through(namespace)
+    practice.draw(stem)
+    run_through(namespace)  # as the panel says: again from the numbers cell
+    out = capsys.readouterr().out
+    entry = json.loads(progress.read_text())[stem]
+    assert entry["tries"] == 2 and entry["numbers_tries"] == 1, entry
+    groups = CHECKS[stem].groups
+    for group in groups:  # both runs earned every point, on the example's numbers and then on the new ones
+        assert out.count(f"{group.title}: {group.points:g} / {group.points:g} points") == 2, out
+
+
+def test_the_cap_is_told_once_where_the_central_mistake_shows(progress):
+    """Exercise 24 with the shift backwards in the loss: the check of the loss says the central idea
+    is missing and its [FAIL] line says how; the other parts' checks say in one line that their points
+    are capped because of `causal_lm_loss`, without quoting that function's mistake as their own."""
+    import io
+    import contextlib
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_checks_ex24_labels_and_shifting import answer
+
+    stem = "24_labels_and_shifting"
+    namespace = _exec({"__name__": "__main__", "np": __import__("numpy")}, answer(pair="p, t = lp[:, 1:], y[:, :-1]"))
+    outputs = {}
+    for group in CHECKS[stem].groups:
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            selfstudy.check(stem, group.name, namespace)
+        outputs[group.name] = printed.getvalue()
+    mistake = "The shift goes the wrong way"
+    idea = "the central idea (the shift inside the loss"
+    assert sum(text.count(mistake) for text in outputs.values()) == 1, outputs  # its own [FAIL] line only
+    assert sum(text.count(idea) for text in outputs.values()) == 1, outputs
+    assert idea in outputs["loss"] and "[FAIL] loss, a [3, 7] batch" in outputs["loss"]
+    for name, text in outputs.items():
+        assert "[CAPPED]" in text, name
+        if name != "loss":
+            assert "missing in `causal_lm_loss` (the check of \"causal_lm_loss:" in text, text
+    # The whole notebook at once: the same, with the notebook's total first.
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        selfstudy.check(stem, None, namespace)
+    whole = printed.getvalue()
+    assert whole.startswith(f"{stem}: ") and whole.count(mistake) == 1 and whole.count(idea) == 1, whole
+
+
+def test_a_check_of_template_answers_says_to_run_the_cells_a_learner_filled_in(progress, capsys):
+    """17 said "the answers are still the template's" of an answer written but not run: the kernel
+    cannot tell the two apart, so the sentence names both."""
+    def sequence_logprobs(*args, **kwargs):
+        raise NotImplementedError
+
+    stem = "17_sequence_metrics"
+    group = CHECKS[stem].groups[0].name
+    selfstudy.check(stem, group, {"sequence_logprobs": sequence_logprobs})
+    out = capsys.readouterr().out
+    assert "Not counted as a try" in out and "still holds the template's answers" in out
+    assert "run their cells first (Shift+Enter), then this check again" in out
+
+
+def test_selfstudys_first_view_does_not_say_the_numbers_shown_differ_from_the_examples():
+    from course.variants import varies
+
+    for stem in STEMS:
+        source = nbformat.read(release_dir(ROOT, assignment_of(stem, ROOT)) / f"{stem}.ipynb", as_version=4)
+        markdown = " ".join(c.source for c in build.convert(source, stem).cells if c.cell_type == "markdown")
+        said = "".join(c.source for c in source.cells if c.cell_type == "markdown").lower().count("yours differ")
+        if varies(stem):
+            assert "yours differ" not in markdown.lower(), stem
+            assert markdown.count("ours are these until you draw new numbers (which differ)") == said, stem
+        else:
+            assert "ours are these until you draw" not in markdown, stem
+
+
+def test_exercise_07s_hints_help_with_every_part():
+    hints = selfstudy.load_solution("07_behaviour_policy")["hints"]
+    assert [hint.split(".", 1)[0] for hint in hints] == ["**Part A", "**Part B", "**Part C"], hints
+
+
+def test_worked_solution_code_wraps_with_a_hanging_indent_and_copies_as_the_code():
+    import html as html_module
+
+    code = ('def f(x):\n    return {"a": x, "b": x}  # a comment that makes this line long\n'
+            '\n        deeper = 1\n')
+    rendered = selfstudy._code_html(code)
+    lines = re.findall(r'<span class="selfstudy-line" style="padding-left: (\d+)ch; text-indent: -(\d+)ch">(.*?)</span>'
+                       r'(?=<span class="selfstudy-line"|</pre>)', rendered)
+    assert [(int(a), int(b)) for a, b, _ in lines] == [(6, 6), (10, 10), (6, 6), (14, 14)]
+    text = [html_module.unescape(re.sub(r"<[^>]+>", "", body)) for _, _, body in lines]
+    assert text == code.rstrip("\n").split("\n")  # the text is the code, spaces included
+    parts = selfstudy._solution_parts("Prose $x$.\n\n```python\nx = 1\n```\n\nMore.\n```python\ny = 2\n```\n")
+    assert [kind for kind, _ in parts] == ["markdown", "code", "markdown", "code"]
+    assert parts[1][1] == "x = 1\n" and parts[3][1] == "y = 2\n"

@@ -25,12 +25,57 @@ def _exact(values) -> tuple:
     return tuple(Fraction(str(v)) for v in values)
 
 
+def _lesson_in_plain_floats(pi, ref) -> bool:
+    """``check.lesson_holds`` written again with ``math.log``: the reference favours action 1 and
+    action 2, both wrong averages are negative, and within each answer the key and the slips of
+    ``check.slips`` are pairwise more than a relative 1e-3 apart."""
+    import math
+
+    if not (pi[0] > ref[0] and pi[1] < ref[1] and pi[2] < ref[2]):
+        return False
+    logs = [math.log(p / r) for p, r in zip(pi, ref)]
+    log_ratio = logs[1]
+    exact = sum(p * v for p, v in zip(pi, logs))
+    reversed_kl = -sum(r * v for r, v in zip(ref, logs))
+    uniform = sum(logs) / 3
+    if not (log_ratio < 0 < exact and uniform < 0 and -reversed_kl < 0):
+        return False
+    # exactly negative, not a rounding of 0: the product of pi below that of pi_ref (in hundredths)
+    if not math.prod(round(100 * p) for p in pi) < math.prod(round(100 * r) for r in ref):
+        return False
+    groups = [[log_ratio, -log_ratio, log_ratio / math.log(2), log_ratio / math.log(10)],
+              [exact, -reversed_kl, uniform, reversed_kl, log_ratio, exact / math.log(2), exact / math.log(10)]]
+    return all(abs(a - b) > 1e-3 * max(abs(a), abs(b))
+               for values in groups for i, a in enumerate(values) for b in values[i + 1:])
+
+
 def test_every_candidate_keeps_the_lesson():
-    """The family's list, checked again: every pair of the grid that keeps the lesson (and only those)."""
-    assert len(set(CANDIDATES)) == len(CANDIDATES) >= 1000
-    for pi, ref in CANDIDATES:
+    """The family's list, checked again: every pair keeps the lesson, and no explorer can be set to it
+    (not all six probabilities on the 0.05 grid; pi(1)/pi_ref(1) no ratio i/j of whole numbers up to 19,
+    which the KL explorer shows k1 at)."""
+    assert len(set(CANDIDATES)) == len(CANDIDATES) == 8000
+    # The check's own predicate (3 ms a pair: the reference's KL validates every call) on one pair in
+    # four; an independent re-derivation in plain floats on every pair.
+    for pi, ref in CANDIDATES[::4]:
         assert check.lesson_holds({"pi": pi, "pi_ref": ref, "sampled_action": 1}), (pi, ref)
+    for pi, ref in CANDIDATES:
+        assert _lesson_in_plain_floats(pi, ref), (pi, ref)
+        exact = _exact(pi + ref)
+        assert not all(p % Fraction(1, 20) == 0 for p in exact), (pi, ref)
+        ratio = exact[1] / exact[4]
+        assert ratio.numerator > 19 or ratio.denominator > 19, (pi, ref)
     assert check.lesson_holds(families()[STEM].seed)
+
+
+def test_the_table_is_what_the_instructors_generator_makes():
+    import importlib
+
+    lesson = importlib.import_module(f"autograder.exercises.{STEM}.lesson")
+    pairs = [(tuple(round(p * 100) for p in pi), tuple(round(r * 100) for r in ref)) for pi, ref in CANDIDATES]
+    assert [lesson.parameters(pi, ref) for pi, ref in pairs[:50]] == [
+        {"pi": pi, "pi_ref": ref, "sampled_action": 1} for pi, ref in CANDIDATES[:50]]
+    first = lesson.candidates(300)  # the seeded draws' first 300 kept pairs are all in the table
+    assert set(first) <= set(pairs) and pairs == sorted(pairs)
 
 
 def test_every_draw_keeps_the_lesson():
@@ -40,7 +85,7 @@ def test_every_draw_keeps_the_lesson():
         pi, ref = _exact(values["pi"]), _exact(values["pi_ref"])
         assert values["sampled_action"] == 1, student                   # the answer is named for action 1
         assert sum(pi) == 1 and sum(ref) == 1, student                  # stated exactly as the code holds them
-        assert all(p % Fraction(1, 20) == 0 and p >= Fraction(1, 10) for p in pi + ref), student
+        assert all(p % Fraction(1, 100) == 0 and p >= Fraction(1, 10) for p in pi + ref), student
         assert pi[0] > ref[0] and pi[1] < ref[1] and pi[2] < ref[2], student  # two negative terms, one positive
         found = key.values(values)
         assert found.log_ratio < 0 < found.exact_kl, student

@@ -10,7 +10,7 @@ from autograder.checks import CHECKS
 from autograder.exercises import load_check, load_key, rubric_path, solution_path
 from autograder.variants import fill
 from course.variants import families
-from course.variants.family_07_behaviour_policy import CANDIDATES
+from course.variants.family_07_behaviour_policy import _CODES, CANDIDATES
 from tests.variant_family_support import (  # noqa: I001
     assert_slips_named,
     STUDENTS, assert_full_marks, assert_swapped_answers_lose, drawn,
@@ -28,17 +28,92 @@ def _parameters(candidate) -> dict:
             "top_p": float(top_p), "token": 1}
 
 
+def _replays(parameters) -> dict:
+    """The key and the slips of ``check.slips`` derived again in plain floats (the chain and each
+    partial replay of it), for an independent look at every candidate."""
+    z, t = parameters["logits"], parameters["temperature"]
+    banned, top_p = parameters["banned"][0], parameters["top_p"]
+
+    def log_prob(scale, ban, top, extra=0, last_temperature=None):
+        allowed = [i for i in range(5) if not (ban and i == banned)]
+        weights = {i: math.exp(z[i] / scale) for i in allowed}
+        total = sum(weights.values())
+        ranked = sorted(allowed, key=lambda i: (-z[i], i))
+        support, running = [], 0.0
+        for i in ranked:
+            support.append(i)
+            running += weights[i] / total
+            if top and running >= top_p:
+                break
+        support = ranked[:len(support) + extra] if top else allowed
+        if 1 not in support:
+            return -math.inf
+        final = last_temperature or scale
+        return z[1] / final - math.log(sum(math.exp(z[i] / final) for i in support))
+
+    stored = z[1] - math.log(sum(math.exp(v) for v in z))
+    behaviour = log_prob(t, True, True)
+    ratio = math.exp(behaviour - stored)
+
+    def units(x):
+        return [(x / math.log(10), "base"), (x / math.log(2), "base"), (-x, "negated"), (math.exp(x), "probability")]
+
+    return {"stored_logprob": [(stored, "key")] + units(stored),
+            "behaviour_logprob_token_1": [
+                (behaviour, "key"), (stored, "base softmax"), (log_prob(t, False, False), "temperature only"),
+                (log_prob(t, True, False), "no top-p"), (log_prob(t, False, True), "no ban"),
+                (log_prob(1.0, True, True), "no temperature"), (-math.inf, "threshold dropped"),
+                (log_prob(t, True, True, extra=1), "nucleus too large"),
+                (log_prob(1.0, True, True, last_temperature=t), "nucleus too large")] + units(behaviour),
+            "first_step_ratio": [(ratio, "key"), (1.0, "cancels"), (1 / ratio, "upside down"),
+                                 (math.log(ratio), "log")]}
+
+
+def _apart(values) -> bool:
+    """Pairwise more than a relative 1e-3 apart, but two slips of one mistake, which may coincide."""
+    for i, (a, tag_a) in enumerate(values):
+        for b, tag_b in values[i + 1:]:
+            if tag_a == tag_b and tag_a != "key":
+                continue
+            if math.isinf(a) or math.isinf(b):
+                if a == b:
+                    return False
+            elif abs(a - b) <= 1e-3 * max(abs(a), abs(b)):
+                return False
+    return True
+
+
 def test_every_candidate_keeps_the_lesson_and_separates_the_slips():
-    """The family's list, checked again: stated exactly (half-unit logits, one or two decimals), and
-    lesson_holds (token 1 the threshold token by 0.02 either side, top-p drops a token, every slip more
-    than a relative 1e-3 from the key and the others)."""
-    assert len(set(CANDIDATES)) == len(CANDIDATES) >= 300
-    for candidate in CANDIDATES + ((families()[STEM].seed["logits"], 0.7, 3, 0.85),):
+    """The family's list, checked again: stated exactly (logits in tenths, temperature and top-p in
+    hundredths); the check's lesson_holds (token 1 the threshold token by 0.02 either side, top-p drops
+    a token, every slip more than a relative 1e-3 from the key and the others: 5 ms a setting) on one in
+    eight, and on every one the key and its partial replays derived again in plain floats, apart."""
+    assert len(set(CANDIDATES)) == len(CANDIDATES) == 8000
+    seed = (families()[STEM].seed["logits"], 0.7, 3, 0.85)
+    for candidate in CANDIDATES + (seed,):
         parameters = _parameters(candidate)
-        assert all(Fraction(str(v)) % Fraction(1, 2) == 0 and -1 <= v <= 2.5 for v in parameters["logits"])
+        assert all(Fraction(str(v)) % Fraction(1, 10) == 0 and -1 <= v <= 2.5 for v in parameters["logits"])
         assert len(set(parameters["logits"])) == 5 and 0.5 <= parameters["temperature"] <= 0.9
-        assert Fraction(str(parameters["top_p"])) % Fraction(1, 20) == 0 and parameters["banned"] != (1,)
+        assert Fraction(str(parameters["temperature"])) % Fraction(1, 100) == 0
+        if candidate != seed:  # off the truncation explorer's temperatures (docs/DESIGN.md, "Widgets")
+            assert Fraction(str(parameters["temperature"])) % Fraction(1, 20) != 0, candidate
+        assert Fraction(str(parameters["top_p"])) % Fraction(1, 100) == 0 and parameters["banned"] != (1,)
+        assert all(_apart(values) for values in _replays(parameters).values()), candidate
+    for candidate in CANDIDATES[::8] + (seed,):
+        parameters = _parameters(candidate)
         assert check.lesson_holds(parameters), candidate
+        key_value = key.answers(parameters)  # the plain-float replays are the reference's key
+        for name, values in _replays(parameters).items():
+            assert math.isclose(values[0][0], key_value[name], rel_tol=1e-12), (candidate, name)
+
+
+def test_the_table_is_what_the_instructors_generator_makes():
+    import importlib
+
+    lesson = importlib.import_module(f"autograder.exercises.{STEM}.lesson")
+    assert lesson.codes(CANDIDATES[:40]) == "".join(
+        _CODES[i:i + 8] for i in range(0, 8 * 40, 8))
+    assert set(lesson.candidates(40)) <= set(CANDIDATES) and list(CANDIDATES) == sorted(CANDIDATES)
 
 
 def test_every_draw_is_a_candidate_with_token_1_sampled():
@@ -51,7 +126,7 @@ def test_every_draw_is_a_candidate_with_token_1_sampled():
         found = key.values(values)
         assert found.record.support[1] and found.behaviour < 0 and found.first_step_ratio != 1, student
         seen.add(candidate)
-    assert len(seen) >= 250  # 500 students spread over the 400 candidates
+    assert len(seen) >= 480  # 500 students spread over the 8,000 candidates
 
 
 def test_the_reference_agrees_with_mpmath_on_drawn_variants():

@@ -2,11 +2,11 @@
 lesson, the key is the reference's and agrees with mpmath, every slip stays distinguishable, each
 student's own answers earn full marks and another student's answers do not.
 
-The invariants, on 500 drawn students ("s0" .. "s499") and, since the family has only 475 ratios, on
-every one of them:
+The invariants, on 500 drawn students ("s0" .. "s499") and on every one of the family's 6,710 ratios:
 
-* the parameters are ``{"r": r}``, JSON-able and deterministic, with ``1.25 <= r <= 6`` stated with at
-  most two decimals and never the seed's 2; the second ratio is ``1/r``;
+* the parameters are ``{"r": r}``, JSON-able and deterministic, with ``1.25 <= r <= 8`` stated with at
+  most three decimals and never the seed's 2, nor a ratio the KL explorer can be set to (i/j, both up
+  to 19); the second ratio is ``1/r``;
 * the lesson: k1 is negative at r and positive at 1/r (it changes sign), k2 is the same at both (one
   log-ratio with two signs) and positive, k3 is positive at both and differs between them; so the
   sets of Part B are {"k1"} and {"k2", "k3"} for everyone;
@@ -29,7 +29,7 @@ import nbformat
 import pytest
 
 from autograder.checks import CHECKS, run_check
-from autograder.checks._concept_answers import number_matches
+from autograder.checks._concept_answers import NUMBER_ATOL, NUMBER_RTOL, number_matches
 from autograder.variants import answers_for, fill, variant_for
 from course.variants import parameters
 from course.variants.family_11_k_estimators import FAMILY, RATIOS
@@ -50,14 +50,17 @@ def drawn():
 
 def test_parameters_are_well_formed_deterministic_and_never_the_seed(drawn):
     assert parameters(STEM, None) == {"r": 2.0} == dict(FAMILY.seed)
-    assert len(RATIOS) == 475 and len(set(RATIOS)) == 475 and 2.0 not in RATIOS
+    assert len(RATIOS) == 6710 and len(set(RATIOS)) == 6710 and 2.0 not in RATIOS
+    explorer = {Fraction(i, j) for i in range(1, 20) for j in range(1, 20)}  # p/q in steps of 0.05
+    assert not explorer & {Fraction(str(r)) for r in RATIOS}
     for student, values in drawn.items():
         assert values == parameters(STEM, student) and set(values) == {"r"}, student
         assert json.loads(json.dumps(values)) == values
         r = values["r"]
-        assert r in RATIOS and 1.25 <= r <= 6 and r != 2
-        assert Fraction(str(r)) * 100 == int(Fraction(str(r)) * 100)  # at most two decimals, as stated
-    assert len({v["r"] for v in drawn.values()}) > 300  # 500 students spread over the 475 ratios
+        assert r in RATIOS and 1.25 <= r <= 8 and r != 2
+        assert Fraction(str(r)) * 1000 == int(Fraction(str(r)) * 1000)  # at most three decimals, as stated
+        assert Fraction(str(r)) not in explorer and 1 / Fraction(str(r)) not in explorer
+    assert len({v["r"] for v in drawn.values()}) > 450  # 500 students spread over the 6,710 ratios
 
 
 def test_the_lesson_holds_for_every_ratio():
@@ -70,18 +73,26 @@ def test_the_lesson_holds_for_every_ratio():
         assert answers["changes_sign"] == {"k1"} and answers["never_negative"] == {"k2", "k3"}, r
 
 
+def _matches(actual: float, expected: float) -> bool:
+    """``number_matches`` for two finite floats (its rule, |a - e| <= 1e-9 + 1e-5 |e|, without building
+    arrays: 6,710 ratios make about half a million comparisons)."""
+    assert math.isfinite(actual) and math.isfinite(expected)
+    return abs(actual - expected) <= NUMBER_ATOL + NUMBER_RTOL * abs(expected)
+
+
 def test_no_slip_is_within_the_tolerance_of_the_key_or_of_another_slip():
+    assert _matches(1.0, 1.0 + 9e-6) == number_matches(1.0, 1.0 + 9e-6) and not _matches(1.0, 1.0 + 2e-5)
     for r in (2.0, *RATIOS):
         answers = key.answers({"r": r})
         for name, ratio in key.ratios({"r": r}).items():
             for estimator in key.ESTIMATORS:
                 expected, wrong = answers[name][estimator], check.value_slips(ratio, estimator)
                 for i, (value, mistake) in enumerate(wrong):
-                    assert not number_matches(value, expected), (r, name, estimator, mistake.key)
+                    assert not _matches(value, expected), (r, name, estimator, mistake.key)
                     for other, other_mistake in wrong[i + 1:]:
                         if other_mistake.key != mistake.key:
-                            assert not number_matches(value, other), (r, name, estimator, mistake.key,
-                                                                      other_mistake.key)
+                            assert not _matches(value, other), (r, name, estimator, mistake.key,
+                                                                other_mistake.key)
 
 
 def test_case_names_and_the_central_idea_follow_the_ratio():

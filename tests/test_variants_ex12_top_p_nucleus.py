@@ -34,6 +34,7 @@ FAMILY = families()[STEM]
 SEED_P = (0.50, 0.30, 0.15, 0.05)
 ONE_ULP_SHORT = np.nextafter(0.80, 0.0)
 SOURCE = REPO_ROOT / "source" / "module6" / f"{STEM}.ipynb"
+TABLE = frozenset(DISTRIBUTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -98,19 +99,22 @@ def test_parameters_are_well_formed_deterministic_and_never_the_published_ones(d
         assert isinstance(p, tuple) and len(p) == 4 and all(type(x) is float for x in p), (student, p)
         assert json.loads(json.dumps(params)) == {"p": list(p)}, student  # JSON-able as it is
         assert parameters(STEM, student) == params, student  # the same id, the same numbers
-        assert p in DISTRIBUTIONS and p != SEED_P and p[:2] != SEED_P[:2], (student, p)
-    assert len({params["p"] for params in drawn.values()}) >= 60  # the class is spread over the table
+        assert p in TABLE and p != SEED_P and p[:2] != SEED_P[:2], (student, p)
+    assert len({params["p"] for params in drawn.values()}) >= 490  # the class is spread over the table
     assert parameters(STEM, None) == {"p": SEED_P} == dict(FAMILY.seed)
 
 
 def test_every_distribution_states_exact_decimals_that_reach_080_exactly_and_081_one_token_later():
+    assert len(DISTRIBUTIONS) == len(TABLE) == 16011
     for p in DISTRIBUTIONS + (SEED_P,):
         q = _exact(p)
-        assert all(x * 200 == int(x * 200) and x > 0 for x in q), p  # the 0.005 grid, a student can type it
+        assert all(x * 2000 == int(x * 2000) and x > 0 for x in q), p  # the 0.0005 grid, a student can type it
         assert q[0] > q[1] > q[2] > q[3] and sum(q) == 1, p
         assert q[0] + q[1] == Fraction(4, 5), p  # the threshold reached exactly by the token that stays
         assert q[0] < Fraction(4, 5) < q[0] + q[1] + q[2], p
         assert q[0] + q[1] < Fraction(81, 100) <= q[0] + q[1] + q[2] < 1, p  # one more token, not all four
+        if p != SEED_P:  # off the explorers' grid of 0.05 (docs/DESIGN.md, "Widgets")
+            assert q[0] % Fraction(1, 20) != 0 and q[2] % Fraction(1, 20) != 0, p
 
 
 def test_the_float64_running_sum_misses_080_by_exactly_one_ulp_in_every_distribution():
@@ -137,19 +141,41 @@ def test_the_draws_keep_the_lesson_exactly(drawn):
 
 
 def test_the_table_is_exactly_the_grid_points_with_the_properties():
-    """Nothing of the 0.005 grid with the lesson's properties is left out (but the seed's top pair)."""
+    """Nothing of the 0.0005 grid with the lesson's properties is left out (but the seed's top pair and
+    the explorers' grid, p0 or p2 a multiple of 0.05). The cheap engines first: the correctly rounded
+    one (mpmath) only where they already agree."""
     found = []
-    for a in range(1, 160):
-        for c in range(1, 40):
-            q = (a / 200, (160 - a) / 200, c / 200, (40 - c) / 200)
-            if not (q[0] > q[1] > q[2] > q[3] > 0) or q[:2] == SEED_P[:2]:
+    for a in range(1, 1600):
+        for c in range(1, 400):
+            q = (a / 2000, (1600 - a) / 2000, c / 2000, (400 - c) / 2000)
+            if not (q[0] > q[1] > q[2] > q[3] > 0) or q[:2] == SEED_P[:2] or a % 100 == 0 or c % 100 == 0:
                 continue
-            running = [_running(engine)[1] for engine in
-                       (_engine_numpy(q).tolist(), _engine_libm(q), _engine_correctly_rounded(q))]
-            ascending = np.cumsum(np.sort(_engine_numpy(q)))
-            if all(r == ONE_ULP_SHORT for r in running) and np.count_nonzero(ascending > 1 - 0.80) == 3:
+            if q[0] + q[1] + q[2] < 0.81 - 1e-12:
+                continue
+            numpy_engine = _engine_numpy(q)
+            if _running(numpy_engine.tolist())[1] != ONE_ULP_SHORT or _running(_engine_libm(q))[1] != ONE_ULP_SHORT:
+                continue
+            if np.count_nonzero(np.cumsum(np.sort(numpy_engine)) > 1 - 0.80) != 3:
+                continue
+            if _running(_engine_correctly_rounded(q))[1] == ONE_ULP_SHORT:
                 found.append(q)
     assert sorted(found) == sorted(DISTRIBUTIONS)
+
+
+def test_the_instructors_generator_agrees_with_the_table():
+    """``lesson.py`` made the family's bitmap: on every point of the table and a sample of the rest of
+    the grid it says the same."""
+    import importlib
+
+    lesson = importlib.import_module(f"autograder.exercises.{STEM}.lesson")
+    points = lesson.grid_points()
+    assert [lesson.distribution(point) for point in points] == [
+        (a / 2000, (1600 - a) / 2000, c / 2000, (400 - c) / 2000) for a, c in points]
+    chosen = {lesson.distribution(point) for point in points[::97]} | set(DISTRIBUTIONS[::53])
+    for point in points:
+        p = lesson.distribution(point)
+        if p in chosen:
+            assert lesson.admissible(point) == (p in TABLE), p
 
 
 # --------------------------------------------------------------------------- the key

@@ -28,8 +28,12 @@ from course.widgets import (
     kl_state,
     parse_distribution,
     truncation_preset_state,
-    truncation_state,
 )
+# The models' arithmetic for any input, which the explorers' public API no longer takes (they work on
+# their presets and the 0.05 grid only: docs/DESIGN.md, "Widgets"); compared with the reference here.
+from course.widgets._chain_rule_model import _chain_rule_state
+from course.widgets._kl_model import _kl_state
+from course.widgets._truncation_model import _truncation_state as truncation_state
 
 NUCLEUS = np.log([0.50, 0.30, 0.15, 0.05])
 
@@ -38,7 +42,7 @@ def _non_finite_fields(state, names):
     return [name for name in names if not math.isfinite(float(getattr(state, name)))]
 
 
-# ------------------------------------------------------------------ truncation: the notebooks' data typed in
+# ------------------------------------------------------------------ truncation: the private model on the notebooks' data
 
 
 def test_nucleus_at_080_keeps_two_tokens_renormalised_as_in_the_seed():
@@ -221,11 +225,11 @@ def test_unknown_preset_is_refused():
         truncation_preset_state("greedy")
 
 
-# ------------------------------------------------------------------ KL: the notebooks' data typed in
+# ------------------------------------------------------------------ KL: the private model on the notebooks' data
 
 
 def test_k_estimators_typed_in_give_the_worked_values_at_r_2_and_one_half():
-    s = kl_state([2 / 3, 1 / 3], [1 / 3, 2 / 3])
+    s = _kl_state([2 / 3, 1 / 3], [1 / 3, 2 / 3])
     np.testing.assert_allclose(s.ratio, [2.0, 0.5], rtol=1e-15)
     worked = {"k1": [-0.693147, 0.693147], "k2": [0.240227, 0.240227], "k3": [0.306853, 0.193147]}
     for k in ESTIMATORS:
@@ -265,7 +269,7 @@ def test_k3_is_never_negative_on_any_preset(preset):
 
 @pytest.mark.parametrize("p, q, unseen", [
     ((0.8, 0.2), (1.0, 0.0), 0.2),  # exercise 06's first counterexample, typed in
-    ((0.42, 0.28, 0.3), (0.5, 0.5, 0.0), 0.3),  # the explorer's own "Support A"
+    ((0.55, 0.15, 0.3), (0.5, 0.5, 0.0), 0.3),  # the explorer's own "Support A"
 ])
 def test_p_mass_that_q_never_draws(p, q, unseen):
     s = kl_state(p, q, samples=100)
@@ -376,10 +380,11 @@ def test_kl_state_rejects_bad_input():
 
 
 def test_parse_distribution():
-    np.testing.assert_allclose(parse_distribution("1/3, 2/3"), [1 / 3, 2 / 3], rtol=1e-15)
+    np.testing.assert_allclose(parse_distribution("1/4, 3/4"), [1 / 4, 3 / 4], rtol=1e-15)
     np.testing.assert_array_equal(parse_distribution("0.6 0.4"), [0.6, 0.4])
     for text, word in (("", "empty"), ("0.5, x", "'x' is not a number"), ("0.7, 0.7", "sums to"),
-                       ("1.2, -0.2", "negative"), ("1/0, 1", "not a number")):
+                       ("1.2, -0.2", "negative"), ("1/0, 1", "not a number"),
+                       ("1/3, 2/3", "not a multiple of 0.05"), ("0.37, 0.63", "0.37, which is not")):
         with pytest.raises(ValueError, match=word):
             parse_distribution(text, "q")
     with pytest.raises(ValueError, match="^q"):
@@ -436,7 +441,9 @@ probability = st.integers(1, 99).map(lambda i: i / 100)
 @given(p0=probability, q0=probability, pg=st.tuples(probability, probability),
        qg=st.tuples(probability, probability))
 def test_both_sides_agree_with_an_independent_joint_kl(p0, q0, pg, qg):
-    s = chain_rule_from_controls(p0, q0, pg, qg)
+    def split(x):
+        return (x, 1.0 - x)
+    s = _chain_rule_state(split(p0), split(q0), [split(v) for v in pg], [split(v) for v in qg])
     assert s.agree
     assert s.joint == pytest.approx(_plain_kl(s.joint_p, s.joint_q), rel=1e-9, abs=1e-15)
     assert s.total == pytest.approx(s.root + s.expected_conditional, rel=1e-15)
@@ -507,7 +514,7 @@ def distribution_pairs(draw):
 @given(pair=distribution_pairs())
 def test_kl_state_equals_the_reference_and_mpmath(pair):
     p, q = pair
-    s = kl_state(p, q, samples=50, seed=1)
+    s = _kl_state(p, q, samples=50, seed=1)
     for mine, (a, b) in ((s.kl_qp, (q, p)), (s.kl_pq, (p, q))):
         theirs = float(ref.kl_divergence(a, b))
         oracle = _mp_kl(a, b)
@@ -526,7 +533,7 @@ def test_kl_state_equals_the_reference_and_mpmath(pair):
 
 @pytest.mark.parametrize("r", [1e-12, 1e-5, 0.3, 0.999999, 1.0, 1.000001, 2.5, 1e6])
 def test_estimator_values_against_mpmath(r):
-    s = kl_state([r / (1 + r), 1 / (1 + r)], [0.5, 0.5], samples=1)
+    s = _kl_state([r / (1 + r), 1 / (1 + r)], [0.5, 0.5], samples=1)
     # The estimators are functions of log r = log p - log q as float64 gives it (as in the
     # reference and in trainers); the oracle evaluates them exactly at that log r.
     lam = mpmath.mpf(float(np.log(s.p[0]) - np.log(s.q[0])))
@@ -557,3 +564,39 @@ def test_chain_rule_against_mpmath():
         jp, jq = s.joint_p.ravel(), s.joint_q.ravel()
         assert s.joint == pytest.approx(_mp_kl(jp, jq), rel=1e-13)
         assert s.root == pytest.approx(_mp_kl(tree["first_p"], tree["first_q"]), rel=1e-13)
+
+
+# ------------------------------------------------------------------ the explorers take no notebook's numbers
+
+
+def test_the_public_models_take_only_the_explorers_grid():
+    """What a learner (or a notebook) can hand an explorer: presets, and probabilities in steps of
+    0.05 (docs/DESIGN.md, "Widgets"); anything else is refused with a sentence naming the argument."""
+    with pytest.raises(ValueError, match="p holds 0.37, which is not a multiple of 0.05"):
+        kl_state([0.37, 0.63], [0.5, 0.5])
+    with pytest.raises(ValueError, match="q holds"):
+        kl_state([0.5, 0.5], [2 / 3, 1 / 3])
+    assert kl_state([0.35, 0.65], [0.5, 0.5]).kl_pq > 0  # 7/20 is on the grid
+    with pytest.raises(ValueError, match="first_p holds 0.62"):
+        chain_rule_state((0.62, 0.38), (0.5, 0.5), ((0.7, 0.3), (0.2, 0.8)), ((0.4, 0.6), (0.5, 0.5)))
+    with pytest.raises(ValueError, match="cond_q holds 0.43"):
+        chain_rule_state((0.6, 0.4), (0.5, 0.5), ((0.7, 0.3), (0.2, 0.8)), ((0.43, 0.57), (0.5, 0.5)))
+    with pytest.raises(ValueError, match="q_given\\[1\\] holds 0.51"):
+        chain_rule_from_controls(0.6, 0.5, (0.7, 0.2), (0.4, 0.51))
+    with pytest.raises(TypeError, match="takes no logits"):
+        truncation_preset_state([2.0, 1.0, 0.5])
+    with pytest.raises(TypeError, match="the logits are the preset's own"):
+        truncation_preset_state("nucleus", logits=[2.0, 1.0, 0.5])
+    with pytest.raises(ValueError, match="temperature = 0.57 is not a multiple of 0.05"):
+        truncation_preset_state("nucleus", temperature=0.57)
+    with pytest.raises(ValueError, match="top_p = 0.805 is not a multiple of 0.01"):
+        truncation_preset_state("nucleus", top_p=0.805)
+    assert truncation_preset_state("nucleus", temperature=0.55, top_p=0.8).temperature == 0.55
+    import course.widgets as public
+    assert not hasattr(public, "truncation_state") and "truncation_state" not in public.__all__
+
+
+def test_every_preset_is_on_the_grid():
+    for preset in KL_PRESETS.values():
+        assert kl_state(preset.p, preset.q).p.size == len(preset.outcomes)
+    assert chain_rule_state(**DEFAULT_TREE).agree

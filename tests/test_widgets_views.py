@@ -182,14 +182,38 @@ def test_temperature_shows_the_tempered_bars_and_a_note():
     assert "T = 2" in w.notes.value
 
 
-def test_caller_logits_get_default_token_names():
-    w = truncation_explorer([3.0, 1.0, 0.0], top_p=0.9)
-    assert w.tokens == ("t0", "t1", "t2")
-    assert w.controls["top_k"].max == 3
-    with pytest.raises(ValueError, match="tokens need logits"):
-        truncation_explorer(tokens=["a", "b"])
+def test_the_truncation_explorer_takes_no_logits_of_a_notebook():
+    """It opens on its own examples only (docs/DESIGN.md, "Widgets"): no logits argument, and the
+    preset's logits cannot be swapped under a running explorer."""
+    with pytest.raises(TypeError, match="takes no logits"):
+        truncation_explorer([3.0, 1.0, 0.0], top_p=0.9)
+    with pytest.raises(TypeError, match="takes no logits"):
+        TruncationExplorer(np.log([0.5, 0.3, 0.2]))
+    with pytest.raises(TypeError, match="unknown control"):
+        truncation_explorer(preset="nucleus", logits=[3.0, 1.0, 0.0])
     with pytest.raises(ValueError, match="preset"):
         truncation_explorer(preset="beam")
+    w = truncation_explorer(preset="nucleus")
+    with pytest.raises(AttributeError):
+        w.logits = np.array([3.0, 1.0, 0.0, -1.0, -2.0])
+    w.logits[0] = 99.0  # a copy: the explorer keeps its own example
+    w.refresh()
+    assert w.state.support_tokens == ("tea", "coffee") and w.tokens[0] == "tea"
+
+
+def test_values_between_the_grid_steps_are_put_back_on_the_grid():
+    """A chain-rule slider moves in steps of 0.05: a value typed into its readout or set from code
+    between two steps lands on the nearest step, so the explorer never computes another tree."""
+    w = chain_rule_explorer()
+    w.controls["p0"].value = 0.62
+    assert w.controls["p0"].value == 0.6 and w.state.first_p.tolist() == [0.6, 0.4]
+    w.controls["q_given_1"].value = 0.43
+    assert w.controls["q_given_1"].value == 0.45 and w.state.cond_q[1].tolist() == [0.45, 0.55]
+    with pytest.raises(ValueError, match="first_p holds 0.62"):
+        chain_rule_explorer(first_p=(0.62, 0.38))
+    k = kl_explorer(preset="k_estimators")
+    k.controls["p"].value = "0.62, 0.38"
+    assert k.state is None and "0.62, which is not a multiple of 0.05" in k.error_box.value
 
 
 # ------------------------------------------------------------------ KL

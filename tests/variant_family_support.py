@@ -102,3 +102,93 @@ def assert_slips_named(stem: str, slips, draws) -> None:
             for value, mistake in wrong:
                 result = run_check(stem, dict(right, **{name: value}), variant=variant)
                 assert mistake.key in result.misconceptions, (student, name, value, mistake.key)
+
+
+# --------------------------------------------------------------------------- how much the keys vary
+
+#: A class of 1,000 ids (docs/DESIGN.md, "The families": the minimum below is stated for it).
+CLASS = tuple(f"s{i}" for i in range(1000))
+#: Every family gives at least this many distinct keys to the 1,000 ids of CLASS.
+MIN_DISTINCT_KEYS = 900
+
+
+def _flat(value):
+    """``(shape and non-numbers, numbers)`` of one graded value: what two keys compare on."""
+    import numpy as np
+
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (repr(value),), ()
+    if isinstance(value, (int, float)) or (hasattr(value, "dtype") and np.ndim(value) == 0):
+        number = float(value)
+        return (("inf" if number > 0 else "-inf") if math.isinf(number) else "number",), \
+            (() if math.isinf(number) else (number,))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(map(repr, value)))), ()
+    if isinstance(value, dict):
+        shapes, numbers = ["dict"], []
+        for name in sorted(value, key=repr):
+            shape, found = _flat(value[name])
+            shapes.append((repr(name), shape))
+            numbers.extend(found)
+        return tuple(shapes), tuple(numbers)
+    array = np.asarray(value, dtype=np.float64)
+    finite = np.isfinite(array)
+    return ("array", array.shape, tuple(np.where(finite, 0.0, array).ravel().tolist())), \
+        tuple(array[finite].ravel().tolist())
+
+
+def key_classes(keys: list) -> list:
+    """Group keys (dicts of graded values) into classes of *the same key*: every graded value of one
+    earns full marks as the other's (the same choices and sets, every number within the checks'
+    tolerance). Returns one class label per key (tolerance closeness is chained, so a class never
+    splits a run of keys that are each within tolerance of the next)."""
+    import numpy as np
+
+    from autograder.checks._concept_answers import NUMBER_ATOL, NUMBER_RTOL
+
+    flat = []
+    for key in keys:
+        shapes, numbers = [], []
+        for name in sorted(key):
+            shape, found = _flat(key[name])
+            shapes.append((name, shape))
+            numbers.extend(found)
+        flat.append((tuple(shapes), np.asarray(numbers, dtype=np.float64)))
+    parent = list(range(len(keys)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    groups: dict = {}
+    for i, (shape, _) in enumerate(flat):
+        groups.setdefault(shape, []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        table = np.stack([flat[i][1] for i in members]) if flat[members[0]][1].size else \
+            np.zeros((len(members), 0))
+        for a in range(len(members)):
+            rest = table[a + 1:]
+            close = np.all(np.abs(rest - table[a]) <= NUMBER_ATOL + NUMBER_RTOL * np.abs(table[a]), axis=1) | \
+                np.all(np.abs(rest - table[a]) <= NUMBER_ATOL + NUMBER_RTOL * np.abs(rest), axis=1)
+            for b in np.flatnonzero(close):
+                parent[root(members[a + 1 + b])] = root(members[a])
+    return [root(i) for i in range(len(keys))]
+
+
+def key_spread(stem: str, students=CLASS) -> dict:
+    """How much ``stem``'s graded answers vary over ``students``: the number of distinct keys, the
+    largest number of students sharing one, and how many got the example's (variant 0's) key."""
+    from collections import Counter
+
+    from autograder.exercises import load_key
+
+    keys = [dict(answers_for(stem, student)) for student in students]
+    example = dict(load_key(stem).answers(dict(families()[stem].seed)))
+    classes = key_classes(keys + [example])
+    counts = Counter(classes[:-1])
+    return {"distinct": len(counts), "largest": max(counts.values()),
+            "example": sum(1 for c in classes[:-1] if c == classes[-1])}

@@ -6,6 +6,14 @@ Each server's own output goes to ``<its folder>/../<flavour>-server.log`` (Jupyt
 start-up lines, which buried the addresses under the install output). Once both answer, the two
 addresses (with their tokens) are printed last, with what "submit" means here. Ctrl+C (or SIGTERM)
 stops both.
+
+The token: a fresh random one per server, unless the learner chose one. A token in ``LAB_ARGS``
+(``--IdentityProvider.token=...``, or jupyter_server's deprecated ``--ServerApp.token`` /
+``--NotebookApp.token``, with ``=`` or as the next word) or in ``$JUPYTER_TOKEN`` /
+``$JUPYTER_TOKEN_FILE`` is used for both servers, waited on and printed: passing our own
+``--IdentityProvider.token`` beside it made jupyter_server ignore theirs ("Ignoring deprecated
+ServerApp.token config": jupyter_server==2.21.1, ``ServerApp.init_configurables``), and the
+address they typed answered 403. An empty token (``--IdentityProvider.token=``) means no token.
 The self-study server gets a Jupyter config folder of its own (``$JUPYTER_CONFIG_DIR``, set by the
 Makefile), where ``tools/student_lab_config.py`` switched off nbgrader's instructor tools.
 """
@@ -20,8 +28,35 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+
+
+#: Options that set the server's token (the first is jupyter_server 2's; the others its deprecated names).
+TOKEN_OPTIONS = ("--IdentityProvider.token", "--ServerApp.token", "--NotebookApp.token")
+
+
+def chosen_token(extra: list, environ) -> tuple:
+    """``(token or None, extra without its token options)``: the token the learner asked for, in
+    ``LAB_ARGS`` (the last one given wins, as in traitlets) or else in the environment."""
+    token, rest, i = None, [], 0
+    while i < len(extra):
+        option, equals, value = extra[i].partition("=")
+        if option in TOKEN_OPTIONS:
+            if not equals:  # "--ServerApp.token abc"
+                if i + 1 >= len(extra):
+                    raise SystemExit(f"LAB_ARGS: {option} needs a value (such as {option}=mytoken)")
+                value, i = extra[i + 1], i + 1
+            token = value
+        else:
+            rest.append(extra[i])
+        i += 1
+    if token is None and environ.get("JUPYTER_TOKEN"):
+        token = environ["JUPYTER_TOKEN"]
+    elif token is None and environ.get("JUPYTER_TOKEN_FILE"):
+        token = Path(environ["JUPYTER_TOKEN_FILE"]).read_text().strip()
+    return token, rest
 
 
 def _start(jupyter: str, folder: Path, port: int, token: str, extra: list, log: Path, env: dict):
@@ -36,7 +71,7 @@ def _start(jupyter: str, folder: Path, port: int, token: str, extra: list, log: 
 def _wait(process, port: int, token: str, log: Path, timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
     request = urllib.request.Request(f"http://127.0.0.1:{port}/api/status",
-                                     headers={"Authorization": f"token {token}"})
+                                     headers={"Authorization": f"token {token}"} if token else {})
     while True:
         if process.poll() is not None:
             raise SystemExit(f"the server on port {port} stopped (exit {process.returncode}); "
@@ -50,6 +85,11 @@ def _wait(process, port: int, token: str, log: Path, timeout: float = 180.0) -> 
             time.sleep(0.5)
 
 
+def address(port, token: str) -> str:
+    """The lab's address with its token (none when the token is empty: no token asked)."""
+    return f"http://127.0.0.1:{port}/lab" + (f"?{urllib.parse.urlencode({'token': token})}" if token else "")
+
+
 def banner(graded: tuple, selfstudy: tuple) -> str:
     """The closing lines: both addresses, and what submitting means in this lab."""
     (g_dir, g_port, g_token), (s_dir, s_port, s_token) = graded, selfstudy
@@ -58,10 +98,10 @@ def banner(graded: tuple, selfstudy: tuple) -> str:
         "", rule,
         "The lab is running. Open one of these addresses in your browser:",
         "",
-        f"  Graded flavour (fill in and submit):  http://127.0.0.1:{g_port}/lab?token={g_token}",
+        f"  Graded flavour (fill in and submit):  {address(g_port, g_token)}",
         f"      notebooks in {g_dir}",
         f"  Self-study flavour (every check, hints, worked solutions):",
-        f"                                         http://127.0.0.1:{s_port}/lab?token={s_token}",
+        f"                                         {address(s_port, s_token)}",
         f"      notebooks in {s_dir}",
         "",
         "Submitting: this lab has no submit button and sends nothing anywhere. Validate (in the graded",
@@ -78,9 +118,9 @@ def main(argv: list) -> int:
     if len(argv) not in (6, 7):
         raise SystemExit(__doc__.split("\n\n")[1])
     g_jupyter, g_dir, g_port, s_jupyter, s_dir, s_port = argv[:6]
-    extra = shlex.split(argv[6]) if len(argv) == 7 else []
+    chosen, extra = chosen_token(shlex.split(argv[6]) if len(argv) == 7 else [], os.environ)
     g_dir, s_dir = Path(g_dir).resolve(), Path(s_dir).resolve()
-    tokens = secrets.token_hex(16), secrets.token_hex(16)
+    tokens = (chosen, chosen) if chosen is not None else (secrets.token_hex(16), secrets.token_hex(16))
     logs = g_dir.parent / "graded-server.log", s_dir.parent / "selfstudy-server.log"
     graded_env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_DIR"}
     graded_env["PATH"] = str(Path(g_jupyter).parent) + os.pathsep + os.environ.get("PATH", "")

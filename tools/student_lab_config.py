@@ -15,6 +15,11 @@ one list of what a learner does not get, written where the jupyter commands woul
 
 ``jupyter labextension disable`` accepts any name, so ``tests/test_student_env.py`` checks these
 lists against the installed nbgrader.
+
+It also gives the lab a stylesheet of its own (:data:`LEARNER_CSS`, JupyterLab's custom CSS, served from
+that level's ``custom/custom.css``): nbgrader's Validate dialog shows the failing cell and its output in
+``<pre>`` blocks that cut long lines at the dialog's right edge (nbgrader==0.9.6, its lab extension's
+validate dialog), and there they wrap.
 """
 
 from __future__ import annotations
@@ -30,6 +35,16 @@ LAB_OFF = ("menu", "create-assignment", "assignment-list", "course-list", "formg
 SERVER_OFF = ("formgrader", "assignment_list", "course_list")
 
 HERE = Path(__file__).resolve().parent
+
+#: The learner's lab stylesheet: the Validate dialog's blocks (``.validation-*``, nbgrader's classes for
+#: the dialog's body) wrap long lines instead of cutting them, keeping them as they are.
+LEARNER_CSS = """/* Written by tools/student_lab_config.py: the learner's lab. */
+.validation-failed pre, .validation-passed pre, .validation-changed pre, .validation-success pre,
+.validation-type-changed pre {
+  white-space: pre-wrap !important;
+  overflow-wrap: anywhere;
+}
+"""
 
 
 def config_dir(level: str) -> Path:
@@ -82,9 +97,16 @@ def apply(level: str, target: Path | None = None, keep_assignment_list: bool = F
     plugins = {f"@jupyter/nbgrader:{name}": True for name in lab_off}
     _merge_json(target / "labconfig" / "page_config.json",
                 {"disabledExtensions": plugins, "lockedExtensions": plugins})
+    custom = target / "custom"
+    custom.mkdir(parents=True, exist_ok=True)
+    (custom / "custom.css").write_text(LEARNER_CSS, encoding="utf-8")
     _merge_json(target / "jupyter_server_config.json",
                 {"ServerApp": {"jpserver_extensions": {f"nbgrader.server_extensions.{name}": False
-                                                        for name in server_off}}})
+                                                        for name in server_off},
+                               # JupyterLab serves custom.css from here (by default: the user's config
+                               # folder, which is not this level's at sys_prefix)
+                               "static_custom_path": [str(custom)]},
+                 "LabApp": {"custom_css": True}})
     shutil.copyfile(HERE / "student_nbgrader_config.py", target / "nbgrader_config.py")
     return target
 

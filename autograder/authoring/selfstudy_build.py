@@ -12,7 +12,9 @@ already removed), so the self-study notebooks can never contain more than a stud
 * in a notebook whose numbers vary, drops the ``student-id`` cell (nothing here is submitted, so no
   id is asked for) and turns the ``your-numbers`` cell into the practice numbers
   (:func:`autograder.selfstudy.practice_numbers`: the example numbers, until the learner draws new
-  ones after a first try), with a note on drawing them just above it.
+  ones after a first try), with a note on drawing them just above it; and where the task says of the
+  example numbers that "yours differ" (true of a student's numbers, not of self-study's first view,
+  which shows the example's), it says that yours are these until you draw new ones.
 
 The output folder (default ``build/lab/selfstudy/<assignment>``, the one ``make lab`` serves and the README names)
 is generated, ignored by git, and never part of ``release/``. Building again never loses work: a
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -41,9 +44,9 @@ DEFAULT_OUT = DEFAULT_ROOT / ASSIGNMENT
 BANNER = """\
 > **Self-study flavour.** The check cells below run *every* case of the grader locally, hidden ones
 > included, and explain what a failure suggests. When you have tried, the panel at the end offers
-> hints and the worked solution. A try is one attempt at this notebook: the first check you run on
-> answers that differ from the template and from your previous try (running the other checks, or
-> everything again, on the same answers adds none). Your tries and the best score of each part are
+> hints and the worked solution. A try is one run through this notebook: checking its parts one after
+> the other counts once, and checking a part again with changed answers starts the next try (checks on
+> the template's answers, or on the same answers again, add none). Your tries and the best score of each part are
 > kept in `selfstudy-progress.json` in this folder (run
 > `from autograder.selfstudy import progress; progress()` to see them). Validate says "Success" only
 > when every check here passes, hidden cases included."""
@@ -86,11 +89,19 @@ def _numbers_source(stem: str) -> str:
             "numbers")
 
 
+#: The release's word that a student's numbers are not the example's, and what self-study says instead.
+_YOURS_DIFFER = re.compile(r"\b([Yy])ours differ\b")
+_YOURS_IN_SELFSTUDY = r"\1ours are these until you draw new numbers (which differ)"
+
+
 def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
     """The self-study version of one release notebook."""
     nb = copy.deepcopy(notebook)
+    varies = any(cell.get("id") == _NUMBERS_CELL for cell in nb.cells)
     cells = []
     for cell in nb.cells:
+        if varies and cell.cell_type == "markdown":
+            cell.source = _YOURS_DIFFER.sub(_YOURS_IN_SELFSTUDY, cell.source)
         if cell.get("id") == _STUDENT_ID_CELL:
             continue  # self-study is never submitted: its numbers need nobody's id
         if cell.get("id") == _NUMBERS_CELL:

@@ -3,10 +3,11 @@
 In a self-study notebook each check cell calls :func:`check` (every public and hidden case of that
 part, run in this kernel, with feedback and the points) and the last cell calls :func:`reveal`,
 which offers hints at once and the worked solution only after the learner has tried. A *try* is one
-attempt at the notebook: the first check run on answers that differ both from the template (a stub
-that still raises ``NotImplementedError``, variables still ``None``) and from the answers of the try
-before. Running the other check cells, or the whole notebook again, on the same answers scores them
-without counting another try; nbgrader's Validate (its own kernel) counts none. Progress is kept in
+run through the notebook on answers that differ from the template (a stub that still raises
+``NotImplementedError``, variables still ``None``): the parts checked one after the other belong to one
+try, and a part checked again with other answers starts the next (see :func:`record_try`). Running
+the check cells, or the whole notebook again, on the same answers scores them without counting another
+try; nbgrader's Validate (its own kernel) counts none. Progress is kept in
 ``selfstudy-progress.json`` beside the notebooks (a plain, visible file: one entry per notebook with
 the number of tries and the best score of each part), so a restarted kernel remembers; :func:`progress`
 prints it as a table. A learner who insists can reveal the solution before trying: the button asks for
@@ -59,21 +60,45 @@ def _entry(progress: dict, stem: str) -> dict:
     return entry
 
 
-def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: str | None = None) -> dict:
-    """Record the scores of ``group_results`` for ``stem``; count a try unless ``answers`` were seen last time.
+def _new_try(entry: dict, answers: str | None, parts: dict | None) -> bool:
+    """Whether a check of these answers starts a new try (see :func:`record_try`)."""
+    if answers is None:
+        return True
+    if parts is None:  # the whole notebook's answers, compared with the last try's
+        return entry.get("answers") != answers
+    current = entry.get("try_parts")
+    if not isinstance(current, dict) or not current:
+        return True
+    # A part checked again with other answers is another attempt; a part not checked yet in this try
+    # joins it (a run through the notebook checks one part after the other, each answer cell changing
+    # its own answers just before its check).
+    return any(name in current and current[name] != fingerprint for name, fingerprint in parts.items())
+
+
+def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: str | None = None,
+               parts: dict | None = None) -> dict:
+    """Record the scores of ``group_results`` for ``stem``; count a try when these answers start one.
 
     ``group_results`` are :class:`autograder.checks._core.GroupResult` objects; ``answers`` is the
     fingerprint of the notebook's answers (:func:`answers_fingerprint`); ``None`` always counts.
-    Per part the best and the last score out of that part's points are kept. Returns the notebook's
-    updated entry. A disk that refuses the write never fails the check (the entry is still returned).
+    ``parts`` (``group name -> fingerprint of that part's answers``) makes a try one run through the
+    notebook: a part checked for the first time in the current try joins it, and a part checked again
+    with answers other than that try's starts a new one; without ``parts`` a try is counted whenever
+    ``answers`` differ from the last try's. Per part the best and the last score out of that part's
+    points are kept. Returns the notebook's updated entry. A disk that refuses the write never fails
+    the check (the entry is still returned).
     """
     progress = _load_progress(path)
     entry = _entry(progress, stem)
-    if answers is None or entry.get("answers") != answers:
+    if _new_try(entry, answers, parts):
         entry["tries"] += 1
+        entry["try_parts"] = {}
         if entry.get("numbers") is not None:  # a try on drawn numbers (see autograder.selfstudy.practice)
             count = entry.get("numbers_tries", 0)
             entry["numbers_tries"] = (count if isinstance(count, int) and count >= 0 else 0) + 1
+    if parts is not None:
+        current = entry.get("try_parts")
+        entry["try_parts"] = {**(current if isinstance(current, dict) else {}), **parts}
     if answers is not None:
         entry["answers"] = answers
     for group in group_results:
@@ -230,13 +255,16 @@ def _fingerprint(value, digest, depth: int = 0, seen: set | None = None) -> None
                 digest.update(type(value).__qualname__.encode())
 
 
-def answers_fingerprint(stem: str, namespace: dict) -> str:
-    """A digest of every answer the notebook ``stem`` asks for, as ``namespace`` holds it now.
+def answers_fingerprint(stem: str, namespace: dict, groups=None) -> str:
+    """A digest of every answer the notebook ``stem`` asks for (or the parts ``groups`` read), as
+    ``namespace`` holds it now.
 
     The same answers give the same digest in any check cell, in a rerun and after a kernel restart;
-    changing any answer of the notebook changes it.
+    changing any answer of the notebook (of those parts) changes it.
     """
-    targets = sorted({call.target for case in plan(stem, None) for call in case.calls})
+    check_ = CHECKS[stem]
+    targets = sorted({call.target for case in check_.cases(groups) for call in case.calls}
+                     if groups is not None else {call.target for case in plan(stem, None) for call in case.calls})
     digest = hashlib.sha256()
     for target in targets:
         digest.update(target.encode() + b"=")
@@ -268,12 +296,13 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
     outcomes = perform_cases(cases, namespace)
     with raised_messages_quoted():  # the learner's own machine: the error's text helps, and hides nothing
         result = judge(stem, outcomes, groups, variant=variant)
+        feedback = _feedback(stem, result, outcomes, variant, whole_notebook=group is None)
     answered = any(_answered(call, outcomes.get(case.name, ())[i:i + 1], namespace)
                    for case in cases for i, call in enumerate(case.calls))
-    feedback = result.groups[0].feedback() if group is not None else result.feedback()
     fingerprint = answers_fingerprint(stem, namespace)
     full = all(g.points_earned >= g.points_available for g in result.groups)
-    if not stale and not full and variant is not None and fingerprint == practice.answers_at_draw(stem):
+    unchanged_since_draw = variant is not None and fingerprint == practice.answers_at_draw(stem)
+    if not stale and not full and unchanged_since_draw:
         # The commonest slip after a draw: checking again without running the answer cells again.
         stale = ("Note: these are the answers you had when the new numbers were drawn, and they are graded "
                  "against the new numbers. " + practice.RERUN)
@@ -286,10 +315,55 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
         return
     print(feedback)
     if answered:
-        record_try(stem, result.groups, answers=fingerprint)
+        checked = [g.name for g in result.groups]
+        # Answers not run again since new numbers were drawn are the last try's: no new try.
+        parts = None if unchanged_since_draw else {
+            name: answers_fingerprint(stem, namespace, [name]) for name in checked}
+        record_try(stem, result.groups, answers=fingerprint, parts=parts)
         _notify(stem)
     else:
-        print("\n(Not counted as a try: the answers are still the template's. Fill them in, then run this cell again.)")
+        print("\n" + NOT_A_TRY)
+
+
+#: Said when a check met only the template's answers (its stubs, its ``None``s): the kernel cannot tell
+#: an answer never written from one written but not run, so the sentence names both.
+NOT_A_TRY = ("(Not counted as a try: this kernel still holds the template's answers for this part, a stub "
+             "that raises NotImplementedError or values left None. If you have written yours, run their "
+             "cells first (Shift+Enter), then this check again.)")
+
+
+def _feedback(stem: str, result, outcomes: dict, variant, *, whole_notebook: bool) -> str:
+    """The printed feedback of ``result``, with the cap (the central idea missing) told where it shows:
+    in full in the part whose case shows the central mistake (its [FAIL] line says what it is), and in
+    one line naming that case's answer and part elsewhere, instead of the grader's full paragraph, with
+    the mistake quoted, in every part whatever answer made it."""
+    import dataclasses
+
+    groups = result.groups
+    if not any(g.capped for g in groups):
+        return result.feedback() if whole_notebook else groups[0].feedback()
+    check_ = CHECKS[stem].at(variant)
+    central = check_.central
+    share = "a third" if abs(central.cap - 1 / 3) < 1e-9 else f"{central.cap:.0%}"
+    whole = judge(stem, outcomes, None, variant=variant)  # every part, to find where the mistake shows
+    by_name = {case.name: case for case in check_.cases()}
+    culprit = next((case for case in whole.cases if case.name in central.cases and not case.passed
+                    and case.misconception == groups[0].capped_by), None)
+    if culprit is None:  # cannot happen for a capped result; keep the grader's own words then
+        return result.feedback() if whole_notebook else groups[0].feedback()
+    part = check_.group(culprit.group)
+    answer = ", ".join(f"`{target}`" for target in dict.fromkeys(call.target for call in by_name[culprit.name].calls))
+    idea = f"the central idea ({central.idea}) is missing"
+    lines = [f"{stem}: {result.points_earned:g} / {result.points_available:g} points"] if whole_notebook else []
+    for group in groups:
+        if group.name == culprit.group:
+            text = (f"{idea}, so every part of this notebook earns at most {share} of its points: the "
+                    f"[FAIL] line of \"{culprit.name}\" below says where")
+        else:
+            text = (f"at most {share} of the points, as in every part: the central idea of this notebook is "
+                    f"missing in {answer} (the check of \"{part.title}\" says where)")
+        lines.append(dataclasses.replace(group, capped=text).feedback())
+    return "\n".join(lines)
 
 
 def _stale_numbers(stem: str, namespace) -> str:
@@ -448,22 +522,64 @@ def reveal(stem: str, *, force: bool = False):
 
 
 # Colours chosen for at least 4.5:1 contrast (WCAG 2.1 AA) on the button and against the page:
-# white on #0b5394 is 7.9:1, #1a1a1a on #e8e8e8 is 14:1. Code in the worked solution scrolls sideways
-# instead of wrapping mid-word (JupyterLab's output areas break ``pre`` text anywhere), inside the
-# panel, with a scrollbar drawn even where the system's scrollbars are overlays that show only while
-# scrolling (macOS): a #595959 thumb on a #e8e8e8 track (5.9:1).
+# white on #0b5394 is 7.9:1, #1a1a1a on #e8e8e8 is 14:1 (Pygments' default style, used for the code,
+# keeps 4.5:1 on white since Pygments 2.11).
+#
+# Code in the worked solution keeps every line in view: a line longer than the panel wraps at a space
+# (a word is broken only when nothing else fits), and its continuation is indented six columns past
+# the line's own indentation, so it reads as the rest of that line (each source line is a block with a
+# hanging indent of its own: :func:`_code_html`). It used to scroll sideways instead, and a long block's
+# scrollbar sat below the screen: the lines looked cut at the right edge. The text is the code as it
+# is, spaces included, so copying it gives the code.
 _PANEL_CSS = """<style>
-.selfstudy-panel .selfstudy-output pre { overflow-x: auto; max-width: 100%; box-sizing: border-box; }
-.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar { height: 10px; }
-.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar-track { background: #e8e8e8; }
-.selfstudy-panel .selfstudy-output pre::-webkit-scrollbar-thumb { background: #595959; border-radius: 5px; }
-@supports not selector(::-webkit-scrollbar) {
-  .selfstudy-panel .selfstudy-output pre { scrollbar-color: #595959 #e8e8e8; } }
-.selfstudy-panel .selfstudy-output pre, .selfstudy-panel .selfstudy-output pre * {
-  white-space: pre !important; word-break: normal !important; overflow-wrap: normal !important; }
+.selfstudy-panel .selfstudy-code { white-space: pre-wrap; overflow-wrap: anywhere; word-break: normal;
+  font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 13px);
+  line-height: var(--jp-code-line-height, 1.3077); max-width: 100%; box-sizing: border-box;
+  margin: 0.6em 0 1em 0; padding: 4px 0 4px 1em; border-left: 3px solid #e8e8e8; }
+.selfstudy-panel .selfstudy-code .selfstudy-line { display: block; min-height: 1.3em; }
 .selfstudy-panel .selfstudy-solution { border-top: 2px solid #595959; margin-top: 0.75em; padding-top: 0.5em; }
 .selfstudy-panel .selfstudy-status { color: #1a1a1a; }
+CODE_COLOURS
 </style>"""
+
+
+def _code_style() -> str:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(style="default").get_style_defs(".selfstudy-code")
+
+
+def _code_html(code: str) -> str:
+    """A worked solution's code block as HTML: Pygments' colours, one block per source line with a hanging
+    indent of its own (wrapped continuations start six columns past the line's indentation: four would
+    align them with the body of a line ending in a colon)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    raw = code.rstrip("\n").split("\n")
+    # nowrap: one output line per source line, each with its spans closed (a string over two lines too).
+    coloured = highlight(code, PythonLexer(), HtmlFormatter(nowrap=True)).rstrip("\n").split("\n")
+    lines = []
+    for source, html_line in zip(raw, coloured):
+        hang = len(source) - len(source.lstrip(" ")) + 6
+        lines.append(f'<span class="selfstudy-line" style="padding-left: {hang}ch; text-indent: -{hang}ch">'
+                     f"{html_line}</span>")
+    return '<pre class="selfstudy-code">' + "".join(lines) + "</pre>"
+
+
+def _solution_parts(markdown: str) -> list:
+    """``[(kind, text), ...]``: the worked solution's prose (``"markdown"``) and its Python code blocks
+    (``"code"``), in order."""
+    parts, position = [], 0
+    for match in re.finditer(r"^```python\n(.*?)^```[ \t]*$", markdown, flags=re.S | re.M):
+        if markdown[position:match.start()].strip():
+            parts.append(("markdown", markdown[position:match.start()]))
+        parts.append(("code", match.group(1)))
+        position = match.end()
+    if markdown[position:].strip():
+        parts.append(("markdown", markdown[position:]))
+    return parts
 
 _PRIMARY = {"button_color": "#0b5394", "text_color": "#ffffff"}
 _SECONDARY = {"button_color": "#e8e8e8", "text_color": "#1a1a1a"}
@@ -550,7 +666,9 @@ def _reveal_view(state: Reveal, Markdown, display):
         solution_button.description = "Worked solution shown"
         solution_output.layout.display = None
         with solution_output:
-            display(Markdown("### Worked solution\n\n" + state.solution_markdown()))
+            display(Markdown("### Worked solution"))
+            for kind, text in _solution_parts(state.solution_markdown()):
+                display(HTML(_code_html(text)) if kind == "code" else Markdown(text))
 
     def on_new_numbers(_):
         if numbers_button.disabled:
@@ -586,7 +704,7 @@ def _reveal_view(state: Reveal, Markdown, display):
     numbers_button.on_click(on_new_numbers)
     buttons = [hint_button, solution_button] + ([numbers_button] if state.varies else [])
     drawn = [numbers_output] if state.varies else []  # right under the status: what a click drew
-    panel = widgets.VBox([widgets.HTML(_PANEL_CSS), widgets.HBox(buttons), status] + drawn
+    panel = widgets.VBox([widgets.HTML(_PANEL_CSS.replace("CODE_COLOURS", _code_style())), widgets.HBox(buttons), status] + drawn
                          + [hints_output, solution_output])
     panel.add_class("selfstudy-panel")
     panel._reveal_state = state  # for tests and curious learners

@@ -200,8 +200,10 @@ def draw(stem: str, path=None) -> Drawn:
             break
     else:
         raise RuntimeError(f"{stem}: {_MAX_SKIPS} draws in a row repeated the numbers shown (a family that cannot vary)")
+    # New numbers begin a new attempt: the next check of changed answers starts a try, and the parts
+    # checked after it in the same run join that try (autograder.selfstudy.record_try).
     entry.update({"numbers": practice, "numbers_drawn": count, "numbers_tries": 0,
-                  "answers_at_draw": entry.get("answers")})
+                  "answers_at_draw": entry.get("answers"), "try_parts": {}})
     progress[stem] = entry
     path.write_text(json.dumps(progress, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     values, rows = _numbers_of(stem, practice)

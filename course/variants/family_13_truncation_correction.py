@@ -1,8 +1,9 @@
 """Exercise 13's variants: the kept mass Z_S, the sampled token's base probability p, and the length n.
 
 What varies: ``z`` (the base mass of the kept set, two decimals, one of a short list), ``p`` (the
-sampled token's base probability, 0.10 to 0.70 in steps of 0.01, always below ``z``) and ``n`` (the
-positions of the response in Part B, from a literal table per mass: no float arithmetic at draw time).
+sampled token's base probability, 0.100 to 0.700 in steps of 0.001, always below ``z``: 601 values, so
+that few students of a class share their numbers) and ``n`` (the positions of the response in Part B,
+from a literal table per mass: no float arithmetic at draw time).
 
 What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
 instructor's to state: it is tested in ``tests/test_variants_ex13_*.py`` and described in
@@ -27,12 +28,12 @@ SEED = {"z": 0.85, "p": 0.25, "n": 4}
 
 def _draw(d: Draw) -> dict:
     z = d.choice(sorted(POSITIONS))
-    return {"z": z, "p": d.grid(0.10, 0.70, 0.01), "n": d.choice(POSITIONS[z])}
+    return {"z": z, "p": d.integer(100, 700) / 1000, "n": d.choice(POSITIONS[z])}
 
 
 def _rows(parameters) -> list:
     return [("Z_S: base mass of the kept set", f"{parameters['z']:.2f}"),
-            ("p: base probability of the sampled token", f"{parameters['p']:.2f}"),
+            ("p: base probability of the sampled token", f"{parameters['p']:g}"),
             ("n: positions of the response (Part B)", str(parameters["n"]))]
 
 

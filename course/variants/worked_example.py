@@ -82,5 +82,9 @@ EXAMPLES = {
     '14_support_violation': {
         'problem_action': {"value": 3,
             "numbers": ('mu==0',)},
+        'ratios': {"value": (0.8571428571428572, 0.6666666666666667, math.inf),
+            "numbers": ('mu', 'pi')},
+        'ratio_mean': {"value": 0.8,
+            "numbers": ('mu', 'pi')},
     },
 }

@@ -6,9 +6,11 @@ view that redraws in place. The models' arithmetic is private to this package (`
 written for drawing, answers no exercise, and never imports a student's code or the instructor's
 package, so the explorers work in a released notebook before anything is solved.
 
-Every explorer opens on an example of its own, not on a notebook's data; after answering, a
-learner may type that data in (``truncation_explorer(logits, tokens, top_p=...)``, the KL
-explorer's p and q boxes, the chain-rule sliders).
+Every explorer opens on an example of its own, not on a notebook's data, and an explorer shows, it
+does not answer: the truncation explorer takes no logits from outside (its presets, any setting of
+its controls), and the probabilities a learner sets in the KL explorer's boxes and on the chain-rule
+sliders are multiples of 0.05, a grid on which no notebook's graded numbers lie (``docs/DESIGN.md``,
+"Widgets").
 
 >>> from course.widgets import truncation_preset_state
 >>> truncation_preset_state("nucleus").support_tokens
@@ -36,7 +38,6 @@ from ._truncation_model import (
     TruncationPreset,
     TruncationState,
     truncation_preset_state,
-    truncation_state,
 )
 from .chain_rule import ChainRuleExplorer, chain_rule_explorer
 from .kl import KLExplorer, kl_explorer
@@ -65,5 +66,4 @@ __all__ = [
     "parse_distribution",
     "truncation_explorer",
     "truncation_preset_state",
-    "truncation_state",
 ]

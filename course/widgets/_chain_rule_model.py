@@ -1,7 +1,9 @@
 """The chain-rule explorer's model: a depth-two tree of probabilities in, both sides of the rule out.
 
 The arithmetic is the widgets' own (:mod:`course.widgets._math`); an instructor-side test keeps it
-equal to the reference solutions.
+equal to the reference solutions. The trees a learner sets (the sliders, :func:`chain_rule_state`) have
+every probability a multiple of 0.05, the explorers' grid, where no notebook's tree lies
+(``docs/DESIGN.md``, "Widgets").
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from . import _math
-from ._inputs import _check_distributions, _check_float
+from ._inputs import _check_distributions, _check_float, _check_on_grid
 
-# The explorer opens on a tree of its own, not a notebook's; any tree can be set with the sliders.
+# The explorer opens on a tree of its own, not a notebook's; the sliders set any tree of the 0.05 grid.
 DEFAULT_TREE = {
     "first_p": (0.75, 0.25),
     "first_q": (0.45, 0.55),
@@ -76,12 +78,22 @@ def chain_rule_state(first_p, first_q, cond_p, cond_q) -> ChainRuleState:
     cond_p, cond_q : 2-D array-like
         ``cond[a1, a2] = p(a2 | a1)``.
 
+    Every probability is a multiple of 0.05, the explorer's grid (ValueError otherwise).
+
     Examples
     --------
     >>> s = chain_rule_state((0.5, 0.5), (0.5, 0.5), ((1.0, 0.0), (0.5, 0.5)), ((0.5, 0.5), (0.5, 0.5)))
     >>> s.root, round(float(s.expected_conditional / np.log(2)), 12), s.agree
     (0.0, 0.5, True)
     """
+    for name, value in (("first_p", first_p), ("first_q", first_q), ("cond_p", cond_p), ("cond_q", cond_q)):
+        _check_on_grid(_check_distributions(value, name, 1 if name.startswith("first") else 2), name)
+    return _chain_rule_state(first_p, first_q, cond_p, cond_q)
+
+
+def _chain_rule_state(first_p, first_q, cond_p, cond_q) -> ChainRuleState:
+    """:func:`chain_rule_state` for any tree (the instructor's tests compare it with the reference on
+    arbitrary ones; the explorer itself only ever passes its grid's)."""
     first_p = _check_distributions(first_p, "first_p", 1)
     first_q = _check_distributions(first_q, "first_q", 1)
     cond_p = _check_distributions(cond_p, "cond_p", 2)
@@ -139,7 +151,8 @@ def chain_rule_from_controls(p0: float, q0: float, p_given: Sequence[float],
     """The tree from the explorer's six sliders.
 
     ``p0 = p(a1 = 0)``, ``q0 = q(a1 = 0)``, ``p_given[a1] = p(a2 = 0 | a1)`` and
-    ``q_given[a1] = q(a2 = 0 | a1)``; the other branch of each split gets the rest.
+    ``q_given[a1] = q(a2 = 0 | a1)``; the other branch of each split gets the rest. Each is a
+    multiple of 0.05, as the sliders step.
     """
     values = [("p0", p0), ("q0", q0)] + [(f"p_given[{i}]", v) for i, v in enumerate(p_given)] + [
         (f"q_given[{i}]", v) for i, v in enumerate(q_given)]
@@ -147,6 +160,7 @@ def chain_rule_from_controls(p0: float, q0: float, p_given: Sequence[float],
         value = _check_float(value, name)
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
+        _check_on_grid(value, name)
     if len(p_given) != 2 or len(q_given) != 2:
         raise ValueError("p_given and q_given must hold one value per first action (2)")
 

@@ -53,3 +53,23 @@ def _check_distributions(values, name: str, ndim: int) -> np.ndarray:
     if np.any(np.abs(sums - 1.0) > SUM_TOLERANCE):
         raise ValueError(f"{name} must sum to 1 (per row), got {np.round(sums, 10).tolist()}")
     return array
+
+
+#: The explorers' grid for the probabilities a learner sets (sliders, typed p and q): steps of 0.05.
+#: No family of ``course.variants`` draws a graded question's input on it (docs/DESIGN.md, "Widgets"),
+#: so an explorer shows how a quantity behaves without ever working out a notebook's answer.
+GRID_STEPS = 20
+
+
+def _on_grid(value: float) -> bool:
+    scaled = float(value) * GRID_STEPS
+    return abs(scaled - round(scaled)) <= 1e-9
+
+
+def _check_on_grid(values, name: str) -> None:
+    """Raise ValueError, naming ``name``, unless every entry of ``values`` is a multiple of 0.05."""
+    for value in np.ravel(np.asarray(values, dtype=np.float64)):
+        if math.isfinite(value) and not _on_grid(value):
+            raise ValueError(
+                f"{name} holds {value:.10g}, which is not a multiple of 0.05: the explorers take "
+                "probabilities in steps of 0.05 (such as 0.35, or 7/20), so type or choose one of those")

@@ -3,6 +3,10 @@
 Samples are drawn from ``q`` and the k1, k2, k3 estimators target KL(q || p) with r = p / q. The
 arithmetic is the widgets' own (:mod:`course.widgets._math`); an instructor-side test keeps it
 equal to the reference solutions.
+
+The probabilities a learner gives (the p and q boxes, :func:`kl_state`) are multiples of 0.05: the
+explorer shows how the estimators behave on distributions of that grid, and no notebook's graded
+numbers lie on it (``docs/DESIGN.md``, "Widgets"), so it never works out a notebook's answer.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from . import _math
-from ._inputs import SUM_TOLERANCE, _check_int
+from ._inputs import SUM_TOLERANCE, _check_int, _check_on_grid
 
 ESTIMATORS = ("k1", "k2", "k3")
 
@@ -42,8 +46,7 @@ class KLPreset:
         return parse_distribution(self.q_text, "q")
 
 
-# Every preset is the explorer's own example, none a notebook's: the notebooks' data can be typed
-# into the p and q boxes after answering.
+# Every preset is the explorer's own example, none a notebook's, on the explorer's grid of 0.05.
 KL_PRESETS: dict[str, KLPreset] = {
     "k_estimators": KLPreset(
         "r = 3 or 1/3: q = (1/4, 3/4), p = (3/4, 1/4)",
@@ -52,8 +55,8 @@ KL_PRESETS: dict[str, KLPreset] = {
         "one draw, which ones average to the exact KL, and how wide is each band?",
     ),
     "support_missing_mass": KLPreset(
-        "Support A: q = (0.5, 0.5, 0), p = (0.42, 0.28, 0.3)",
-        "0.42, 0.28, 0.3", "0.5, 0.5, 0", ("x=0", "x=1", "x=2"),
+        "Support A: q = (0.5, 0.5, 0), p = (0.55, 0.15, 0.3)",
+        "0.55, 0.15, 0.3", "0.5, 0.5, 0", ("x=0", "x=1", "x=2"),
         "q never draws x=2, where p has mass. Compare E_q[p/q] with 1, and each estimator's "
         "exact mean with the exact KL.",
     ),
@@ -85,9 +88,9 @@ def parse_distribution(text: str, name: str = "distribution") -> np.ndarray:
     Raises
     ------
     ValueError
-        Naming ``name``: empty, not a number, negative, or not summing to 1
-        (within 1e-9, as the notebooks ask; the numbers are used as typed,
-        not renormalised).
+        Naming ``name``: empty, not a number, negative, not a multiple of 0.05
+        (the explorer's grid), or not summing to 1 (within 1e-9, as the
+        notebooks ask; the numbers are used as typed, not renormalised).
 
     Examples
     --------
@@ -108,6 +111,7 @@ def parse_distribution(text: str, name: str = "distribution") -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
     if np.any(array < 0):
         raise ValueError(f"{name} has a negative entry")
+    _check_on_grid(array, name)
     total = float(array.sum())
     if abs(total - 1.0) > SUM_TOLERANCE:
         raise ValueError(f"{name} sums to {total:.10g}, not 1")
@@ -199,7 +203,8 @@ def kl_state(
     Parameters
     ----------
     p, q : sequence of float
-        Probability vectors of the same length; samples come from ``q``.
+        Probability vectors of the same length, every entry a multiple of 0.05
+        (the explorer's grid); samples come from ``q``.
     samples : int
         Number of draws from ``q`` (at least 1).
     seed : int
@@ -217,6 +222,14 @@ def kl_state(
     >>> [round(float(v), 4) for v in s.ratio], round(s.kl_qp, 4)
     ([1.5, 0.25], 0.3112)
     """
+    for name, dist in (("p", p), ("q", q)):
+        _check_on_grid(np.asarray(dist, dtype=np.float64), name)
+    return _kl_state(p, q, samples=samples, seed=seed, outcomes=outcomes)
+
+
+def _kl_state(p, q, *, samples: int = 1000, seed: int = 0, outcomes=None) -> KLState:
+    """:func:`kl_state` for any probability vectors (the instructor's tests compare it with the
+    reference on arbitrary ones; the explorer itself only ever passes its grid's)."""
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     for name, dist in (("p", p), ("q", q)):

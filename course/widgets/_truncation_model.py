@@ -3,6 +3,10 @@
 Nothing here touches ipywidgets or matplotlib, so what a learner sees can be tested without a
 display. The arithmetic is the widgets' own (:mod:`course.widgets._math`); an instructor-side test
 keeps it equal to the reference solutions.
+
+The explorer works on its own examples only (:data:`TRUNCATION_PRESETS`, with any setting of its
+controls): it takes no logits from outside, so it shows how temperature, bans, top-k and top-p act
+without ever working out an exercise's answer for a notebook's numbers (``docs/DESIGN.md``, "Widgets").
 """
 
 from __future__ import annotations
@@ -133,7 +137,7 @@ class TruncationState:
         return tuple(t for t, kept in zip(self.tokens, self.support) if kept)
 
 
-def truncation_state(
+def _truncation_state(
     logits: Sequence[float],
     tokens: Sequence[str] | None = None,
     *,
@@ -145,7 +149,9 @@ def truncation_state(
     chosen: int | str = 0,
     positions: int = 4,
 ) -> TruncationState:
-    """Compute what the truncation explorer shows.
+    """Compute what the truncation explorer shows, for any logits (private: the explorer and
+    :func:`truncation_preset_state` pass its presets' logits only; the instructor's tests compare this
+    with the reference on arbitrary ones).
 
     Parameters
     ----------
@@ -169,7 +175,7 @@ def truncation_state(
 
     Examples
     --------
-    >>> s = truncation_state(np.log([0.6, 0.3, 0.1]), top_p=0.5, chosen=0, positions=2)
+    >>> s = _truncation_state(np.log([0.6, 0.3, 0.1]), top_p=0.5, chosen=0, positions=2)
     >>> s.support_tokens, round(s.support_mass, 6), round(s.ratio_error, 6)
     (('t0',), 0.6, 2.777778)
     """
@@ -268,7 +274,9 @@ def truncation_state(
 
 
 def truncation_preset_state(preset: str = "default", **overrides) -> TruncationState:
-    """:func:`truncation_state` for a named preset, with controls overridden.
+    """What the truncation explorer shows for one of its presets, with controls overridden
+    (``temperature``, ``top_k``, ``top_p``, ``min_tokens_to_keep``, ``banned``, ``chosen``,
+    ``positions``); the logits are the preset's.
 
     Examples
     --------
@@ -277,10 +285,38 @@ def truncation_preset_state(preset: str = "default", **overrides) -> TruncationS
     >>> truncation_preset_state("nucleus", top_p=0.71).support_tokens
     ('tea', 'coffee', 'water')
     """
+    chosen = preset_named(preset)
+    unknown = sorted(set(overrides) - set(CONTROLS))
+    if unknown:
+        raise TypeError(f"truncation_preset_state: unknown control(s) {unknown}; the controls are "
+                        f"{list(CONTROLS)} (the logits are the preset's own)")
+    settings = {**chosen.settings, **overrides}
+    for name, step in GRIDS.items():
+        value = _check_float(settings[name], name)
+        if abs(value / step - round(value / step)) > 1e-9:
+            raise ValueError(f"{name} = {value:g} is not a multiple of {step:g}: the explorer's {name} moves "
+                             f"in steps of {step:g}, as its slider does")
+    return _truncation_state(chosen.logits, chosen.tokens, **settings)
+
+
+#: The grids of the explorer's float controls (their sliders' steps): what a learner, or a notebook, can
+#: set. Exercise 07's temperatures lie off the temperature's grid (docs/DESIGN.md, "Widgets").
+GRIDS = {"temperature": 0.05, "top_p": 0.01}
+
+
+#: The explorer's controls: everything a learner sets (the logits are the preset's).
+CONTROLS = ("temperature", "top_k", "top_p", "min_tokens_to_keep", "banned", "chosen", "positions")
+
+
+def preset_named(preset) -> TruncationPreset:
+    """The preset called ``preset``, or an error that says the explorer takes no logits."""
+    if not isinstance(preset, str):
+        raise TypeError(
+            f"the truncation explorer opens on its own examples, preset={sorted(TRUNCATION_PRESETS)}, "
+            f"and takes no logits (got {type(preset).__name__}): it shows how the transforms act, and "
+            "works out no exercise for a notebook's numbers")
     if preset not in TRUNCATION_PRESETS:
         raise ValueError(f"preset must be one of {sorted(TRUNCATION_PRESETS)}, got {preset!r}")
-    chosen = TRUNCATION_PRESETS[preset]
-    settings = {**chosen.settings, **overrides}
-    return truncation_state(chosen.logits, chosen.tokens, **settings)
+    return TRUNCATION_PRESETS[preset]
 
 

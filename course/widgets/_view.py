@@ -139,15 +139,22 @@ class Explorer(widgets.VBox):
             control.observe(self._on_change, names="value")
 
     def _snapped(self, change) -> bool:
-        """Put a float slider's binary round-off (0.8000000000000002) back on its 0.01 grid.
+        """Put a float slider's value back on its grid: binary round-off (0.8000000000000002) and a
+        value typed or set between two steps (0.37 on a slider of step 0.05 becomes 0.35).
 
-        The front end then holds, shows and announces the value the learner reads; the change
-        this makes triggers the one refresh.
+        The front end then holds, shows and announces the value the learner reads, and the model
+        sees only values of the slider's own grid; the change this makes triggers the one refresh.
         """
         if change is None or not isinstance(change.get("owner"), widgets.FloatSlider):
             return False
         value = change["new"]
+        slider = change["owner"]
         snapped = round(float(value), 2)
+        step = float(slider.step or 0.0)
+        if step > 0 and math.isfinite(float(value)):
+            base = float(slider.min)
+            snapped = round(base + round((float(value) - base) / step) * step, 2)
+            snapped = min(max(snapped, float(slider.min)), float(slider.max))
         if snapped != value:
             change["owner"].value = snapped
             return True

@@ -6,7 +6,7 @@ import matplotlib
 
 from ._figure import STYLE, FigureImage
 from ._format import format_number
-from ._chain_rule_model import DEFAULT_TREE, ChainRuleState, chain_rule_from_controls
+from ._chain_rule_model import DEFAULT_TREE, ChainRuleState, chain_rule_from_controls, chain_rule_state
 from ._view import (Explorer, column, float_slider, set_value, slider_value, value_label,
                     wrapping_row)
 
@@ -43,13 +43,15 @@ class ChainRuleExplorer(Explorer):
     _names = NAMES
 
     def __init__(self, first_p, first_q, cond_p, cond_q):
+        chain_rule_state(first_p, first_q, cond_p, cond_q)  # a tree of the explorer's grid, or a clear error
         start = {
             "p0": first_p[0], "q0": first_q[0],
             "p_given_0": cond_p[0][0], "p_given_1": cond_p[1][0],
             "q_given_0": cond_q[0][0], "q_given_1": cond_q[1][0],
         }
         self.controls = {
-            key: float_slider(description, f"m6-chain-{css}", min=0.0, max=1.0, step=0.01,
+            # Steps of 0.05, the explorers' grid (no notebook's tree lies on it: docs/DESIGN.md).
+            key: float_slider(description, f"m6-chain-{css}", min=0.0, max=1.0, step=0.05,
                               value=float(start[key]))
             for key, description, css in CONTROLS
         }
@@ -163,6 +165,8 @@ def chain_rule_explorer(first_p=DEFAULT_TREE["first_p"], first_q=DEFAULT_TREE["f
         First-step distributions p0 and q0.
     cond_p, cond_q : 2 x 2 nested sequences
         ``cond[a1][a2] = p(a2 | a1)``.
+
+    Every probability is a multiple of 0.05, as the sliders step (ValueError otherwise).
 
     Returns
     -------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Sequence
 
 import ipywidgets as widgets
 import matplotlib
@@ -12,7 +11,7 @@ import numpy as np
 
 from ._figure import OKABE_ITO, STYLE, FigureImage
 from ._format import format_number
-from ._truncation_model import TRUNCATION_PRESETS, TruncationState, truncation_state
+from ._truncation_model import GRIDS, TruncationState, _truncation_state, preset_named, truncation_preset_state
 from ._view import (Explorer, column, control_layout, float_slider, int_slider, set_value,
                     slider_value, value_label, wrapping_row)
 
@@ -45,25 +44,22 @@ class TruncationExplorer(Explorer):
     css_prefix = "m6-trunc"
     _names = NAMES
 
-    def __init__(self, logits: Sequence[float], tokens: Sequence[str], *, title: str = "",
-                 temperature: float = 1.0, top_k: int | None = None, top_p: float = 1.0,
-                 min_tokens_to_keep: int = 1, banned: Sequence[int | str] = (),
-                 chosen: int | str = 0, positions: int = 4):
-        # Validate everything once, through the model, before building controls.
-        first = truncation_state(logits, tokens, temperature=temperature, top_k=top_k, top_p=top_p,
-                                 min_tokens_to_keep=min_tokens_to_keep, banned=banned,
-                                 chosen=chosen, positions=positions)
-        self.logits = first.logits
-        self.tokens = first.tokens
+    def __init__(self, preset: str = "default", **settings):
+        # Validate everything once, through the model, before building controls. The logits are the
+        # preset's, and stay so: the explorer takes none from outside (see _truncation_model).
+        self._preset = preset_named(preset)
+        first = truncation_preset_state(preset, **settings)
+        self._logits = np.array(first.logits, dtype=np.float64)
+        self._tokens = first.tokens
         size = len(self.tokens)
         self.controls = {
             "temperature": float_slider("temperature T", "m6-trunc-temperature", min=0.05, max=3.0,
-                                        step=0.05, value=first.temperature),
+                                        step=GRIDS["temperature"], value=first.temperature),
             "top_k": int_slider("top-k (0 = off)", "m6-trunc-top-k", min=0, max=size,
                                 value=first.top_k or 0),
             # min 0 keeps every step an exact hundredth in the front end (0.80, not
             # 0.8000000000000002); 0 itself is moved up to 0.01 (top-p must be positive).
-            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.0, max=1.0, step=0.01,
+            "top_p": float_slider("top-p", "m6-trunc-top-p", min=0.0, max=1.0, step=GRIDS["top_p"],
                                   value=first.top_p),
             "min_tokens_to_keep": int_slider("min_tokens_to_keep", "m6-trunc-min-tokens", min=1,
                                              max=size, value=first.min_tokens_to_keep),
@@ -90,14 +86,24 @@ class TruncationExplorer(Explorer):
         controls = column(list(self.controls.values()), basis="360px", min_width="250px",
                           max_width="450px")
         values = column([*self.labels.values(), self.notes], basis="360px", min_width="250px")
-        super().__init__(title or "Truncation explorer",
+        super().__init__(self._preset.title or "Truncation explorer",
                          [wrapping_row([controls, values]), self.plot.view])
         self._observe_controls()
         self.refresh()
 
     # ---------------------------------------------------------------- model
+    @property
+    def logits(self) -> np.ndarray:
+        """The preset's base logits (a copy: the explorer's own example, which cannot be replaced)."""
+        return self._logits.copy()
+
+    @property
+    def tokens(self) -> tuple:
+        """The preset's token names."""
+        return self._tokens
+
     def parameters(self) -> dict:
-        """The current controls as keyword arguments of :func:`truncation_state`."""
+        """The current controls as keyword arguments of :func:`truncation_preset_state`."""
         c = self.controls
         return {
             "temperature": slider_value(c["temperature"]),
@@ -110,7 +116,7 @@ class TruncationExplorer(Explorer):
         }
 
     def _compute(self) -> TruncationState:
-        return truncation_state(self.logits, self.tokens, **self.parameters())
+        return _truncation_state(self._logits, self._tokens, **self.parameters())
 
     def _on_change(self, change=None) -> None:
         if change is not None and change["owner"] is self.controls["top_p"] and change["new"] < 0.01:
@@ -249,22 +255,17 @@ class TruncationExplorer(Explorer):
                               s.chosen, s.error))
 
 
-def truncation_explorer(logits: Sequence[float] | None = None, tokens: Sequence[str] | None = None,
-                        *, preset: str = "default", **settings) -> TruncationExplorer:
-    """Build the truncation explorer.
+def truncation_explorer(preset: str = "default", **settings) -> TruncationExplorer:
+    """Build the truncation explorer on one of its own examples.
 
     Parameters
     ----------
-    logits : sequence of float, optional
-        Base logits; when omitted the preset's distribution is used.
-    tokens : sequence of str, optional
-        Token names (``t0, t1, ...`` for caller logits without names).
     preset : {"default", "nucleus", "truncation_correction"}
         Starting distribution and controls: each is the explorer's own example
         (``"nucleus"`` opens where two tokens exactly reach top-p;
-        ``"truncation_correction"`` on a kept token and n positions). To see a
-        notebook's data, pass its logits (e.g. ``np.log(probabilities)``) and
-        controls after answering.
+        ``"truncation_correction"`` on a kept token and n positions). The
+        explorer takes no other logits: it shows how the transforms act, and
+        never works out an exercise for a notebook's numbers.
     **settings
         Starting controls: ``temperature``, ``top_k``, ``top_p``,
         ``min_tokens_to_keep``, ``banned``, ``chosen``, ``positions``.
@@ -274,14 +275,4 @@ def truncation_explorer(logits: Sequence[float] | None = None, tokens: Sequence[
     TruncationExplorer
         An ipywidgets container; display it as the last expression of a cell.
     """
-    if preset not in TRUNCATION_PRESETS:
-        raise ValueError(f"preset must be one of {sorted(TRUNCATION_PRESETS)}, got {preset!r}")
-    chosen = TRUNCATION_PRESETS[preset]
-    if logits is None:
-        if tokens is not None:
-            raise ValueError("tokens need logits: pass both, or neither to use the preset")
-        logits, tokens, title = chosen.logits, chosen.tokens, chosen.title
-        settings = {**chosen.settings, **settings}
-    else:
-        title = "Truncation explorer: your logits"
-    return TruncationExplorer(logits, tokens, title=title, **settings)
+    return TruncationExplorer(preset, **settings)

@@ -98,7 +98,21 @@ def _validate(notebook: NotebookPage, screenshot: Path):
     dialog = page.locator(".jp-Dialog")
     expect(dialog).to_contain_text("Validation Results", timeout=VALIDATE_TIMEOUT)
     dialog.locator(".jp-Dialog-content").screenshot(path=str(screenshot))
+    _assert_lines_wrap(dialog)
     return dialog
+
+
+def _assert_lines_wrap(dialog) -> None:
+    """The dialog's blocks (the failing cell, its output) wrap long lines (tools/student_lab_config.py's
+    stylesheet): none is cut at the dialog's right edge, and the long ones take several lines."""
+    blocks = dialog.locator("pre").evaluate_all("""els => els.map(e => ({
+        wide: e.scrollWidth > e.clientWidth + 1, space: getComputedStyle(e).whiteSpace,
+        lines: e.innerText.split('\\n').length,
+        rows: Math.round(e.scrollHeight / parseFloat(getComputedStyle(e).lineHeight))}))""")
+    assert blocks, "the Validate dialog shows no block"
+    for block in blocks:
+        assert block["space"] == "pre-wrap" and not block["wide"], blocks
+    assert any(block["rows"] > block["lines"] for block in blocks), ("no long line was wrapped", blocks)
 
 
 @pytest.fixture(scope="module")

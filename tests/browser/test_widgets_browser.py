@@ -423,6 +423,20 @@ HANDLE_NAMES_JS = """() => [...document.querySelectorAll('.m6-explorer .widget-s
     readout ? readout.textContent.trim() : null]);
 })"""
 
+HANDLE_NUMBERS_JS = """() => [...document.querySelectorAll('.m6-explorer .widget-slider')].flatMap(slider => {
+  const label = ((slider.querySelector('.widget-label') || {}).textContent || '').trim();
+  const readout = slider.querySelector('.widget-readout');
+  return [...slider.querySelectorAll('.noUi-handle[role=slider]')].map(h => ({label,
+    readout: readout ? readout.textContent.trim() : null, text: h.getAttribute('aria-valuetext'),
+    now: h.getAttribute('aria-valuenow'), min: h.getAttribute('aria-valuemin'),
+    max: h.getAttribute('aria-valuemax')}));
+})"""
+
+READOUT_NAMES_JS = """() => [...document.querySelectorAll('.m6-explorer .widget-slider .widget-readout')]
+  .filter(r => r.isContentEditable && getComputedStyle(r).display !== 'none')
+  .map(r => [r.getAttribute('role'), r.getAttribute('aria-label'),
+             ((r.closest('.widget-slider').querySelector('.widget-label') || {}).textContent || '').trim()])"""
+
 AXE_RUN = """async () => {
   const result = await axe.run({include: [['.m6-explorer']]},
       {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}});
@@ -516,6 +530,24 @@ def test_widgets_fit_and_are_accessible(label, width, zoom, browser, jupyter_lab
             assert name and name == label_text, (name, label_text)
             assert valuetext == readout_text, (label_text, valuetext, readout_text)
         assert any(h[2] == "500" for h in handles if h[1] == "draws N"), handles
+        # The number a screen reader may read instead of the text is the readout's, not noUiSlider's
+        # toFixed(1) of it (top-p 0.73 was "0.7"), and the range is the slider's own (T from 0.05).
+        numbers = page.evaluate(HANDLE_NUMBERS_JS)
+        numeric = [row for row in numbers if row["label"] != "draws N"]
+        assert len(numeric) >= 5, numbers
+        for row in numeric:
+            assert row["now"] is not None and float(row["now"]) == float(row["readout"]), row
+        top_p = next(row for row in numbers if row["label"] == "top-p")
+        assert top_p["now"] == "0.73" and top_p["min"] == "0" and top_p["max"] == "1", top_p
+        temperature = next(row for row in numbers if row["label"] == "temperature T")
+        assert temperature["min"] == "0.05" and temperature["max"] == "3", temperature
+        draws = next(row for row in numbers if row["label"] == "draws N")
+        assert draws["text"] == "500", draws  # an option's label; its number stays noUiSlider's index
+        # An editable readout (a value can be typed there) is a named text box, not an unnamed tab stop.
+        readouts = page.evaluate(READOUT_NAMES_JS)
+        assert len(readouts) >= 5, readouts
+        for role, name, label_text in readouts:
+            assert role == "textbox" and name == f"{label_text} (type a value)", (role, name, label_text)
         page.screenshot(path=str(LAYOUT_SHOTS / f"after-{label}-page.png"), full_page=False)
         assert not problems, problems
         if label == "1280":

@@ -8,11 +8,12 @@ exercise's answers (the chain rule's total, and the slips' values).
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 
-from course.variants.family_10_kl_chain_rule import FIRSTS, SECONDS, SEED as SEED_TREE, tree
+import random
+
+from course.variants.family_10_kl_chain_rule import FIRSTS, P_SECONDS, Q_SECONDS, SEED as SEED_TREE, tree
 
 #: The smallest relative gap between the p0-weighted and the equally weighted total KL on a drawn tree.
 MIN_WEIGHT_GAP = 0.05
@@ -101,7 +102,25 @@ def keeps_lesson(parameters) -> bool:
 
 
 
-def admissible_trees() -> list:
-    """Every ``(a, c, d, e, f)`` of the family's grid whose tree keeps the lesson, in grid order."""
-    return [(a, c, d, e, f) for a in FIRSTS for c, d, e, f in itertools.product(SECONDS, repeat=4)
-            if keeps_lesson(tree(a, c, d, e, f))]
+#: How many trees the family's table holds.
+SIZE = 12000
+#: The seed of the draws the table keeps (the table is what it gives; change both together).
+SEED = 20260510
+
+
+def admissible_trees(size: int = SIZE) -> list:
+    """The family's table: the first ``size`` distinct ``(a, c, d, e, f)`` of seeded draws from the grid
+    (``a`` from FIRSTS, ``c`` and ``d`` from P_SECONDS, ``e`` and ``f`` from Q_SECONDS) whose tree keeps the
+    lesson, sorted. The grid has about 16 million trees, too many to list whole; the draws come from a
+    ``random.Random`` here, on the instructor's side (the student package draws with its own Draw)."""
+    rng = random.Random(SEED)
+    kept, seen = [], set()
+    while len(kept) < size:
+        point = (rng.choice(FIRSTS), rng.choice(P_SECONDS), rng.choice(P_SECONDS), rng.choice(Q_SECONDS),
+                 rng.choice(Q_SECONDS))
+        if point in seen:
+            continue
+        seen.add(point)
+        if keeps_lesson(tree(*point)):
+            kept.append(point)
+    return sorted(kept)

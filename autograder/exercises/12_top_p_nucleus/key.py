@@ -41,8 +41,9 @@ KEPT = {suffix: ANSWERS[f"kept_{suffix}"] for suffix in THRESHOLDS}
 
 
 def _decimal(value: float) -> str:
-    text = f"{value:.3f}"
-    return text[:-1] if text.endswith("0") else text
+    """As the notebook's table writes it: at least two decimals, four where the grid needs them."""
+    text = f"{value:.4f}".rstrip("0")
+    return text + "0" * max(0, 2 - len(text.split(".")[1]))
 
 
 def _engine_probabilities(p) -> np.ndarray:

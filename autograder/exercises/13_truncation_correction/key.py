@@ -39,7 +39,7 @@ def worked(parameters) -> dict:
     key = answers(parameters)
     words = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
     return {
-        "z": f"{z:.2f}", "p": f"{p:.2f}", "n": str(n), "n_words": words.get(n, str(n)),
+        "z": f"{z:.2f}", "p": f"{p:g}", "n": str(n), "n_words": words.get(n, str(n)),
         "z_percent": f"{round(z * 100)}",
         "p_tilde": f"{key['p_tilde']:.6f}",
         "log_p": f"{math.log(p):.6f}",

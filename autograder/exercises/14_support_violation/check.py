@@ -1,8 +1,9 @@
 """Hidden checks for exercise 14: off-policy ratios when the behaviour policy never takes an action.
 
 Answers: ``ratios_work`` (True/False), ``problem_action`` (the action's number, counted from 1 as
-in the notebook's table; a one-element set is read the same way) and ``remedies`` (a set of names
-from the notebook's list). Each offered remedy is one case; the four that do not help weigh as much
+in the notebook's table; a one-element set is read the same way), ``ratios`` (pi(a) / mu(a) for the
+actions 1, 2, 3, ``math.inf`` where mu(a) = 0), ``ratio_mean`` (E_mu[pi / mu], the target's mass on
+the actions mu takes) and ``remedies`` (a set of names from the notebook's list). Each offered remedy is one case; the four that do not help weigh as much
 together as the two that add information, and count only once at least one remedy is chosen.
 ``restrict_target`` is accepted chosen or not (it changes the question rather than adding data; see the
 key), so it has no case of its own. ``problem_action`` may be an integral float (3.0 is "the number 3").
@@ -15,8 +16,12 @@ trick on the ratio (clipping, an epsilon denominator) as a remedy, caps both par
 
 from __future__ import annotations
 
+import math
+
 from autograder.channel import SetData
-from autograder.checks._concept_answers import boolean, choice_set, int_set, value_case
+from autograder.checks._concept_answers import (
+    boolean, choice_set, has_text, int_set, number, number_case, number_matches, sequence, value_case,
+)
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
 from autograder.checks._judge import Misconception
 from autograder.checks import _misconceptions as _shared
@@ -47,6 +52,21 @@ REMEDY_NAMES = Misconception(
     "Choose remedies by their names in REMEDY_CHOICES, in a set such as {\"more_samples\"} (case and "
     "separators do not matter).")
 NUMBER_AS_TEXT = _shared.NUMBER_AS_TEXT
+MISSING_RATIO_FINITE = Misconception(
+    "missing-ratio-finite",
+    "Where mu never takes an action that pi takes, its ratio divides pi(a) > 0 by zero: it is infinite "
+    "(write math.inf), and no finite number (nor NaN) stands in for it.")
+RATIOS_INVERTED = Misconception(
+    "ratios-inverted",
+    "The importance ratio is target over behaviour, pi(a) / mu(a): it reweights mu's data towards pi.")
+RATIO_MEAN_ONE = Misconception(
+    "ratio-mean-one",
+    "E_mu[pi / mu] = 1 holds only when mu covers every action pi takes: here the sum over mu's actions of "
+    "mu(a) pi(a) / mu(a) adds up only the target's mass on those actions.")
+MISSED_MASS_AS_MEAN = Misconception(
+    "missed-mass-as-mean",
+    "That is the target's mass on the action mu never takes, the part the ratios miss; E_mu[pi / mu] is "
+    "the rest.")
 DATA_FIX_LEFT_OUT = Misconception(
     "data-fix-left-out",
     "A remedy that works was left out: a behaviour policy that sometimes takes the missing action puts it "
@@ -81,7 +101,7 @@ def _form(error: Reject, mistake: Misconception) -> Reject:
     return Reject(f"{error.message}. {mistake.sentence}", mistake.key)
 
 
-def _ratios_case(ratios_work: bool) -> Case:
+def _ratios_work_case(ratios_work: bool) -> Case:
     def judge(answer) -> Verdict:
         # Only True or False: the template asks for a boolean, and 0 or "False" is not one.
         try:
@@ -121,6 +141,32 @@ def _action_case(behaviour: tuple, problem: frozenset) -> Case:
     return value_case("the action that breaks the ratios", "diagnosis", "problem_action", judge)
 
 
+def _ratios_case(expected: tuple, inverted: tuple, missing: int) -> Case:
+    """``ratios``: three numbers, the missing action's ``inf``; inverted ratios and a finite number for
+    the missing action are named."""
+    what = "`ratios`"
+
+    def judge(value) -> Verdict:
+        if has_text(value):
+            raise Reject(NUMBER_AS_TEXT.sentence, NUMBER_AS_TEXT.key)
+        items = sequence(value, what, length=len(expected))
+        if isinstance(items[missing], float) and math.isnan(items[missing]):  # "undefined" written as NaN
+            return Verdict(False, MISSING_RATIO_FINITE.sentence, MISSING_RATIO_FINITE.key)
+        got = [number(item, f"entry {a + 1} of {what} (action {a + 1})", allow_infinite=True)
+               for a, item in enumerate(items)]
+        if number_matches(got, expected):
+            return PASS
+        seen = [a for a in range(len(expected)) if a != missing]
+        if number_matches([got[a] for a in seen], [inverted[a] for a in seen]):
+            return Verdict(False, RATIOS_INVERTED.sentence, RATIOS_INVERTED.key)
+        if not math.isinf(got[missing]) or got[missing] < 0:
+            return Verdict(False, MISSING_RATIO_FINITE.sentence, MISSING_RATIO_FINITE.key)
+        return Verdict(False, f"{what} is not pi(a) / mu(a) of your numbers for every action mu takes "
+                              "(to 6 significant digits)")
+
+    return value_case("the three importance ratios", "diagnosis", "ratios", judge)
+
+
 def _remedy_case(option: str) -> Case:
     good = option in key.GOOD_REMEDIES
     bad_count = len(key.REMEDY_CHOICES) - len(key.GOOD_REMEDIES) - len(key.EITHER_WAY_REMEDIES)
@@ -144,13 +190,24 @@ def _remedy_case(option: str) -> Case:
     return value_case(f"decision on {option}", "remedies", "remedies", judge, weight=weight)
 
 
+def slips(parameters) -> dict:
+    """``answer name -> ((value, misconception), ...)``: the numeric slips of one variant."""
+    mu, pi = tuple(float(m) for m in parameters["mu"]), tuple(float(p) for p in parameters["pi"])
+    missed = sum(p for m, p in zip(mu, pi) if m == 0)
+    return {"ratio_mean": ((1.0, RATIO_MEAN_ONE), (missed, MISSED_MASS_AS_MEAN))}
+
+
 def build_cases(variant) -> list:
     """The cases of one student's variant (``variant.parameters``: their mu and pi); the remedies are the
     same for every variant."""
     parameters = variant.parameters
     answers = key.answers(parameters)
-    return [_ratios_case(answers["ratios_work"]),
-            _action_case(tuple(float(m) for m in parameters["mu"]), key.problem_actions(parameters))] + [
+    (missing,) = key.problem_actions(parameters)
+    return [_ratios_work_case(answers["ratios_work"]),
+            _action_case(tuple(float(m) for m in parameters["mu"]), key.problem_actions(parameters)),
+            _ratios_case(answers["ratios"], key.inverted_ratios(parameters), missing - 1),
+            number_case("the mean ratio on mu's data, E_mu[pi / mu]", "diagnosis", "ratio_mean",
+                        answers["ratio_mean"], slips(parameters)["ratio_mean"])] + [
         _remedy_case(option) for option in key.REMEDY_CHOICES if option not in key.EITHER_WAY_REMEDIES]
 
 
@@ -163,7 +220,7 @@ CENTRAL = Central(
 
 CHECK = ExerciseCheck(
     STEM,
-    [Group("diagnosis", 1, "Whether ordinary ratios work, and which action breaks them"),
+    [Group("diagnosis", 1, "Whether ordinary ratios work, which action breaks them, the ratios and their mean"),
      Group("remedies", 1, "What can be changed in data collection or in the target policy")],
     build_cases,
     CENTRAL,

@@ -37,11 +37,22 @@ def problem_actions(parameters) -> frozenset:
 
 def answers(parameters) -> dict:
     """The answers of one variant, keyed by the names the notebook's answer cells assign (the remedies
-    are the worked solution's choice: the two that add data and the target restricted)."""
+    are the worked solution's choice: the two that add data and the target restricted).
+
+    ``ratios`` holds pi(a) / mu(a) for the actions 1, 2, 3 (``inf`` where mu never takes the action),
+    ``ratio_mean`` their mean under mu, E_mu[pi / mu]: the target's mass on the actions mu takes, which
+    falls short of 1 by exactly the mass the data never sees."""
     found = report(parameters)
     (action,) = problem_actions(parameters)  # the family holds exactly one missing action
     return {"ratios_work": bool(found.ratios_defined), "problem_action": action,
+            "ratios": tuple(float(r) for r in found.ratios), "ratio_mean": float(found.covered_target_mass),
             "remedies": frozenset(GOOD_REMEDIES | EITHER_WAY_REMEDIES)}
+
+
+def inverted_ratios(parameters) -> tuple:
+    """mu(a) / pi(a) per action: the ratio upside down (0 where mu never takes the action)."""
+    mu, pi = tuple(float(m) for m in parameters["mu"]), tuple(float(p) for p in parameters["pi"])
+    return tuple(m / p for m, p in zip(mu, pi))
 
 
 #: Variant 0: whether ordinary ratios pi(a) / mu(a) estimate E_pi[f] from mu's data.
@@ -70,7 +81,11 @@ def worked(parameters) -> dict:
     restricted = [pi[a] / covered if mu[a] > 0 else 0.0 for a in range(len(mu))]
     exact = all(abs(round(v, 4) - v) < 1e-12 for v in restricted)
     restricted_text = "(" + ", ".join(_g(round(v, 4 if exact else 3)) for v in restricted) + ")"
+    ratio_values = [f"{found.ratios[a]:.6g}" for a in range(len(mu))]
+    ratio_values[missing - 1] = "math.inf"
     return {
+        "ratios_list": "(" + ", ".join(ratio_values) + ")",
+        "ratio_mean": _g(round(covered, 10)),
         "supported_ratios": ratios,
         "supported_actions": " and ".join(str(a + 1) for a in seen),
         "missing_action": str(missing),
