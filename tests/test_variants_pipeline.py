@@ -91,6 +91,7 @@ def course(tmp_path_factory):
     write_class(course, {ADA: "solutions", BOB: "solutions", CAI: "solutions"})
     _write_literals(course, BOB, BOB)
     _type_id(course, CAI, ADA)
+    _type_id(course, BOB, BOB)  # a laptop student types their own id (blind grading must not show it)
     graded = _cli(course, "grade", ASSIGNMENT, "--no-progress", "--jobs", "2")
     assert graded.returncode == 0, graded.stdout + graded.stderr
     first = read_gradebook(course, [ADA, BOB, CAI])
@@ -190,6 +191,27 @@ def test_no_rubric_cell_names_the_student(course):
                     (path, cell.source[:300])
                 assert "student `" not in cell.source
     assert seen >= 3 * 5
+
+
+def test_no_cell_of_an_autograded_notebook_names_its_student(course):
+    """Nor does anything else formgrader's grading page shows (issue 33, F8): the numbers cell, run as the
+    student's sign-in, says whose numbers they are, and a laptop student types their own id; the grader
+    shows neither (cai typed *another* student's id: that stays, it is the evidence of the mismatch)."""
+    import re
+
+    checked = 0
+    for path in sorted((course["course"] / "autograded").rglob("*.ipynb")):
+        student = path.relative_to(course["course"] / "autograded").parts[0]
+        named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(student)}(?![A-Za-z0-9_])")
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            texts = [cell.source] + ["".join(o.get("text", "")) + json.dumps(o.get("data", {}))
+                                     for o in cell.get("outputs", [])]
+            assert not [text for text in texts if named.search(text)], (path, cell.get("id"), texts)
+            checked += 1
+    assert checked > 100
+    bob = nbformat.read(str(course["course"] / "autograded" / BOB / ASSIGNMENT / f"{STEMS[0]}.ipynb"), as_version=4)
+    (typed,) = [c for c in bob.cells if c.metadata.get("nbgrader", {}).get("grade_id") == registry.STUDENT_ID_GRADE_ID]
+    assert "typed their own id" in typed.source
 
 
 def test_variants_command_on_the_graded_course(course, capsys):

@@ -112,6 +112,30 @@ def _stream(name: str, text: str) -> dict:
     return _new_output("stream", name=name, text=text)
 
 
+def _types_own_id(source: str, student: str) -> bool:
+    """Whether a submitted ``student_id`` cell only types the graded student's own id (read, bounded, never run)."""
+    from autograder.variants import only_an_id, typed_id
+
+    return only_an_id(source) and typed_id(source) == student
+
+
+#: The locked cell that shows whose numbers a notebook holds (tools/nbbuild.py ``identity_cells``).
+NUMBERS_CELL = "your-numbers"
+
+
+def _unnamed(outputs: list, student: str) -> None:
+    """The numbers cell's table heading without the student's id: formgrader's grading page hides names
+    (blind grading), and this table, run as the student's sign-in, would name them above every answer.
+    ``course.variants.Numbers.heading`` writes ``Numbers of student 'ID' (from ...)``."""
+    named = f"Numbers of student {student!r} (from "
+    for output in outputs:
+        if output.get("output_type") == "stream" and named in output.get("text", ""):
+            text = output["text"]
+            start = text.index(named)
+            end = text.find(")", start + len(named))
+            output["text"] = text[:start] + "Numbers of the submitting student" + (text[end + 1:] if end >= 0 else "")
+
+
 def _cell_outputs(frame: dict | None) -> list:
     if frame is None:
         return []
@@ -325,11 +349,17 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
         if kind == "code":
             number = next((n for n, s in by_source.get(index, []) if s.kind == "exec-source"), None)
             cell.outputs = _cell_outputs(cell_frames.get(number))
+            if cell.get("id") == NUMBERS_CELL:
+                _unnamed(cell.outputs, task["student"])
             cells.append(cell)
         elif kind == "answer":
             runs = [n for n, s in by_source.get(index, []) if s.kind == "exec-answer"]
             texts = extraction.answers.get(grade_id, [])
             cell.source = texts[0] if texts else ""
+            if grade_id == STUDENT_ID_GRADE_ID and texts and _types_own_id(texts[0], task["student"]):
+                # The student's own id, typed on a laptop: shown as the release has it (blind grading).
+                cell.source = ("# The submitting student typed their own id here (not shown: formgrader hides names).\n"
+                               'STUDENT_ID = ""')
             cell.outputs = _cell_outputs(cell_frames.get(runs[0])) if runs else []
             cells.append(cell)
             for number, text in zip(runs[1:], texts[1:]):
