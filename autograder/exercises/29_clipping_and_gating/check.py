@@ -47,12 +47,7 @@ MASK_KEYS = ("keep", "kl")
 
 # --------------------------------------------------------------------------- misconceptions
 
-CLIP_IGNORES_SIGN = Misconception(
-    "clip-ignores-advantage-sign",
-    "The ratio was clipped whatever the advantage's sign: PPO's loss -min(A r, A clip(r)) is pessimistic, so "
-    "it takes the bound only on the side the advantage pushes (above 1 + eps_high for A > 0, below 1 - eps_low "
-    "for A < 0). A negative-advantage token whose ratio grew, or a positive one whose ratio fell, keeps its "
-    "gradient -A r.")
+CLIP_IGNORES_SIGN = _shared.CLIP_IGNORES_SIGN
 CISPO_ZEROED = Misconception(
     "cispo-gradient-zeroed",
     "CISPO's clipped tokens lost their gradient: the clipped weight is detached and multiplies the "
@@ -604,13 +599,22 @@ CENTRAL = Central(
     (f"ppo_clip_loss grad, {_SYM}", f"ppo_clip_loss grad, {_HIGHER}", f"ppo_clip_loss grad, {_DUAL}",
      f"cispo_loss grad, {_TRL}", f"cispo_loss grad, {_VERL}", f"stale_sequence_mask keep, {_BATCH}"))
 
-#: Bad-input points count only for functions that answer an ordinary hidden valid input right (the loss; the
-#: responses the mask keeps): a function that raises on everything, or answers valid input with a rule-free formula (-A r,
-#: no drift) behind honest input checks, earns nothing for rejecting bad input. The task says so.
-GATE = Gate(cases=(f"ppo_clip_loss loss, {_HIGHER}", f"trl_delta_loss loss, {_DELTA}", f"cispo_loss loss, {_TRL}",
-                   f"stale_sequence_mask keep, {_BATCH}"), needs="passed",
-            why="rejecting bad input counts only when valid input is accepted and answered right (the loss, or the "
-                "responses kept, on an ordinary hidden input)")
+#: Bad-input points count only for a function that answers at least one of its ordinary hidden inputs right: a
+#: function that raises on everything, or answers valid input with a rule-free formula (-A r, nothing clipped,
+#: every response kept) behind honest input checks, earns nothing for rejecting bad input, while one mistake in a
+#: working function keeps them. The task says so.
+GATE = Gate(
+    cases=tuple(f"ppo_clip_loss {key}, {name}" for name in (_SYM, _HIGHER, _DUAL) for key in KEYS)
+    + tuple(f"trl_delta_loss {key}, {_DELTA}" for key in KEYS)
+    + ("trl_delta_loss grad, delta 1.2, below 1 + eps_high = 1.28", "trl_delta_loss clipped, delta 1.2, below 1 + "
+       "eps_high = 1.28", "trl_delta_loss grad, delta 10 with eps_high left out, lists")
+    + tuple(f"cispo_loss {key}, {name}" for name in (_TRL, _VERL) for key in KEYS)
+    + tuple(f"stale_sequence_mask {key}, {_BATCH}" for key in MASK_KEYS)
+    + tuple(f"stale_sequence_mask {key}, a drift exactly at the threshold, an empty response, an advantage of 0"
+            for key in MASK_KEYS),
+    needs="one-passed",
+    why="rejecting bad input counts only when valid input is accepted and some ordinary hidden input is answered "
+        "right")
 
 #: On-policy tokens (r = 1) get the unclipped answer under every rule, so a rule-free formula passes them: they
 #: count only when the same function also clips right on a hidden case.
