@@ -12,7 +12,8 @@ Every token set holds tokens on each side of every bound, for both signs of the 
 advantage 0; no ratio lies within 1e-4 (relative) of a bound, where the losses have kinks. Which tokens keep
 a gradient is the exercise: an answer that clips whatever the advantage's sign, zeroes CISPO's clipped
 tokens, caps the dual clip's gradient instead of zeroing it, or drops positive-advantage responses earns at
-most a third of the points. Bad-input points need valid input accepted (the gate).
+most a third of the points. Bad-input points need some ordinary hidden input answered right (the gate), and
+on-policy tokens, where every rule gives -A r, count only where the function also clips right (the constant gate).
 """
 
 from __future__ import annotations

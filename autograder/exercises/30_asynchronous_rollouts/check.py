@@ -17,7 +17,8 @@ gradient through a clipped term or without the ratio, the softmax's centring ter
 as TRL's (and TRL's read as exclusive), the gates replayed with the experts or the routing replayed the
 wrong way round. Random hidden inputs are drawn per student and keep every ratio at least 1e-6 away from
 the clip bounds and every weight away from the cap, where the derivative changes. Bad-input points need
-valid input accepted (the gate); a constant staleness answer earns nothing (the constant gate).
+some ordinary hidden input answered right (the gate); a constant staleness answer, or factors of 1 where the
+policies coincide, earn nothing on their own (the constant gates).
 """
 
 from __future__ import annotations
