@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
-from check_support import CodingCheckTests, result_of, source_notebook
+from check_support import CodingCheckTests, assert_capped, group_points, result_of, source_notebook
 
 STEM = "29_clipping_and_gating"
 
@@ -406,7 +407,7 @@ def _out(logp_new, logp_old, advantages, *args, **kwargs):
 ppo_clip_loss = trl_delta_loss = cispo_loss = _out
 def stale_sequence_mask(logp_new, logp_sampler, advantages, mask, threshold):
     return {"kl": np.zeros(len(advantages)), "keep": np.ones(len(advantages), dtype=bool)}
-''', ("public", "delta", "mask")),
+''', ("public", "ppo", "delta", "cispo", "mask", "validation")),
 }
 
 
@@ -469,3 +470,173 @@ def test_the_notebook_model_answer_matches_the_table():
     assert np.isclose(ref.cispo_loss(new, old, pos, 5.0)["grad"][6], -5.0)
     verl = ref.cispo_loss(new, old, pos, 1.28, 0.8)["grad"]
     assert np.isclose(verl[0], -0.8) and np.isclose(verl[6], -1.28)
+
+
+# --------------------------------------------------------------------------- the outside corpus
+
+#: Where each wrong answer of the outside corpus (`tests/outside_answers_ex29.py`) loses points, and the
+#: misconception its feedback names (None where another mistake gives the same output, or none has a name).
+OUTSIDE_WRONG = {
+    "WRONG_DUAL_CLIP_BOTH_SIGNS": (("ppo",), "dual-clip-positive-advantage"),
+    "WRONG_CLIP_IGNORES_SIGN": (("ppo",), "clip-ignores-advantage-sign"),
+    "WRONG_DUAL_CLIP_GRAD_NONZERO": (("ppo",), "dual-clip-gradient-capped"),
+    "WRONG_CLIPPED_FLAG_FROM_TRL_METRIC": (("ppo",), "dual-clip-ignored"),
+    "WRONG_EPS_HIGH_FALSY_ZERO": (("ppo",), "eps-high-zero-replaced"),
+    "WRONG_GRAD_BY_FINITE_DIFFERENCES": (("ppo", "delta"), "gradient-inexact"),
+    "WRONG_RATIO_DIRECTION": (("ppo", "delta", "cispo"), "ratio-inverted"),
+    "WRONG_DELTA_AS_CLIP_BOUND": (("delta",), None),
+    "WRONG_DELTA_AS_DUAL_CLIP_ALWAYS": (("delta",), "delta-as-dual-clip"),
+    "WRONG_DELTA_POSITIVE_ONLY": (("delta",), "delta-ignored"),
+    "WRONG_CISPO_ZERO_CLIPPED_GRAD": (("cispo",), "cispo-gradient-zeroed"),
+    "WRONG_CISPO_NO_STOPGRAD": (("cispo",), "cispo-weight-not-detached"),
+    "WRONG_CISPO_FLAG_POSITIVE_ONLY": (("cispo",), "cispo-clipped-by-sign"),
+    "WRONG_CISPO_FLAG_EXCLUDES_ZERO_ADV": (("cispo",), "cispo-zero-advantage-unflagged"),
+    "WRONG_MASK_IGNORES_SIGN": (("mask",), "stale-mask-ignores-advantage"),
+    "WRONG_MASK_STRICT_POSITIVE": (("mask",), "zero-advantage-dropped"),
+    "WRONG_MASK_STRICT_THRESHOLD": (("mask",), "threshold-exclusive"),
+    "WRONG_MASK_NAN_PADDING": (("mask",), "padding-multiplied-by-mask"),
+    "WRONG_MASK_MEAN_OVER_PADDING": (("mask",), "padding-counted"),
+    "WRONG_MASK_EMPTY_RESPONSE": (("mask",), "empty-response-drift-nan"),
+    "WRONG_MASK_ASSUMES_RIGHT_PADDING": (("mask",), "right-padding-assumed"),
+    "WRONG_MASK_DRIFT_SIGN": (("mask",), "stale-kl-sign"),
+    "WRONG_SHAPES_BROADCAST": (("validation",), "silent-bad-input"),
+    "WRONG_NO_VALIDATION": (("validation",), "silent-bad-input"),
+}
+#: The outside wrong answers that get the central idea wrong (each capped at a third).
+OUTSIDE_CENTRAL = ("WRONG_CLIP_IGNORES_SIGN", "WRONG_DUAL_CLIP_GRAD_NONZERO", "WRONG_CISPO_ZERO_CLIPPED_GRAD",
+                   "WRONG_MASK_IGNORES_SIGN")
+#: The outside wrong answers the open checks let through (the hidden checks must catch each).
+OPEN_CHECKS_MISS = {"WRONG_DELTA_AS_DUAL_CLIP_ALWAYS", "WRONG_EPS_HIGH_FALSY_ZERO", "WRONG_CISPO_FLAG_EXCLUDES_ZERO_ADV",
+                    "WRONG_MASK_STRICT_THRESHOLD", "WRONG_MASK_NAN_PADDING", "WRONG_MASK_EMPTY_RESPONSE",
+                    "WRONG_MASK_ASSUMES_RIGHT_PADDING", "WRONG_SHAPES_BROADCAST", "WRONG_NO_VALIDATION"}
+
+
+def _outside(name: str) -> str:
+    import outside_answers_ex29
+
+    return getattr(outside_answers_ex29, name)
+
+
+def _outside_names(kind: str) -> list:
+    import outside_answers_ex29
+
+    return sorted(getattr(outside_answers_ex29, kind))
+
+
+def _open_checks_pass(source: str) -> bool:
+    """Whether the notebook's open-check cells run through on an answer (as Validate runs them)."""
+    import contextlib
+    import io
+
+    from check_support import namespace_from
+
+    namespace = namespace_from(source)
+    cells = [cell.source for cell in source_notebook(STEM).cells if cell.cell_type == "code"
+             and cell.id.startswith("check")]
+    assert len(cells) == 3  # the tokens, the mask, the table
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            for cell in cells:
+                exec(compile(cell, "<open check>", "exec"), namespace)
+    except Exception:  # noqa: BLE001 - any error stops Validate
+        return False
+    return True
+
+
+def test_the_outside_corpus_is_listed_whole():
+    assert sorted(OUTSIDE_WRONG) == _outside_names("WRONG")
+    assert len(_outside_names("CORRECT")) == 4 and len(_outside_names("GAME")) == 3
+    assert _outside_names("BORDERLINE") == ["BORDERLINE_VERL_LOGRATIO_CLAMP"]
+
+
+@pytest.mark.parametrize("name", _outside_names("CORRECT") + _outside_names("BORDERLINE"))
+def test_outside_correct_answers_earn_full_marks_and_pass_the_open_checks(name):
+    """Four styles, and the trainers' [-20, 20] clamp of the log-ratio kept: the task says graded inputs keep
+    |log-ratio| < 20, so the clamp changes nothing graded."""
+    result = result_of(STEM, _outside(name))
+    assert result.points_earned == 8, result.feedback()
+    assert not result.misconceptions, result.feedback()
+    assert _open_checks_pass(_outside(name))
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE_WRONG))
+def test_outside_wrong_answers_lose_points_where_their_mistake_is(name):
+    groups, key = OUTSIDE_WRONG[name]
+    result = result_of(STEM, _outside(name))
+    earned = group_points(result)
+    for group in groups:
+        assert earned[group][0] < earned[group][1], (group, result.feedback())
+    if key is not None:
+        assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+    # what the open checks let through is left to the hidden checks; the rest is told at the desk
+    assert _open_checks_pass(_outside(name)) == (name in OPEN_CHECKS_MISS)
+
+
+@pytest.mark.parametrize("name", OUTSIDE_CENTRAL)
+def test_outside_central_mistakes_earn_at_most_a_third(name):
+    assert_capped(STEM, _outside(name))
+
+
+@pytest.mark.parametrize("name", _outside_names("GAME"))
+def test_outside_gaming_answers_earn_nothing_in_any_hidden_group(name):
+    """Hard-coded open checks, raising everywhere else, or a lookup of the open checks' inputs with a rule-free
+    formula (-A r, nothing clipped, every response kept) behind honest input checks elsewhere: nothing, graded
+    together or cell by cell."""
+    from autograder.checks import CHECKS
+
+    result = result_of(STEM, _outside(name))
+    assert result.points_earned == 0, result.feedback()
+    for group in CHECKS[STEM].groups:
+        assert result_of(STEM, _outside(name), [group.name]).points_earned == 0, group.name
+
+
+def test_the_open_checks_hold_the_gradient_to_the_grading_tolerance():
+    """A gradient by central finite differences of the answer's own loss (h = 1e-6, as the open checks once took
+    theirs) is right to about 1e-10: graded at rtol 1e-10, it is stopped at the desk now, not only when graded."""
+    assert not _open_checks_pass(_outside("WRONG_GRAD_BY_FINITE_DIFFERENCES"))
+    assert group_points(result_of(STEM, _outside("WRONG_GRAD_BY_FINITE_DIFFERENCES")))["ppo"][0] < 2
+
+
+def test_the_exact_threshold_case_agrees_in_every_summation_order():
+    """The drift exactly on the threshold is built of binary fractions: a pairwise sum, a loop, a mean of d / n,
+    math.fsum and a masked mean all give 0.5 exactly, so no correct order of summation decides the case."""
+    import math
+
+    from autograder.checks import CHECKS
+
+    (case,) = [case for case in CHECKS[STEM].cases(["mask"])
+               if case.name.startswith("stale_sequence_mask keep, a drift exactly at the threshold")]
+    new, sampler, adv, mask, threshold = case.calls[0].args
+    assert threshold == 0.5
+    m = np.asarray(mask, dtype=bool)
+    for row in range(m.shape[0]):
+        d = [s - n for s, n, on in zip(sampler[row], new[row], m[row]) if on]
+        if not d:
+            continue
+        loop = 0.0
+        for value in d:
+            loop += value
+        orders = {np.sum(d) / len(d), loop / len(d), sum(v / len(d) for v in d), math.fsum(d) / len(d),
+                  float(np.ma.masked_array(np.asarray(sampler[row]) - np.asarray(new[row]), ~m[row]).mean()),
+                  sum(reversed(d)) / len(d)}
+        assert len(orders) == 1, (row, orders)
+    assert any(len([1 for on in m[row] if on]) and np.mean(
+        [s - n for s, n, on in zip(sampler[row], new[row], m[row]) if on]) == threshold for row in range(m.shape[0]))
+
+
+def test_hidden_log_ratios_stay_below_20_in_every_variant():
+    """The task says graded inputs keep |log pi_new - log pi_old| < 20 (the trainers' clamp changes nothing):
+    true of every valid-input case of the loss functions, for students of several courses."""
+    import hashlib
+    import importlib
+
+    from autograder.variants import variant_for
+
+    module = importlib.import_module(f"autograder.exercises.{STEM}.check")
+    for n in range(6):
+        variant = variant_for(STEM, f"s{n}", hashlib.sha256(f"course {n}".encode()).digest())
+        for case in module.build_cases(variant):
+            call = case.calls[0]
+            if case.group in ("public", "ppo", "delta", "cispo"):
+                new, old = (np.asarray(a, float) for a in call.args[:2])
+                assert np.all(np.abs(new - old) < 20), case.name

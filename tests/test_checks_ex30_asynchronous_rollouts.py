@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from check_support import CodingCheckTests, result_of, source_notebook
+import pytest
+
+from check_support import CodingCheckTests, assert_capped, group_points, result_of, source_notebook
 
 STEM = "30_asynchronous_rollouts"
 
@@ -406,3 +408,136 @@ def test_keeping_every_sample_earns_nothing_in_staleness():
     staleness = next(group for group in result.groups if group.name == "staleness")
     assert staleness.points_earned == 0, result.feedback()
     assert any(case.withheld for case in staleness.cases), result.feedback()
+
+
+# --------------------------------------------------------------------------- the outside corpus
+
+#: Where each wrong answer of the outside corpus (`tests/outside_answers_ex30.py`) loses points, and the
+#: misconception its feedback names (None where the answer's output is NaN, raises, or no mistake has a name).
+OUTSIDE_WRONG = {
+    "WRONG_WEIGHT_INVERTED": (("weights", "expectation"), "behaviour-weight-inverted"),
+    "WRONG_RATIO_AGAINST_BEHAVIOUR": (("weights", "expectation"), "ratio-against-behaviour"),
+    "WRONG_RATIO_UPSIDE_DOWN": (("weights", "expectation"), "ppo-ratio-inverted"),
+    "WRONG_CAP_TWO_SIDED": (("weights", "expectation"), "clipped-both-sides"),
+    "WRONG_EXPECTATION_CAP_DROPS_B": (("expectation",), "not-truncated"),
+    "WRONG_TRL_OFF_BY_ONE": (("staleness",), "trl-limit-exclusive"),
+    "WRONG_VERL_LIKE_TRL": (("staleness",), "verl-threshold-as-lag"),
+    "WRONG_VERL_ACCEPTS_ZERO": (("validation",), "silent-bad-input"),
+    "WRONG_GRADIENT_THROUGH_CLIPPED": (("weights", "expectation"), "gradient-through-clip"),
+    "WRONG_GRADIENT_ZERO_OUTSIDE_RANGE": (("weights", "expectation"), "clip-ignores-advantage-sign"),
+    "WRONG_GRADIENT_WRT_RATIO": (("weights",), "gradient-without-ratio"),
+    "WRONG_FORGOT_PADDING": (("weights",), "padding-not-zero"),
+    "WRONG_PADDING_MULTIPLY_MASK": (("weights",), None),
+    "WRONG_VALIDATES_PADDING": (("weights",), None),
+    "WRONG_SHAPES_BROADCAST": (("validation",), "silent-bad-input"),
+    "WRONG_SEQUENCE_LEVEL_WEIGHT": (("weights",), "weight-per-sequence"),
+    "WRONG_EXPECTATION_NAIVE_UNDERFLOW": (("expectation",), None),
+    "WRONG_EXPECTATION_GRADIENT_NO_SOFTMAX": (("expectation",), "softmax-jacobian"),
+    "WRONG_REPLAY_GATES_TOO": (("routing",), "replay-copies-gates"),
+    "WRONG_REPLAY_GATES_NOT_CHOICES": (("routing",), "replay-reversed"),
+    "WRONG_PRE_SOFTMAX_GATES": (("routing",), "gates-not-renormalised"),
+    "WRONG_VERL_DUAL_CLIP": (("weights",), "dual-clip-kept"),
+    "WRONG_TOPK_SMALLEST": (("routing",), "smallest-experts"),
+}
+#: The outside wrong answers that get the central idea wrong (each capped at a third).
+OUTSIDE_CENTRAL = ("WRONG_WEIGHT_INVERTED", "WRONG_RATIO_AGAINST_BEHAVIOUR", "WRONG_RATIO_UPSIDE_DOWN")
+#: The outside wrong answers the open checks let through (the hidden checks catch each).
+OPEN_CHECKS_MISS = {"WRONG_GRADIENT_ZERO_OUTSIDE_RANGE", "WRONG_PADDING_MULTIPLY_MASK", "WRONG_VALIDATES_PADDING",
+                    "WRONG_SHAPES_BROADCAST", "WRONG_VERL_ACCEPTS_ZERO", "WRONG_EXPECTATION_NAIVE_UNDERFLOW",
+                    "WRONG_REPLAY_GATES_TOO", "WRONG_VERL_DUAL_CLIP"}
+
+
+def _outside(name: str) -> str:
+    import outside_answers_ex30
+
+    return getattr(outside_answers_ex30, name)
+
+
+def _outside_names(kind: str) -> list:
+    import outside_answers_ex30
+
+    return list(getattr(outside_answers_ex30, kind))
+
+
+def _open_checks_pass(source: str) -> bool:
+    """Whether every check cell of the notebook (the open checks and the two tables) runs through on an answer, as
+    Validate runs them."""
+    import contextlib
+    import io
+
+    from check_support import namespace_from
+
+    namespace = namespace_from(source)
+    cells = [cell.source for cell in source_notebook(STEM).cells if cell.cell_type == "code"
+             and cell.id.startswith("check")]
+    assert len(cells) == 5
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            for cell in cells:
+                exec(compile(cell, "<open check>", "exec"), namespace)
+    except Exception:  # noqa: BLE001 - any error stops Validate
+        return False
+    return True
+
+
+def test_the_outside_corpus_is_listed_whole():
+    assert sorted(OUTSIDE_WRONG) == sorted(_outside_names("WRONG"))
+    assert len(_outside_names("CORRECT")) == 5 and len(_outside_names("GAME")) == 3
+
+
+@pytest.mark.parametrize("name", _outside_names("CORRECT"))
+def test_outside_correct_answers_earn_full_marks_and_pass_the_open_checks(name):
+    result = result_of(STEM, _outside(name))
+    assert result.points_earned == 8, result.feedback()
+    assert not result.misconceptions, result.feedback()
+    assert _open_checks_pass(_outside(name))
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE_WRONG))
+def test_outside_wrong_answers_lose_points_where_their_mistake_is(name):
+    groups, key = OUTSIDE_WRONG[name]
+    result = result_of(STEM, _outside(name))
+    earned = group_points(result)
+    for group in groups:
+        assert earned[group][0] < earned[group][1], (group, result.feedback())
+    if key is not None:
+        assert key in result.misconceptions, (key, result.misconceptions, result.feedback())
+    assert _open_checks_pass(_outside(name)) == (name in OPEN_CHECKS_MISS)
+
+
+@pytest.mark.parametrize("name", OUTSIDE_CENTRAL)
+def test_outside_central_mistakes_earn_at_most_a_third(name):
+    assert_capped(STEM, _outside(name))
+
+
+@pytest.mark.parametrize("name", _outside_names("GAME"))
+def test_outside_gaming_answers_earn_nothing_in_any_hidden_group(name):
+    """The open checks hard-coded, a lookup of them raising everywhere else, or on-policy constants (every sample
+    kept, weights and ratios 1, surrogate and gradient A): nothing, graded together or cell by cell. The constants
+    pass the cases where the policies coincide and an advantage-size mismatch raises by accident; both are gated."""
+    from autograder.checks import CHECKS
+
+    result = result_of(STEM, _outside(name))
+    assert result.points_earned == 0, result.feedback()
+    for group in CHECKS[STEM].groups:
+        assert result_of(STEM, _outside(name), [group.name]).points_earned == 0, group.name
+
+
+def test_the_open_expectation_check_holds_the_gradient_to_the_grading_tolerance():
+    """The open check's expectation is written out in 50-digit decimal arithmetic: a gradient by float64 central
+    differences of the answer's own J (right to about 1e-9) is stopped there, as grading (rtol 1e-10) stops it."""
+    source = _outside("CORRECT_VECTORISED") + '''
+
+_exact_expectation = surrogate_expectation
+
+
+def surrogate_expectation(theta, proximal, behaviour, advantages, eps_low=0.2, eps_high=0.2, cap=None):
+    theta = np.asarray(theta, dtype=float)
+    out = _exact_expectation(theta, proximal, behaviour, advantages, eps_low, eps_high, cap)
+    h, steps = 1e-6, np.eye(theta.size)
+    value = lambda t: _exact_expectation(t, proximal, behaviour, advantages, eps_low, eps_high, cap)["value"]
+    out["gradient"] = np.array([(value(theta + h * e) - value(theta - h * e)) / (2 * h) for e in steps])
+    return out
+'''
+    assert not _open_checks_pass(source)
+    assert group_points(result_of(STEM, source))["expectation"][0] < 2

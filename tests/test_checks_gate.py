@@ -214,3 +214,49 @@ def test_a_gate_that_cannot_open_is_refused_when_the_cases_are_built():
         _check(groups=("nowhere",), cases=("double 3",))
     with pytest.raises(ValueError):
         Gate(groups=(), cases=("double 3",))
+
+
+#: A lookup of the open check behind a rule-free formula: valid input returns (a wrong value), bad input raises.
+RULE_FREE = """
+def _checked(x):
+    if not math.isfinite(x):
+        raise ValueError("x must be finite")
+    return float(x)
+def double(x):
+    return 2.0 if x == 1.0 else _checked(x)
+def halve(x):
+    return _checked(x)
+"""
+ONE_SLIP = CORRECT + """
+def double(x):
+    if x == 3.0:
+        return 7.0  # one ordinary input answered wrong, the other right
+    return 2 * _checked(x)
+"""
+WORKING = dict(groups=("validation",), cases=("double 3", "double -2.5", "halve 3", "halve 10"), needs="one-passed",
+               why="rejecting bad input counts only when some ordinary input is answered right")
+
+
+def test_a_one_passed_gate_pays_bad_input_only_to_a_function_that_answers_some_input_right():
+    """needs="one-passed" (exercises 29 and 30): a rule-free formula behind honest input checks returns on valid
+    input, so a "returned" gate pays it for rejecting bad input; this gate does not, and one slip in an otherwise
+    working function keeps the points."""
+    assert _group(_grade(_check(**GATE), RULE_FREE), "validation").points_earned == 3  # the hole
+    result = _grade(_check(**WORKING), RULE_FREE)
+    validation = _group(result, "validation")
+    assert validation.points_earned == 0 and set(validation.gated_by) == {"double", "halve"}, result.feedback()
+    assert "passed none of the ordinary hidden cases" in validation.gated and "'double 3' first" in validation.gated
+    assert "some ordinary input is answered right" in validation.gated and "6.0" not in validation.gated
+    alone = _grade(_check(**WORKING), RULE_FREE, ["validation"])  # the hidden cell on its own gates alike
+    assert alone.points_earned == 0, alone.feedback()
+    slip = _group(_grade(_check(**WORKING), ONE_SLIP), "validation")
+    assert slip.points_earned == 3 and not slip.gated
+    assert _group(_grade(_check(**WORKING), CORRECT), "validation").points_earned == 3
+    assert _group(_grade(_check(**WORKING), RAISE_ALL), "validation").points_earned == 0
+
+
+def test_a_one_passed_gate_says_why_in_its_own_words():
+    with pytest.raises(ValueError, match="why"):
+        Gate(cases=("double 3",), needs="one-passed")
+    with pytest.raises(ValueError, match="one-passed"):
+        Gate(cases=("double 3",), needs="sometimes")

@@ -153,6 +153,12 @@ class Gate:
       zeros), a function that returns that answer on every input passes them. Those cases (``only``)
       earn their points only when the same function also passes a hidden case of the same group whose
       answer is another; ``why`` says so in the feedback instead of the open-check reason.
+    * **Bad input of a working function** (``needs="one-passed"`` with ``why``): an answer may look up the
+      open checks' inputs and return a rule-free formula or constants, with honest input checks (or
+      arithmetic that happens to raise on a bad shape), everywhere else. The gated cases earn their points
+      only when the function PASSED at least one of the ``cases`` (its ordinary hidden cases, several per
+      function): one mistake in an otherwise working function keeps its bad-input points, a function that
+      answers no ordinary input right does not.
 
     * **Attempts** (``needs="attempted"``): a gate case shows the function at work when it passed, or
       failed with a misconception the checks name (a student's mistake, not a made-up value).
@@ -194,8 +200,10 @@ class Gate:
         object.__setattr__(self, "attempt_cases", tuple(self.attempt_cases))
         if not self.groups or not self.cases:
             raise ValueError("Gate needs the gated groups and the names of valid-input cases")
-        if self.needs not in ("returned", "passed", "attempted"):
-            raise ValueError(f"Gate.needs must be 'returned', 'passed' or 'attempted', not {self.needs!r}")
+        if self.needs not in ("returned", "passed", "attempted", "one-passed"):
+            raise ValueError(f"Gate.needs must be 'returned', 'passed', 'attempted' or 'one-passed', not {self.needs!r}")
+        if self.needs == "one-passed" and not self.why:
+            raise ValueError("a 'one-passed' gate says why in its own words (why=...)")
 
     @property
     def reason(self) -> str:
@@ -592,7 +600,21 @@ def judge_cases(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outcome]],
 def _closed_functions(check: ExerciseCheck, gate: Gate, outcomes: Mapping[str, Sequence[Outcome]]) -> dict:
     """``function -> (gate case name, what it shows)`` for each function with a gate case that did not
     return on every call ("raised on valid input too", "did not return on valid input too") or, for an
-    open-check gate, did not pass ("failed the hidden case"); first such case in case order."""
+    open-check gate, did not pass ("failed the hidden case"); first such case in case order. For a
+    "one-passed" gate: each function none of whose gate cases passed ("passed none of the hidden cases
+    ..."), named by its first gate case."""
+    if gate.needs == "one-passed":
+        first: dict = {}
+        working: set = set()
+        for case in check.gate_cases(gate):
+            got = tuple(outcomes.get(case.name, ()))
+            passed = bool(got) and _safe_judge(case, got).passed
+            for call in case.calls:
+                first.setdefault(call.target, case.name)
+                if passed:
+                    working.add(call.target)
+        return {function: (name, "passed none of the ordinary hidden cases that show it works ('{case}' first)")
+                for function, name in first.items() if function not in working}
     closed: dict = {}
     shown: dict = {}  # function -> how many of its gate cases returned (passed, were attempted)
     for case in check.gate_cases(gate):

@@ -127,6 +127,12 @@ CLIP_BOUNDS_SWAPPED = Misconception(
     "clip-bounds-swapped",
     "eps_low and eps_high are swapped: the clip range is [1 - eps_low, 1 + eps_high], so clip-higher "
     "(eps_high > eps_low) widens the room above 1.")
+CLIP_IGNORES_SIGN = Misconception(
+    "clip-ignores-advantage-sign",
+    "The clip was applied whatever the advantage's sign: PPO's minimum of r A and clip(r) A (the pessimistic "
+    "bound; the loss is its negative) takes the clipped term only on the side the advantage pushes, above "
+    "1 + eps_high for A > 0 and below 1 - eps_low for A < 0. A negative-advantage token whose ratio grew, or a "
+    "positive one whose ratio fell, keeps the unclipped term and its gradient.")
 
 # --------------------------------------------------------------------------- numeric answers (11, 12, 13, 14)
 

@@ -12,7 +12,8 @@ Every token set holds tokens on each side of every bound, for both signs of the 
 advantage 0; no ratio lies within 1e-4 (relative) of a bound, where the losses have kinks. Which tokens keep
 a gradient is the exercise: an answer that clips whatever the advantage's sign, zeroes CISPO's clipped
 tokens, caps the dual clip's gradient instead of zeroing it, or drops positive-advantage responses earns at
-most a third of the points. Bad-input points need valid input accepted (the gate).
+most a third of the points. Bad-input points need some ordinary hidden input answered right (the gate), and
+on-policy tokens, where every rule gives -A r, count only where the function also clips right (the constant gate).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import numpy as np
 
 from autograder.channel import Call
 from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
+from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._dict_results import judge_key
+from autograder.checks._float_results import FLOAT32_ARITHMETIC
 from autograder.checks._judge import Misconception, error_case, mistakes_later, mistakes_part
 from autograder.checks._redraw import redraw
 from autograder.reference import clipping as ref
@@ -46,12 +48,7 @@ MASK_KEYS = ("keep", "kl")
 
 # --------------------------------------------------------------------------- misconceptions
 
-CLIP_IGNORES_SIGN = Misconception(
-    "clip-ignores-advantage-sign",
-    "The ratio was clipped whatever the advantage's sign: PPO's loss -min(A r, A clip(r)) is pessimistic, so "
-    "it takes the bound only on the side the advantage pushes (above 1 + eps_high for A > 0, below 1 - eps_low "
-    "for A < 0). A negative-advantage token whose ratio grew, or a positive one whose ratio fell, keeps its "
-    "gradient -A r.")
+CLIP_IGNORES_SIGN = _shared.CLIP_IGNORES_SIGN
 CISPO_ZEROED = Misconception(
     "cispo-gradient-zeroed",
     "CISPO's clipped tokens lost their gradient: the clipped weight is detached and multiplies the "
@@ -77,13 +74,17 @@ EPS_HIGH_DEFAULT = Misconception(
     "eps-high-default",
     "With eps_high left out the clip is symmetric, eps_high = eps_low (TRL's epsilon_high and verl's "
     "clip_ratio_high default to the lower value), not unbounded above.")
+EPS_HIGH_ZERO = Misconception(
+    "eps-high-zero-replaced",
+    "eps_high = 0 is a valid bound (no room above a ratio of 1), but it was replaced by eps_low: `eps_high or "
+    "eps_low` treats 0 like None. Test `eps_high is None`.")
 ZERO_ADVANTAGE_CLIPPED = Misconception(
     "zero-advantage-clipped",
     "A token with advantage 0 is never clipped by a PPO-style rule: its loss is 0 whichever term is taken.")
 DUAL_IGNORED = Misconception(
     "dual-clip-ignored",
-    "dual_clip was left out: with it, a negative-advantage token's loss is also capped at -c A, so a token whose "
-    "ratio exceeds c has zero gradient.")
+    "dual_clip was left out (of the loss, the gradient or the clipped tokens): with it, a negative-advantage token "
+    "whose ratio exceeds c has the constant loss -c A, so zero gradient, and counts as clipped.")
 DUAL_BOTH_SIGNS = Misconception(
     "dual-clip-positive-advantage",
     "The dual clip was applied to positive advantages too: it caps only negative-advantage tokens (verl and "
@@ -109,6 +110,10 @@ CISPO_BY_SIGN = Misconception(
     "cispo-clipped-by-sign",
     "CISPO clips the weight of every token whatever its advantage's sign (TRL's CISPO clip metric counts only "
     "positive advantages, but its loss clamps every ratio).")
+CISPO_ZERO_ADVANTAGE = Misconception(
+    "cispo-zero-advantage-unflagged",
+    "CISPO's clipped marks w != r for every token, an advantage of 0 included: the weight is clipped whatever "
+    "the advantage (only the PPO-style rules never mark a token with A = 0, whose loss is 0 either way).")
 CISPO_AS_EPSILONS = Misconception(
     "cispo-bounds-as-epsilons",
     "weight_high and weight_low bound the weight itself (TRL's epsilon_high = 5.0 caps it at 5; verl's form is "
@@ -130,6 +135,24 @@ ZERO_ADVANTAGE_DROPPED = Misconception(
 THRESHOLD_EXCLUSIVE = Misconception(
     "threshold-exclusive",
     "A drift exactly at the threshold was dropped: TRL keeps kl <= threshold.")
+RIGHT_PADDING_ASSUMED = Misconception(
+    "right-padding-assumed",
+    "The drift averaged the first n_i positions of each row: the mask marks the response tokens wherever they "
+    "are (left padding puts them at the end of the row), so select with the mask itself.")
+PADDING_MULTIPLIED = Misconception(
+    "padding-multiplied-by-mask",
+    "Padding reached the drift: multiplying by the mask does not remove NaN or infinite padding (NaN * 0 and "
+    "inf * 0 are NaN), and a NaN drift drops a negative-advantage response. Select the response tokens "
+    "(np.where(mask, ..., 0.0)) before summing.")
+EMPTY_RESPONSE_NAN = Misconception(
+    "empty-response-drift-nan",
+    "An empty response's drift came out 0 / 0 = NaN, and a NaN drift is never <= the threshold, so a negative "
+    "advantage dropped it: TRL divides by the token count clamped to 1, so an empty response drifts 0.")
+GRADIENT_INEXACT = Misconception(
+    "gradient-inexact",
+    "The gradient is right to only 7 to 10 significant digits, as a finite-difference estimate of the loss (or "
+    "float32 arithmetic) is. It is graded, like the open checks, to a relative 1e-10: compute the derivative "
+    "itself, in float64.")
 RATIO_INVERTED = _shared.RATIO_INVERTED
 PADDING_COUNTED = _shared.PADDING_COUNTED
 
@@ -198,6 +221,10 @@ def _ppo_wrongs(new, old, adv, eps_low, eps_high, dual) -> dict:
         open_top = ref.ppo_clip_loss(new, old, adv, eps_low, 1e300, dual)
         for key in KEYS:
             found[key].append((open_top[key], EPS_HIGH_DEFAULT))
+    elif eps_high == 0.0 and eps_low != 0.0:
+        replaced = ref.ppo_clip_loss(new, old, adv, eps_low, eps_low, dual)
+        for key in KEYS:
+            found[key].append((replaced[key], EPS_HIGH_ZERO))
     found["clipped"].append((right["clipped"] | ((adv == 0) & ((ratio > high) | (ratio < low))), ZERO_ADVANTAGE_CLIPPED))
     if dual is not None:
         plain = ref.ppo_clip_loss(new, old, adv, eps_low, eps_high)
@@ -244,6 +271,7 @@ def _cispo_wrongs(new, old, adv, weight_high, weight_low) -> dict:
     found["loss"].append((-by_sign * adv * new, CISPO_BY_SIGN))
     found["grad"].append((-by_sign * adv, CISPO_BY_SIGN))
     found["clipped"].append(((adv > 0) & ~inside, CISPO_BY_SIGN))
+    found["clipped"].append(((adv != 0) & ~inside, CISPO_ZERO_ADVANTAGE))
     eps_w = np.clip(ratio, 0.0 if weight_low is None else 1.0 - weight_low, 1.0 + weight_high)
     found["loss"].append((-eps_w * adv * new, CISPO_AS_EPSILONS))
     found["grad"].append((-eps_w * adv, CISPO_AS_EPSILONS))
@@ -258,6 +286,14 @@ def _cispo_wrongs(new, old, adv, weight_high, weight_low) -> dict:
 
 def _mask_wrongs(new, sampler, adv, mask, threshold) -> dict:
     m = np.asarray(mask, dtype=bool)
+    # the first n_i positions of each row averaged, as if every row were right-padded (padding read as it is)
+    first = np.arange(m.shape[1])[None, :] < m.sum(axis=1)[:, None]
+    with np.errstate(invalid="ignore"):
+        raw_diff = np.asarray(sampler, float) - np.asarray(new, float)
+        right_kl = np.where(first, raw_diff, 0.0).sum(axis=1) / np.maximum(m.sum(axis=1), 1)
+        # the mask multiplied in (NaN * 0 is NaN, inf * 0 too): padding reaches the drift
+        product_kl = (raw_diff * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1)
+        unclamped_kl = np.where(m, raw_diff, 0.0).sum(axis=1) / m.sum(axis=1)  # 0 / 0 for an empty response
     new = np.where(m, np.nan_to_num(np.asarray(new, float)), 0.0)
     sampler = np.where(m, np.nan_to_num(np.asarray(sampler, float)), 0.0)
     adv = np.asarray(adv, float)
@@ -269,7 +305,11 @@ def _mask_wrongs(new, sampler, adv, mask, threshold) -> dict:
         found["keep"].append(((adv >= 0) | (value <= threshold), mistake))
     found["keep"] += [(kl <= threshold, MASK_IGNORES_ADVANTAGE), (adv >= 0, MASK_IGNORES_KL),
                       ((adv > 0) | (kl <= threshold), ZERO_ADVANTAGE_DROPPED),
-                      ((adv >= 0) | (kl < threshold), THRESHOLD_EXCLUSIVE)]
+                      ((adv >= 0) | (kl < threshold), THRESHOLD_EXCLUSIVE),
+                      ((adv >= 0) | (right_kl <= threshold), RIGHT_PADDING_ASSUMED),
+                      ((adv >= 0) | (product_kl <= threshold), PADDING_MULTIPLIED),
+                      ((adv >= 0) | (unclamped_kl <= threshold), EMPTY_RESPONSE_NAN)]
+    found["kl"].append((right_kl, RIGHT_PADDING_ASSUMED))
     return _distinct(found, right)
 
 
@@ -291,7 +331,8 @@ def _bounds_clear(new, old, bounds, margin=1e-4) -> bool:
 def _tokens(rng, bounds, n_random=16, shape=None):
     """Tokens on every side of every bound for both signs of A (one each, inside its interval, clear of the
     ends), then ``n_random`` random ones (log-ratios N(0, 1.2), advantages N(0, 1)), two advantages 0, shuffled;
-    drawn again until every ratio is clear of every bound."""
+    drawn again until every ratio is clear of every bound and every log-ratio is below 20 in size (the task
+    says so: the trainers' clamp of the log-ratio to [-20, 20] changes nothing here)."""
     edges = sorted(math.log(b) for b in bounds)
     cuts = [edges[0] - 1.5] + edges + [edges[-1] + 1.5]
 
@@ -305,7 +346,8 @@ def _tokens(rng, bounds, n_random=16, shape=None):
         new, old = _pair(rng, d[order])
         return new, old, adv[order]
 
-    new, old, adv = redraw(draw, lambda t: _bounds_clear(t[0], t[1], bounds), "every ratio clear of the bounds")
+    new, old, adv = redraw(draw, lambda t: _bounds_clear(t[0], t[1], bounds) and bool(np.all(np.abs(t[0] - t[1]) < 20)),
+                           "every ratio clear of the bounds, every log-ratio below 20 in size")
     if shape is not None:
         new, old, adv = (a[: int(np.prod(shape))].reshape(shape) for a in (new, old, adv))
     return new, old, adv
@@ -341,8 +383,24 @@ def _loss_cases(function, wrongs, name, group, arrays, params, kwargs=None, keys
     wrong = mistakes_later(wrongs, *arrays, *_complete(function, params, kwargs))
     call = Call(function, (*_args(arrays, as_lists), *params), kwargs)
     return [Case(f"{'the open check: ' if public else ''}{function} {key}, {name}", group, (call,),
-                 judge_key(function, key, expected, KEYS, exact=public, wrong=mistakes_part(wrong, key)))
+                 _inexact_gradient_named(judge_key(function, key, expected, KEYS, exact=public,
+                                                   wrong=mistakes_part(wrong, key)), key))
             for key in keys]
+
+
+def _inexact_gradient_named(judge, key):
+    """A gradient right to only single precision is most often a finite-difference estimate: say so (the
+    float32 sentence alone would send the student looking for a cast that is not there)."""
+    if key != "grad":
+        return judge
+
+    def named(outcomes):
+        verdict = judge(outcomes)
+        if verdict.misconception == FLOAT32_ARITHMETIC.key:
+            return Verdict(False, GRADIENT_INEXACT.sentence, GRADIENT_INEXACT.key)
+        return verdict
+
+    return named
 
 
 def _complete(function, params, kwargs) -> tuple:
@@ -382,6 +440,10 @@ def _responses(rng, lengths, width, drift, noise, threshold):
     return redraw(draw, clear, "every drift clear of the threshold")
 
 
+#: The name of the on-policy cases (r = 1), which a rule-free formula passes (see CONSTANT_GATE).
+_ON_POLICY = "on-policy tokens (logp_new equal to logp_old)"
+
+
 def build_cases(variant):
     """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(29)``, the hand-made
     ones (the open check's tokens, exact thresholds, the validation inputs) the same for everyone."""
@@ -408,12 +470,15 @@ def build_cases(variant):
     default = _tokens(rng, (0.9, 1.1))
     cases += _loss_cases(P, _ppo_wrongs, "eps_high left out (eps_low 0.1)", "ppo", default, (0.1,),
                          keys=("grad", "clipped"))
+    flat_top = _tokens(rng, (0.8, 1.0, 1.2))
+    cases += _loss_cases(P, _ppo_wrongs, "eps_high = 0 (no room above a ratio of 1)", "ppo", flat_top, (0.2, 0.0),
+                         keys=("grad", "clipped"))
     dual = _tokens(rng, (0.8, 1.28, 3.0))
     cases += _loss_cases(P, _ppo_wrongs, "verl's dual clip c = 3 with clip-higher", "ppo", dual, (0.2, 0.28, 3.0))
     dual_grid = _tokens(rng, (0.75, 1.25, 1.5), n_random=14, shape=(3, 8))
     cases += _loss_cases(P, _ppo_wrongs, "a dual clip of 1.5 on a [3, 8] batch given as lists", "ppo", dual_grid,
                          (0.25,), {"dual_clip": 1.5}, keys=("grad", "clipped"), as_lists=True)
-    cases += _loss_cases(P, _ppo_wrongs, "on-policy tokens (logp_new equal to logp_old)", "ppo", _on_policy(rng),
+    cases += _loss_cases(P, _ppo_wrongs, _ON_POLICY, "ppo", _on_policy(rng),
                          (0.2, 0.28, 3.0), keys=("grad", "loss"))
 
     # --- trl_delta_loss
@@ -434,13 +499,14 @@ def build_cases(variant):
     grid = _tokens(rng, (0.5, 2.0), n_random=16, shape=(4, 6))
     cases += _loss_cases(C, _cispo_wrongs, "a cap of 2 and a floor of 0.5 on a [4, 6] batch", "cispo", grid, (2.0,),
                          {"weight_low": 0.5}, keys=("grad", "clipped"))
-    cases += _loss_cases(C, _cispo_wrongs, "on-policy tokens (logp_new equal to logp_old)", "cispo", _on_policy(rng),
+    cases += _loss_cases(C, _cispo_wrongs, _ON_POLICY, "cispo", _on_policy(rng),
                          (5.0,), keys=("grad", "loss"))
 
     # --- stale_sequence_mask
     drift = np.array([0.9, 0.9, 0.05, 0.05, 0.9, 0.4, -0.2, 0.7])
     batch = _responses(rng, [6, 11, 3, 12, 9, 1, 7, 12], 12, drift, 0.1, 0.5)
-    adv = np.array([1.2, -0.8, -1.1, 0.4, -0.3, -1.5, -0.6, 0.9])
+    # a negative advantage on a full row (no padding) too: a drift NaN from the padding drops only padded rows
+    adv = np.array([1.2, -0.8, -1.1, -0.4, -0.3, -1.5, -0.6, 0.9])
     cases += _mask_cases("a GRPO batch of 8 responses (NaN padding), threshold 0.5", "mask", (*batch[:2], adv, batch[2]),
                          0.5)
     # drifts exact in float64: 0.5 (on the threshold), 0.25 (summing to 1), 0 (an empty response), 0.75 twice, one
@@ -453,8 +519,10 @@ def build_cases(variant):
     cases += _mask_cases("a drift exactly at the threshold, an empty response, an advantage of 0", "mask",
                          (exact_new, exact_sampler, np.array([-1.0, -1.0, -1.0, 0.0, -0.5]), exact_mask), 0.5)
     left = _responses(rng, [4, 1, 6, 2], 6, np.array([1.1, 0.02, 0.3, 2.0]), 0.05, 0.25)
-    cases += _mask_cases("left padding given as lists, threshold 0.25", "mask",
-                         (left[0][:, ::-1], left[1][:, ::-1], np.array([-1.0, -2.0, -0.5, 0.7]),
+    # padding of 0 in logp_new and -inf in logp_sampler: averaging the first n_i positions reads -inf
+    left_new, left_sampler = np.where(left[2], left[0], 0.0), np.where(left[2], left[1], -np.inf)
+    cases += _mask_cases("left padding given as lists of 0/1, -inf in the padding, threshold 0.25", "mask",
+                         (left_new[:, ::-1], left_sampler[:, ::-1], np.array([-1.0, -2.0, -0.5, 0.7]),
                           left[2][:, ::-1].astype(int)), 0.25, keys=("keep",), as_lists=True)
 
     # --- validation
@@ -477,6 +545,8 @@ def build_cases(variant):
                    kwargs={"eps_high": -0.1}),
         error_case("ppo_clip_loss: dual_clip = 1 (it must exceed 1)", P, (new, old, adv), "dual_clip = 1",
                    "dual_clip", kwargs={"dual_clip": 1.0}),
+        error_case("ppo_clip_loss: eps_high = NaN (out of every range)", P, (new, old, adv), "eps_high = NaN",
+                   "eps_high", kwargs={"eps_high": math.nan}),
         error_case("trl_delta_loss: delta = 0.9 (it must exceed 1)", D, (new, old, adv, 0.9), "delta = 0.9", "delta"),
         error_case("trl_delta_loss: advantages of another length", D, (new, old, adv[:-1], 3.0),
                    "advantages of another length", "advantages"),
@@ -487,6 +557,8 @@ def build_cases(variant):
                    "weight_low = 1.5 with weight_high = 1.2", "weight_low"),
         error_case("cispo_loss: a negative weight_low", C, (new, old, adv, 5.0, -0.5), "weight_low = -0.5",
                    "weight_low"),
+        error_case("cispo_loss: weight_low = NaN (out of every range)", C, (new, old, adv, 5.0, math.nan),
+                   "weight_low = NaN", "weight_low"),
         error_case("cispo_loss: advantages of shape [T, 1]", C, (new, old, adv[:, None], 5.0),
                    "advantages of shape [T, 1] against logp_new of shape [T]", "advantages"),
     ]
@@ -499,6 +571,8 @@ def build_cases(variant):
                    "1-D inputs", "mask"),
         error_case("stale_sequence_mask: a negative threshold", M, (m_new, m_sampler, m_adv, m_mask, -0.5),
                    "threshold = -0.5", "threshold"),
+        error_case("stale_sequence_mask: threshold = NaN (out of every range)", M,
+                   (m_new, m_sampler, m_adv, m_mask, math.nan), "threshold = NaN", "threshold"),
         error_case("stale_sequence_mask: a positive log-probability on a response token", M,
                    (m_new, np.where(m_mask, 0.3, np.nan), m_adv, m_mask, 0.5),
                    "a positive logp_sampler on a response token", "logp_sampler"),
@@ -526,9 +600,32 @@ CENTRAL = Central(
     (f"ppo_clip_loss grad, {_SYM}", f"ppo_clip_loss grad, {_HIGHER}", f"ppo_clip_loss grad, {_DUAL}",
      f"cispo_loss grad, {_TRL}", f"cispo_loss grad, {_VERL}", f"stale_sequence_mask keep, {_BATCH}"))
 
-#: Bad-input points count only for functions that return on ordinary hidden valid input.
-GATE = Gate(cases=(f"ppo_clip_loss grad, {_HIGHER}", f"trl_delta_loss grad, {_DELTA}", f"cispo_loss grad, {_TRL}",
-                   f"stale_sequence_mask keep, {_BATCH}"))
+#: Bad-input points count only for a function that answers at least one of its ordinary hidden inputs right: a
+#: function that raises on everything, or answers valid input with a rule-free formula (-A r, nothing clipped,
+#: every response kept) behind honest input checks, earns nothing for rejecting bad input, while one mistake in a
+#: working function keeps them. The task says so.
+GATE = Gate(
+    cases=tuple(f"ppo_clip_loss {key}, {name}" for name in (_SYM, _HIGHER, _DUAL) for key in KEYS)
+    + tuple(f"trl_delta_loss {key}, {_DELTA}" for key in KEYS)
+    + ("trl_delta_loss grad, delta 1.2, below 1 + eps_high = 1.28", "trl_delta_loss clipped, delta 1.2, below 1 + "
+       "eps_high = 1.28", "trl_delta_loss grad, delta 10 with eps_high left out, lists")
+    + tuple(f"cispo_loss {key}, {name}" for name in (_TRL, _VERL) for key in KEYS)
+    + tuple(f"stale_sequence_mask {key}, {_BATCH}" for key in MASK_KEYS)
+    + tuple(f"stale_sequence_mask {key}, a drift exactly at the threshold, an empty response, an advantage of 0"
+            for key in MASK_KEYS),
+    needs="one-passed",
+    why="rejecting bad input counts only when valid input is accepted and some ordinary hidden input is answered "
+        "right")
+
+#: On-policy tokens (r = 1) get the unclipped answer under every rule, so a rule-free formula passes them: they
+#: count only when the same function also clips right on a hidden case.
+CONSTANT_GATE = Gate(
+    groups=("ppo", "cispo"), needs="passed",
+    only=tuple(f"{function} {key}, {_ON_POLICY}" for function in ("ppo_clip_loss", "cispo_loss")
+               for key in ("grad", "loss")),
+    cases=(f"ppo_clip_loss grad, {_HIGHER}", f"cispo_loss grad, {_TRL}"),
+    why="on-policy tokens (a ratio of 1, where every rule gives the unclipped answer) count only when the same "
+        "function also clips right on a hidden case")
 
 #: The open checks are hints: each earns its points only where hidden cases of the same kind pass too.
 OPEN_GATES = (
@@ -547,4 +644,4 @@ OPEN_GATES = (
                 "stale_sequence_mask keep, a drift exactly at the threshold, an empty response, an advantage of 0")),
 )
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES)
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + (CONSTANT_GATE,))

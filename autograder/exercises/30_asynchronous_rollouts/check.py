@@ -17,7 +17,8 @@ gradient through a clipped term or without the ratio, the softmax's centring ter
 as TRL's (and TRL's read as exclusive), the gates replayed with the experts or the routing replayed the
 wrong way round. Random hidden inputs are drawn per student and keep every ratio at least 1e-6 away from
 the clip bounds and every weight away from the cap, where the derivative changes. Bad-input points need
-valid input accepted (the gate); a constant staleness answer earns nothing (the constant gate).
+some ordinary hidden input answered right (the gate); a constant staleness answer, or factors of 1 where the
+policies coincide, earn nothing on their own (the constant gates).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from autograder.channel import Call
 from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
 from autograder.checks._dict_results import judge_key
 from autograder.checks._float_results import log_softmax
-from autograder.checks._misconceptions import CLIP_BOUNDS_SWAPPED
+from autograder.checks._misconceptions import CLIP_BOUNDS_SWAPPED, CLIP_IGNORES_SIGN
 from autograder.checks._judge import Misconception, bool_array, close, error_case, mistakes_later, value_of
 from autograder.checks._redraw import redraw
 from autograder.reference import async_rollouts as ref
@@ -102,6 +103,15 @@ GRADIENT_WITHOUT_WEIGHT = Misconception(
     "gradient-without-weight",
     "The behaviour weight is missing from the derivative: it is a constant factor of the surrogate, so it "
     "multiplies the derivative too.")
+WEIGHT_PER_SEQUENCE = Misconception(
+    "weight-per-sequence",
+    "The behaviour weight here is each token's own, pi_prox / pi_behav at that token: the product over the "
+    "response (verl's default rollout_is=\"sequence\") is another correction, one weight for all its tokens.")
+DUAL_CLIP_KEPT = Misconception(
+    "dual-clip-kept",
+    "A negative-advantage token's surrogate was held at c A beyond a ratio of c (verl's dual clip, clip_ratio_c "
+    "= 3, in compute_policy_loss_vanilla): the decoupled surrogate here has no dual clip, min(r A, clip(r) A) "
+    "keeps following r A there, and so does its gradient.")
 PADDING_NOT_ZERO = Misconception(
     "padding-not-zero",
     "Padding positions must hold 0.0 in every result: exp(0) = 1 is what padding gives when only the log-ratio "
@@ -151,7 +161,7 @@ MIXED_PROBABILITIES = Misconception(
 
 def _weights_variant(behav, prox, cur, adv, mask, eps_low, eps_high, cap, *, log_w_sign=1.0, base="prox",
                      ratio_sign=1.0, truncate="min", reduce="min", gradient="active", padding=False,
-                     weighted=True, eps_swap=False):
+                     weighted=True, eps_swap=False, inside_only=False, per_sequence=False, dual_clip=None):
     """Every key of decoupled_weights as one mistaken (or right) reading computes it."""
     m = np.asarray(mask, dtype=bool)
     lb, lp, lc = (np.where(m, np.asarray(x, dtype=float), 0.0) for x in (behav, prox, cur))
@@ -159,6 +169,8 @@ def _weights_variant(behav, prox, cur, adv, mask, eps_low, eps_high, cap, *, log
     if eps_swap:
         eps_low, eps_high = eps_high, eps_low
     log_w = log_w_sign * (lp - lb)
+    if per_sequence:  # one weight per response: the product of its tokens' weights
+        log_w = np.broadcast_to(np.sum(np.where(m, log_w, 0.0), axis=1, keepdims=True), m.shape)
     log_r = ratio_sign * (lc - (lb if base == "behav" else lp))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         w, r = np.exp(log_w), np.exp(log_r)
@@ -182,6 +194,12 @@ def _weights_variant(behav, prox, cur, adv, mask, eps_low, eps_high, cap, *, log
         else:  # "none": no clip
             surrogate = wbar * r * a
             active = np.ones(m.shape, dtype=bool)
+        if inside_only:  # the gradient kept only inside the clip range, whatever A's sign
+            active = (r >= 1.0 - eps_low) & (r <= 1.0 + eps_high)
+        if dual_clip is not None:  # verl's dual clip: for A < 0 the surrogate is at least c A, a constant
+            held = (a < 0) & (surrogate < wbar * dual_clip * a)
+            surrogate = np.where(held, wbar * dual_clip * a, surrogate)
+            active = active & ~held
         slope = {"active": wbar * r * a * ratio_sign, "always": wbar * r * a, "no_ratio": wbar * a,
                  "no_weight": r * a}[gradient]
         grad = np.where(active | (gradient == "always"), slope, 0.0)
@@ -204,6 +222,9 @@ _WEIGHT_MISTAKES = (
     (CLIP_IGNORED, {"reduce": "none"}, ("surrogate",)),  # its gradient is GRADIENT_THROUGH_CLIP's
     (BOUNDS_SWAPPED, {"eps_swap": True}),
     (GRADIENT_THROUGH_CLIP, {"gradient": "always"}),
+    (CLIP_IGNORES_SIGN, {"inside_only": True}, ("gradient",)),
+    (WEIGHT_PER_SEQUENCE, {"per_sequence": True}),
+    (DUAL_CLIP_KEPT, {"dual_clip": 3.0}, ("surrogate", "gradient")),
     (GRADIENT_WITHOUT_RATIO, {"gradient": "no_ratio"}),
     (GRADIENT_WITHOUT_WEIGHT, {"gradient": "no_weight"}),
     (PADDING_NOT_ZERO, {"padding": True}),
@@ -250,7 +271,7 @@ def _weights_cases(name, behav, prox, cur, adv, mask, *, eps=None, cap=None, key
 
 def _expectation_variant(theta, prox, behav, adv, eps_low, eps_high, cap, *, log_w_sign=1.0, base="prox",
                          ratio_sign=1.0, truncate="min", reduce="min", gradient="active", weighted=True,
-                         centred=True, sign=1.0):
+                         centred=True, sign=1.0, inside_only=False):
     lq, lp, lb = (log_softmax(np.asarray(x, dtype=float)) for x in (theta, prox, behav))
     a = np.asarray(adv, dtype=float)
     log_w = log_w_sign * (lp - lb)
@@ -275,6 +296,8 @@ def _expectation_variant(theta, prox, behav, adv, eps_low, eps_high, cap, *, log
         else:  # "none"
             value = unclipped
             active = np.ones(a.shape, dtype=bool)
+        if inside_only:  # the gradient kept only inside the clip range, whatever A's sign
+            active = (r >= 1.0 - eps_low) & (r <= 1.0 + eps_high)
         coefficient = np.where(active | (gradient == "always"), unclipped * ratio_sign, 0.0)
         q = np.exp(lq)
         grad = coefficient - q * np.sum(coefficient) if centred else coefficient
@@ -292,6 +315,7 @@ _EXPECTATION_MISTAKES = (
     (MASKED_NOT_TRUNCATED, {"truncate": "mask"}),
     (CLIP_IGNORED, {"reduce": "none"}, ("value",)),
     (GRADIENT_THROUGH_CLIP, {"gradient": "always"}),
+    (CLIP_IGNORES_SIGN, {"inside_only": True}, ("gradient",)),
     (NOT_CENTRED, {"centred": False}),
     (SIGN_FLIPPED, {"sign": -1.0}),
 )
@@ -630,9 +654,21 @@ CENTRAL = Central(
      f"expected value, {_STEP}", f"expected gradient, {_STEP}",
      "expected gradient, a step of 8 tokens, cap 2, eps 0.2 / 0.28"))
 
-#: Bad-input points count only for functions that return on ordinary hidden valid input.
-GATE = Gate(cases=("trl staleness, a queue of lags 0 to 9, limit 4", f"weight, {_GROUP}", f"expected value, {_STEP}",
-                   "engine log-probs, 8 positions, 6 experts, top 2"))
+#: Bad-input points count only for a function that answers at least one of its ordinary hidden inputs right: a
+#: function that raises on everything, or returns constants (every sample kept, weights and ratios 1) whose
+#: arithmetic happens to raise on a bad shape, earns nothing for rejecting bad input, while one mistake in a
+#: working function keeps them. The task says so.
+GATE = Gate(
+    cases=tuple(f"{rule} staleness, a queue of lags 0 to 9, limit {limit}"
+                for rule, limits in (("trl", (4, 0, 2)), ("verl", (4, 1, 3))) for limit in limits)
+    + tuple(f"{key}, {name}" for name in (_GROUP, "cap 2, eps 0.2 / 0.28, left padding, lists") for key in WEIGHT_KEYS)
+    + tuple(f"expected {key}, {name}" for name in (_STEP, "a step of 8 tokens, cap 2, eps 0.2 / 0.28")
+            for key in EXPECTATION_KEYS)
+    + tuple(f"{key} log-probs, 8 positions, 6 experts, top 2" for key in ROUTING_KEYS)
+    + ("trainer log-probs, top 1, lists", "replayed log-probs, top 1, lists"),
+    needs="one-passed",
+    why="rejecting bad input counts only when valid input is accepted and some ordinary hidden input is answered "
+        "right")
 
 #: The open checks are hints; hidden cases of the same kind are the evidence.
 OPEN_GATES = (
@@ -658,4 +694,15 @@ CONSTANT_GATE = Gate(
     cases=("trl staleness, a queue of lags 0 to 9, limit 4", "verl staleness, a queue of lags 0 to 9, limit 4"),
     why="keeping every sample counts only when the same function also drops the samples a limit drops")
 
-CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + (CONSTANT_GATE,))
+#: Where the policies coincide every factor is 1 (the weight where proximal is behaviour; the ratio, and so the
+#: surrogate A and its derivative A, where all three are equal): an answer of constants passes those cases, so
+#: each counts only when the same function gets the same key right where the policies differ.
+CONSTANT_WEIGHT_GATES = tuple(
+    Gate(groups=("weights",), needs="passed", only=(f"{key}, {case}",), cases=(f"{key}, {_GROUP}",),
+         why="a factor of 1 where the policies coincide counts only when the same function also gets it right where "
+             "they differ")
+    for key, case in (("weight", "proximal equal to behaviour (standard PPO)"),
+                      ("ratio", "all three policies equal (k = 0)"), ("surrogate", "all three policies equal (k = 0)"),
+                      ("gradient", "all three policies equal (k = 0)")))
+
+CHECK = ExerciseCheck(STEM, GROUPS, build_cases, CENTRAL, (GATE,) + OPEN_GATES + (CONSTANT_GATE,) + CONSTANT_WEIGHT_GATES)
