@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hostile import toy
-from autograder.grading import batch
+from autograder.grading import batch, state
 from autograder.grading.batch import Options, run
 from autograder.grading.timestamps import parse_timestamp, read_timestamp
 
@@ -176,7 +176,7 @@ def test_late_penalty_as_nbgraders_plugin(course, policy, capsys):
 
 def _copy_packages(tmp_path: Path) -> list:
     """Copies of the two packages' fingerprinted files, so the test can change them."""
-    roots = batch._package_roots()
+    roots = state._package_roots()
     copies = [tmp_path / "pkg" / "autograder", tmp_path / "pkg" / "course"]
     for root, copy in zip(roots, copies):
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
@@ -185,7 +185,8 @@ def _copy_packages(tmp_path: Path) -> list:
 
 def test_every_input_of_a_score_triggers_a_regrade(course, tmp_path, monkeypatch, capsys):
     copies = _copy_packages(tmp_path)
-    monkeypatch.setattr(batch, "_package_roots", lambda: copies)
+    # The fingerprint every door's "unchanged" uses (autograder/grading/state.py).
+    monkeypatch.setattr(state, "_package_roots", lambda: copies)
     toy.submit(course, "ann", toy.honest_answers())
     _grade(course)
     capsys.readouterr()
@@ -209,7 +210,7 @@ def test_every_input_of_a_score_triggers_a_regrade(course, tmp_path, monkeypatch
         "source notebook": lambda: (course / "source" / "toy" / "90_toy.ipynb").write_text(
             (course / "source" / "toy" / "90_toy.ipynb").read_text().replace("Double things.", "Double it.")),
         "grader version": lambda: monkeypatch.setattr(
-            batch, "_versions", lambda real=batch._versions: {**real(), "module6-instructor": "9.9.9"}),
+            state, "_versions", lambda real=state._versions: {**real(), "module6-instructor": "9.9.9"}),
     }
     for what, change in changes.items():
         change()
