@@ -21,6 +21,7 @@ import pytest
 
 from tests.dist_support import run_python
 from tests.leak_support import WORKED_EXAMPLE, find_leaks, normalise, secrets
+from autograder.authoring.worked_example import render as render_worked_example
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -149,7 +150,11 @@ def test_only_the_commits_tracked_files_are_published_and_no_link_is_followed(tm
     assert "untracked-marker-4711" not in texts and "uncommitted-marker-4712" not in texts
     assert (dest / "tools" / "student_lab_config.py").read_bytes() == \
         subprocess.run(["git", "show", f"{head}:tools/student_lab_config.py"], cwd=clone, capture_output=True).stdout
-    assert find_leaks(secrets(), _texts(dest)) == []
+    texts = _texts(dest)
+    example = texts.pop(WORKED_EXAMPLE)  # the worked example's own answers, held to the generator's output
+    assert example == normalise(render_worked_example())
+    assert find_leaks(secrets(), texts) == []
+    assert find_leaks(secrets(["solutions and hidden tests", "rubrics", "self-study"]), {WORKED_EXAMPLE: example}) == []
 
 
 def test_the_command_names_the_commit_and_what_it_left_out(tmp_path, capsys):
