@@ -50,6 +50,15 @@ def test_a_js_string_built_from_a_value_becomes_one_json_string():
         '</script>')
 
 
+def test_without_escaping_the_scripts_still_carry_the_nonce():
+    """Layer 2 stands on its own: with escaping off (as the browser test shows the policy alone) the
+    template's values stay raw, and each of its scripts still carries the page's nonce."""
+    source = '<b>{{ resources.student }}</b><script src="x.js"></script><script>\nvar a = "{{ x }}";\n</script>'
+    assert guard_template(source, escape_resources=True, escape=False) == (
+        '<b>{{ resources.student }}</b><script nonce="{{ csp_nonce() }}" src="x.js"></script>'
+        '<script nonce="{{ csp_nonce() }}">\nvar a = "{{ x }}";\n</script>')
+
+
 def test_resources_outside_scripts_are_escaped_in_nbconverts_templates():
     source = '<title>{{ resources.notebook_id }}</title><span>{{resources.student}}</span><b>{{ resources.index + 1 }}</b>'
     assert guard_template(source, escape_resources=True) == (
@@ -101,4 +110,4 @@ def test_installing_outside_a_formgrader_server_does_nothing(monkeypatch):
     import sys
 
     monkeypatch.delitem(sys.modules, formgrader_guard.FORMGRADER, raising=False)
-    assert formgrader_guard.escape_student_text() is False and formgrader_guard.add_content_security_policy() is False
+    assert formgrader_guard.guard_templates() is False and formgrader_guard.add_content_security_policy() is False

@@ -14,15 +14,18 @@ Ids of the kit's safe form never hold any (:mod:`autograder.student_ids`, enforc
 names come from rosters (and LMSs let students set their names), and a guard that depends on every door
 being right is one mistake from failing. Two layers, each on its own:
 
-1. :func:`escape_student_text`: the templates are read through :class:`SafeTemplateLoader`, which turns
+1. Escaping (:data:`ESCAPE`): the templates are read through :class:`SafeTemplateLoader`, which turns
    every JavaScript string built from a template value into ``{{ ...|tojson }}`` (a JSON string, with
    ``<``, ``>``, ``&`` and quotes escaped) and, in nbconvert's templates, every ``{{ resources.NAME }}``
    outside a script into ``{{ resources.NAME|e }}``; formgrader's own pages also get Jinja's ``autoescape``.
-2. :func:`add_content_security_policy`: every formgrader page is sent with a Content-Security-Policy
-   whose scripts are only those carrying the page's one-time nonce (the loader adds it to each
-   ``<script`` of the templates, never to template *values*) or loaded by them (``'strict-dynamic'``),
+2. The policy (:func:`add_content_security_policy`): every formgrader page is sent with a
+   Content-Security-Policy whose scripts are only those carrying the page's one-time nonce (the same
+   loader adds it to each ``<script`` of the templates, never to template *values*, escaping or not)
+   or loaded by them (``'strict-dynamic'``),
    and the few fixed event handlers of nbgrader's templates by their hash (``'unsafe-hashes'``). An
-   injected ``<script>`` or ``onerror=`` does not run, even where escaping were missed.
+   injected ``<script>`` or ``onerror=`` does not run, even where escaping were missed. (Text that
+   closes a JavaScript string inside one of the page's own scripts runs in that script, nonce and all:
+   no policy can stop it; layer 1 does.)
 
 Both are installed from the course's ``nbgrader_config.py`` (:func:`install`, through
 :func:`autograder.feedback.nbgrader_pages.configure`): the Jupyter server loads that file while formgrader
@@ -74,15 +77,17 @@ def _json_string(literal: str) -> str:
     return "{{ (" + " ~ ".join(terms) + ")|tojson }}"
 
 
-def guard_template(source: str, *, escape_resources: bool) -> str:
-    """A template's source with its script values as JSON, a nonce on each script, and (nbconvert's
-    templates) ``resources`` values escaped outside scripts."""
+def guard_template(source: str, *, escape_resources: bool, escape: bool = True) -> str:
+    """A template's source with a nonce on each script and, with ``escape``, its script values as JSON and
+    (nbconvert's templates, ``escape_resources``) ``resources`` values escaped outside scripts."""
+    escape_resources = escape_resources and escape
     pieces, last = [], 0
     for match in _SCRIPT_BLOCK.finditer(source):
         before = source[last:match.start()]
         pieces.append(_RESOURCE.sub(r"{{ \1|e }}", before) if escape_resources else before)
         opening, rest, body, closing = match.groups()
-        body = _JS_STRING.sub(lambda m: _json_string(m.group(1)), body)
+        if escape:
+            body = _JS_STRING.sub(lambda m: _json_string(m.group(1)), body)
         pieces.append(f'{opening} nonce="{{{{ csp_nonce() }}}}"{rest}{body}{closing}')
         last = match.end()
     tail = source[last:]
@@ -93,13 +98,15 @@ def guard_template(source: str, *, escape_resources: bool) -> str:
 class SafeTemplateLoader(jinja2.BaseLoader):
     """Another loader's templates, read through :func:`guard_template`."""
 
-    def __init__(self, inner: jinja2.BaseLoader, *, escape_resources: bool):
+    def __init__(self, inner: jinja2.BaseLoader, *, escape_resources: bool, escape: bool = True):
         self.inner = inner
         self.escape_resources = escape_resources
+        self.escape = escape
 
     def get_source(self, environment, template):
         source, filename, uptodate = self.inner.get_source(environment, template)
-        return guard_template(source, escape_resources=self.escape_resources), filename, uptodate
+        return (guard_template(source, escape_resources=self.escape_resources, escape=self.escape), filename,
+                uptodate)
 
     def list_templates(self):
         return self.inner.list_templates()
@@ -148,14 +155,20 @@ def _formgrader_modules():
     return module, base
 
 
-def escape_student_text() -> bool:
-    """Layer 1 (module docstring). True when formgrader is loading in this process and is now guarded."""
+#: Layer 1 on. Only a test switches it off (in the course's ``nbgrader_config.py``), to show layer 2 alone.
+ESCAPE = True
+
+
+def guard_templates() -> bool:
+    """Formgrader's two template environments read through :class:`SafeTemplateLoader`: a nonce on each
+    script (layer 2's) and, with :data:`ESCAPE`, the values escaped (layer 1). True when formgrader is
+    loading in this process and is now guarded."""
     modules = _formgrader_modules()
     if modules is None:
         return False
     module, _ = modules
     extension = module.FormgradeExtension
-    if getattr(extension, "_module6_escaped", False):
+    if getattr(extension, "_module6_guarded", False):
         return True
     original = extension.init_tornado_settings
 
@@ -163,13 +176,14 @@ def escape_student_text() -> bool:
         original(self, webapp)
         settings = webapp.settings
         pages = settings["nbgrader_jinja2_env"]
-        guarded = jinja2.Environment(loader=SafeTemplateLoader(pages.loader, escape_resources=False), autoescape=True)
+        guarded = jinja2.Environment(loader=SafeTemplateLoader(pages.loader, escape_resources=False, escape=ESCAPE),
+                                     autoescape=ESCAPE)
         guarded.globals["csp_nonce"] = csp_nonce
         settings["nbgrader_jinja2_env"] = guarded
         settings["nbgrader_exporter"] = guarded_exporter_class()(config=settings["nbgrader_exporter"].config)
 
     extension.init_tornado_settings = init_tornado_settings
-    extension._module6_escaped = True
+    extension._module6_guarded = True
     return True
 
 
@@ -211,7 +225,7 @@ def add_content_security_policy() -> bool:
 
 def install(c=None) -> None:
     """Both layers, when formgrader is loading in this process (the course's ``nbgrader_config.py``)."""
-    escape_student_text()
+    guard_templates()
     add_content_security_policy()
 
 
@@ -243,13 +257,13 @@ def guarded_exporter_class():
 
         def _create_environment(self):
             environment = super()._create_environment()
-            environment.loader = SafeTemplateLoader(environment.loader, escape_resources=True)
+            environment.loader = SafeTemplateLoader(environment.loader, escape_resources=True, escape=ESCAPE)
             environment.globals["csp_nonce"] = csp_nonce
             return environment
 
     return GuardedExporter
 
 
-__all__ = ["SafeTemplateLoader", "add_content_security_policy", "content_security_policy", "csp_nonce",
-           "escape_student_text",
+__all__ = ["ESCAPE", "SafeTemplateLoader", "add_content_security_policy", "content_security_policy", "csp_nonce",
+           "guard_templates",
            "guard_template", "guarded_exporter_class", "handler_hashes", "install"]

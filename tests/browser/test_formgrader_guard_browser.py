@@ -7,8 +7,10 @@ the gradebook) and reflected (the id or assignment in the URL). On each: no dial
 set, nothing requested from ``evil.invalid``, and the page's own script ran (its table or form is there).
 
 Then the second layer alone: a server in which the templates are *not* escaped (as if escaping were missed)
-still runs none of it, because the Content-Security-Policy runs only scripts carrying the page's nonce; the
+runs none of the injected elements, because the Content-Security-Policy runs only scripts carrying the page's nonce; the
 page reports each blocked script (``securitypolicyviolation``), so the payloads were there and were stopped.
+The one payload a policy cannot stop, an id that closes a JavaScript string in a page's own script, runs
+there: the first layer is what stops it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def _course(tmp_path_factory, *, escaped: bool):
     if not escaped:  # the first layer missed everywhere: only the policy stands
         config = course / "nbgrader_config.py"
         config.write_text("import autograder.feedback.formgrader_guard as _guard\n"
-                          "_guard.escape_student_text = lambda: False\n" + config.read_text())
+                          "_guard.ESCAPE = False\n" + config.read_text())
     generate_release(course)
     write_class(course, {"ann": "solutions"})
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--no-progress"], cwd=course,
@@ -108,10 +110,11 @@ def _reveal_names(page) -> None:
     """Press formgrader's "show the names" controls (they must show names as text); its scripts attach them
     once their data has loaded, so press until the page says the names are shown."""
     for toggle, shown in (("#toggle_names", "() => document.querySelector('#toggle_names').innerText.includes('Hide')"),
-                          (".name-hidden", "() => [...document.querySelectorAll('.name-shown')].some(e => e.getClientRects().length > 0)")):
+                          ("span.glyphicon.name-hidden", "() => [...document.querySelectorAll('.name-shown')].some(e => e.getClientRects().length > 0)")):
         if not page.locator(toggle).count():
             continue
-        page.locator(toggle).first.wait_for(state="visible", timeout=30_000)
+        # No waiting for the control to be visible: once the names are shown (by the control before),
+        # formgrader hides it.
         for _ in range(120):
             if page.evaluate(shown):
                 break
@@ -132,7 +135,7 @@ def _visit(context, server, path: str, selector: str) -> dict:
     page.wait_for_timeout(300)  # the page's own scripts draw the rest
     _reveal_names(page)
     seen = {"path": path, "dialogs": dialogs, "hits": page.evaluate(f"window.{SENTINEL}Hits"),
-            "evil": [url for url in requests if EVIL_HOST in url], "blocked": page.evaluate("window.__blocked"),
+            "evil": [url for url in requests if urllib.parse.urlsplit(url).hostname == EVIL_HOST], "blocked": page.evaluate("window.__blocked"),
             "text": page.inner_text("body")}
     page.close()
     return seen
@@ -143,17 +146,26 @@ def test_every_page_shows_hostile_ids_and_names_as_text(guarded, context, screen
         seen = _visit(context, guarded, path, selector)
         assert seen["dialogs"] == [] and seen["hits"] == [] and seen["evil"] == [], seen
         assert seen["blocked"] == [], seen  # escaped: nothing of the payloads even reached the policy
-        if "/manage_students" in path and path.count("/") == 3:
+        if path == "/formgrader/manage_students":
             assert all(student in seen["text"] for student in IDS), seen["text"][:2000]
         if path.endswith("/module6/" + STEM) or "/submissions/" in path:
             assert NAMES[0] in seen["text"] and NAMES[1] in seen["text"], seen["text"][:2000]
 
 
 def test_where_escaping_were_missed_the_policy_runs_no_injected_script(policy_only, context):
-    blocked = 0
+    """Every injected element (``<script>``, ``onerror=``, ``onload=``) is refused. What no policy can refuse
+    is text that closes a JavaScript string inside one of the page's own scripts (IDS[1] in ``var student_id =
+    "{{ student_id }}";``): that script carries the nonce. Only escaping (layer 1) stops it, and the test
+    above shows it does; here it is the one payload that runs, on the pages that put the URL's id in a
+    script, and nowhere else."""
+    blocked, string_breakouts = 0, 0
     for path, selector in _pages(policy_only):
         seen = _visit(context, policy_only, path, selector)
-        assert seen["dialogs"] == [] and seen["hits"] == [] and seen["evil"] == [], seen
+        js_string_payload = urllib.parse.quote(IDS[1], safe="") in path
+        assert seen["dialogs"] == [] and seen["evil"] == [], seen
+        assert set(seen["hits"]) <= ({"2"} if js_string_payload else set()), seen
+        string_breakouts += bool(seen["hits"])
         blocked += len(seen["blocked"])
+    assert string_breakouts >= 1  # the limit of a policy is real: layer 1 is not optional
     # The unescaped templates did put the payloads into the pages, and the browser refused each one.
     assert blocked >= len(IDS), blocked
