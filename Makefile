@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Parallel test workers: the machine's cores (the suite is sized for 2).
 JOBS   ?= auto
 
-.PHONY: test demo lab release selfstudy bench dist clean-state hub
+.PHONY: test check demo lab release selfstudy bench dist clean-state hub
 
 $(STAMP): pyproject.toml course/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,12 @@ $(STAMP): pyproject.toml course/pyproject.toml
 ## make test: the whole test suite (unit, doctests, notebooks, nbgrader pipeline, grader, browser)
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup
+
+## make check: the fast lane while you edit (reference numerics, exercise checks, doctests; no nbgrader
+## run, no notebook, no browser, no hub): a couple of minutes on 2 cores. make test stays the gate.
+check: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not slow and not browser and not postgres" \
+	  tests/test_reference_*.py tests/test_checks_*.py course autograder/reference
 
 ## make demo: build the releases, grade a simulated class in a scratch copy (module6, then module6_further), print the grade tables
 demo: $(STAMP)

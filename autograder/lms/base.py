@@ -213,6 +213,13 @@ class LmsExport(ExportPlugin):
         for line in lines:
             if line.value is None and not line.unmatched and line.grade.status in ("graded", "pending"):
                 warnings.append(f"{line.person.nbgrader_id} left out: {line.note}")
+        for status, why in (("missing", "no submission: the LMS keeps what it has (c.LmsExport.missing = 'zero' or "
+                                         "'excuse' writes them)"),
+                            ("ungraded", "collected, not autograded yet")):
+            left = [line.person.nbgrader_id for line in lines
+                    if line.value is None and not line.unmatched and line.grade.status == status]
+            if left:
+                warnings.append(f"{len(left)} student(s) left out, {why}: {', '.join(left)}")
         if partial:
             warnings.append("PARTIAL totals: some written grades still need a manual grade (see the notes)")
         if not any(line.value is not None for line in lines):

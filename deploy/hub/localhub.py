@@ -322,6 +322,10 @@ def run_as(account: Account, env: dict, args: list, cwd: Path, timeout: float = 
     return proc
 
 
+#: The hub's students' names on its roster (formgrader shows them "Last, First").
+NAMES = ("Ada Lovelace", "Alan Turing", "Grace Hopper", "Emmy Noether", "Katherine Johnson", "Edsger Dijkstra")
+
+
 def write_roster(course: Path, students: list) -> Path:
     """The hub's roster, ``roster.csv`` in the course (the kit's format: ``autograder roster`` puts the class
     and its names into the gradebook; the LMS exports read it as ``c.LmsExport.roster``, set by the hub's
@@ -329,7 +333,8 @@ def write_roster(course: Path, students: list) -> Path:
     path = course / "roster.csv"
     lines = ["nbgrader_id,name,sis_user_id,email"]
     for number, student in enumerate(students, start=1):
-        lines.append(f"{student.name},Student Number {number},SIS{number:04d},{student.name}@example.org")
+        name = NAMES[(number - 1) % len(NAMES)]
+        lines.append(f"{student.name},{name},SIS{number:04d},{student.name}@example.org")
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -474,6 +479,9 @@ def remove(hub: HubId) -> None:
         if remove_account(hub, name):
             print(f"removed the account {name}")
     shutil.rmtree(layout.base, ignore_errors=True)
+    if not REPO.stat().st_mode & 0o005:
+        print(f"the checkout {REPO} stays closed to other accounts (it holds the solutions): "
+              f"`chmod o+rx {REPO}` opens it again")
 
 
 def main(argv=None) -> int:
