@@ -149,3 +149,25 @@ def same_shape(first: np.ndarray, second: np.ndarray, first_name: str, second_na
     """Raise when two arrays that are paired element by element do not have the same shape."""
     if first.shape != second.shape:
         raise ValueError(f"{first_name} and {second_name} must have the same shape, got {first.shape} and {second.shape}")
+
+
+def as_response_mask(value: Any, name: str = "mask") -> np.ndarray:
+    """A ``[B, L]`` response mask (booleans, or 0/1) with ``B >= 1`` and ``L >= 1``, as booleans."""
+    mask = as_bool_mask(value, name, ndim=2)
+    if mask.shape[0] == 0 or mask.shape[1] == 0:
+        raise ValueError(f"{name} must have shape [B, L] with B >= 1 and L >= 1, got {mask.shape}")
+    return mask
+
+
+def as_response_logprobs(value: Any, name: str, mask: np.ndarray) -> np.ndarray:
+    """Log-probabilities of ``mask``'s shape, finite and ``<= 0`` on response tokens (``mask`` True), 0 at
+    padding (which may hold anything: NaN, -inf, junk from the batch's collation)."""
+    array = as_float_array(value, name, ndim=2, finite=False)
+    if array.shape != mask.shape:
+        raise ValueError(f"{name} must have the mask's shape {mask.shape}, got {array.shape}")
+    on = array[mask]
+    if not np.all(np.isfinite(on)):
+        raise ValueError(f"{name} must be finite on response tokens (mask True)")
+    if np.any(on > 0.0):
+        raise ValueError(f"{name} holds log-probabilities: they must be <= 0 on response tokens")
+    return np.where(mask, array, 0.0)

@@ -55,7 +55,8 @@ import math
 
 import numpy as np
 
-from autograder.reference._validation import as_bool_mask, as_float_array, as_int, as_int_array
+from autograder.reference._validation import (as_float_array, as_int, as_int_array, as_response_logprobs,
+                                              as_response_mask)
 from autograder.reference.softmax import stable_log_softmax
 
 #: The staleness rules of :func:`staleness_kept`: TRL's ``max_staleness`` and verl's ``max_off_policy_threshold``.
@@ -196,21 +197,9 @@ def decoupled_weights(logp_behaviour, logp_proximal, logp_current, advantages, m
     >>> out["surrogate"].round(6), out["gradient"].round(6)
     (array([[3.6     , 1.637462]]), array([[0.      , 1.637462]]))
     """
-    mask = as_bool_mask(mask, "mask", ndim=2)
-    if mask.shape[0] == 0 or mask.shape[1] == 0:
-        raise ValueError(f"mask must have shape [B, L] with B >= 1 and L >= 1, got {mask.shape}")
-    logs = {}
-    for name, value in (("logp_behaviour", logp_behaviour), ("logp_proximal", logp_proximal),
-                        ("logp_current", logp_current)):
-        array = as_float_array(value, name, ndim=2, finite=False)
-        if array.shape != mask.shape:
-            raise ValueError(f"{name} must have the mask's shape {mask.shape}, got {array.shape}")
-        on = array[mask]
-        if not np.all(np.isfinite(on)):
-            raise ValueError(f"{name} must be finite on response tokens (mask True)")
-        if np.any(on > 0.0):
-            raise ValueError(f"{name} holds log-probabilities: they must be <= 0 on response tokens")
-        logs[name] = np.where(mask, array, 0.0)
+    mask = as_response_mask(mask)
+    named = (("logp_behaviour", logp_behaviour), ("logp_proximal", logp_proximal), ("logp_current", logp_current))
+    logs = {name: as_response_logprobs(value, name, mask) for name, value in named}
     advantages = as_float_array(advantages, "advantages", ndim=1)
     if advantages.shape != (mask.shape[0],):
         raise ValueError(f"advantages must have one value per response, shape ({mask.shape[0]},), "

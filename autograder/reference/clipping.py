@@ -54,7 +54,7 @@ import math
 
 import numpy as np
 
-from autograder.reference._validation import as_bool_mask, as_float_array
+from autograder.reference._validation import as_float_array, as_response_logprobs, as_response_mask
 
 #: verl's ``ActorConfig.clip_ratio`` (and its low/high) and TRL's ``GRPOConfig.epsilon``: 0.2.
 EPS = 0.2
@@ -274,20 +274,9 @@ def stale_sequence_mask(logp_new, logp_sampler, advantages, mask, threshold):
     >>> out["kl"].round(6), out["keep"]
     (array([0.587787, 0.587787, 0.      ]), array([ True, False,  True]))
     """
-    mask = as_bool_mask(mask, "mask", ndim=2)
-    if mask.shape[0] == 0 or mask.shape[1] == 0:
-        raise ValueError(f"mask must have shape [B, L] with B >= 1 and L >= 1, got {mask.shape}")
-    arrays = {}
-    for name, value in (("logp_new", logp_new), ("logp_sampler", logp_sampler)):
-        array = as_float_array(value, name, ndim=2, finite=False)
-        if array.shape != mask.shape:
-            raise ValueError(f"{name} must have the mask's shape {mask.shape}, got {array.shape}")
-        on = array[mask]
-        if not np.all(np.isfinite(on)):
-            raise ValueError(f"{name} must be finite on response tokens (mask True)")
-        if np.any(on > 0.0):
-            raise ValueError(f"{name} holds log-probabilities: they must be <= 0 on response tokens")
-        arrays[name] = np.where(mask, array, 0.0)
+    mask = as_response_mask(mask)
+    arrays = {name: as_response_logprobs(value, name, mask)
+              for name, value in (("logp_new", logp_new), ("logp_sampler", logp_sampler))}
     adv = as_float_array(advantages, "advantages", ndim=1)
     if adv.shape != (mask.shape[0],):
         raise ValueError(f"advantages must have one value per response, shape ({mask.shape[0]},), got {adv.shape}")

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from autograder.reference._validation import as_bool_mask, as_float_array, as_int
+from autograder.reference._validation import as_float_array, as_int, as_response_logprobs, as_response_mask
 
 #: The rules of :func:`kept_mask` (TRL's ``vllm_importance_sampling_mode`` masking modes, verl's ``rollout_rs``).
 MASK_RULES = ("token_mask", "sequence_mask", "seq_sum_k1", "seq_mean_k1")
@@ -50,20 +50,9 @@ DEFAULT_MAX_LEN = 100_000
 
 def _log_ratios(logp_new, logp_old, mask) -> tuple:
     """``(d, mask)``: the per-token log-ratio (0 at padding) and the boolean mask, after every check."""
-    mask = as_bool_mask(mask, "mask", ndim=2)
-    if mask.shape[0] == 0 or mask.shape[1] == 0:
-        raise ValueError(f"mask must have shape [B, L] with B >= 1 and L >= 1, got {mask.shape}")
-    arrays = {}
-    for name, value in (("logp_new", logp_new), ("logp_old", logp_old)):
-        array = as_float_array(value, name, ndim=2, finite=False)
-        if array.shape != mask.shape:
-            raise ValueError(f"{name} must have the mask's shape {mask.shape}, got {array.shape}")
-        on = array[mask]
-        if not np.all(np.isfinite(on)):
-            raise ValueError(f"{name} must be finite on response tokens (mask True)")
-        if np.any(on > 0.0):
-            raise ValueError(f"{name} holds log-probabilities: they must be <= 0 on response tokens")
-        arrays[name] = np.where(mask, array, 0.0)
+    mask = as_response_mask(mask)
+    arrays = {name: as_response_logprobs(value, name, mask)
+              for name, value in (("logp_new", logp_new), ("logp_old", logp_old))}
     return np.where(mask, arrays["logp_new"] - arrays["logp_old"], 0.0), mask
 
 
