@@ -76,6 +76,8 @@ def test_the_readme_commands_run_verbatim(course):
     for line in lines:
         proc = _nbgrader(course, shlex.split(line))
         assert proc.returncode == 0, (line, proc.stderr)
+        # Who is left out for having no submission is said where the command runs, not only in the preview.
+        assert "2 student(s) left out, no submission" in proc.stderr and ": dee, nos" in proc.stderr, proc.stderr
     canvas = read_csv(course / "canvas-module6.csv")
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "module6"]
     assert {row[1]: row[5] for row in canvas[2:]} == {"101": "83.5%", "102": "60.25%"}  # nos, dee: left out
