@@ -171,3 +171,13 @@ def as_response_logprobs(value: Any, name: str, mask: np.ndarray) -> np.ndarray:
     if np.any(on > 0.0):
         raise ValueError(f"{name} holds log-probabilities: they must be <= 0 on response tokens")
     return np.where(mask, array, 0.0)
+
+
+def as_clip_epsilon(value: Any, name: str) -> float:
+    """A clip range's epsilon: a real number in ``[0, 1)`` (NaN is outside it; a bool is not a number)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1), got {type(value).__name__}")
+    value = float(value)
+    if not 0.0 <= value < 1.0:  # NaN fails too
+        raise ValueError(f"{name} must lie in [0, 1), got {value}")
+    return value

@@ -55,8 +55,8 @@ import math
 
 import numpy as np
 
-from autograder.reference._validation import (as_float_array, as_int, as_int_array, as_response_logprobs,
-                                              as_response_mask)
+from autograder.reference._validation import (as_clip_epsilon, as_float_array, as_int, as_int_array,
+                                              as_response_logprobs, as_response_mask)
 from autograder.reference.softmax import stable_log_softmax
 
 #: The staleness rules of :func:`staleness_kept`: TRL's ``max_staleness`` and verl's ``max_off_policy_threshold``.
@@ -120,15 +120,6 @@ def staleness_kept(sample_versions, trainer_version, limit, rule):
 
 
 # ----------------------------------------------------------------------------- per-token weights
-
-
-def _epsilon(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1), got {type(value).__name__}")
-    value = float(value)
-    if not 0.0 <= value < 1.0:  # NaN fails too
-        raise ValueError(f"{name} must lie in [0, 1), got {value}")
-    return value
 
 
 def _cap(value) -> float | None:
@@ -204,7 +195,7 @@ def decoupled_weights(logp_behaviour, logp_proximal, logp_current, advantages, m
     if advantages.shape != (mask.shape[0],):
         raise ValueError(f"advantages must have one value per response, shape ({mask.shape[0]},), "
                          f"got {advantages.shape}")
-    eps_low, eps_high = _epsilon(eps_low, "eps_low"), _epsilon(eps_high, "eps_high")
+    eps_low, eps_high = as_clip_epsilon(eps_low, "eps_low"), as_clip_epsilon(eps_high, "eps_high")
     cap = _cap(cap)
 
     log_w = np.where(mask, logs["logp_proximal"] - logs["logp_behaviour"], 0.0)
@@ -277,7 +268,7 @@ def surrogate_expectation(theta, proximal, behaviour, advantages, eps_low=DEFAUL
     advantages = as_float_array(advantages, "advantages", ndim=1)
     if advantages.shape != theta.shape:
         raise ValueError(f"advantages must have one value per token, shape {theta.shape}, got {advantages.shape}")
-    eps_low, eps_high = _epsilon(eps_low, "eps_low"), _epsilon(eps_high, "eps_high")
+    eps_low, eps_high = as_clip_epsilon(eps_low, "eps_low"), as_clip_epsilon(eps_high, "eps_high")
     cap = _cap(cap)
     lq, lp, lb = (stable_log_softmax(x) for x in (theta, proximal, behaviour))
     log_mass = lp if cap is None else np.minimum(lp, math.log(cap) + lb)  # log(b * min(w, c))

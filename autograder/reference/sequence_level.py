@@ -36,7 +36,8 @@ import math
 
 import numpy as np
 
-from autograder.reference._validation import as_float_array, as_int, as_response_logprobs, as_response_mask
+from autograder.reference._validation import (as_clip_epsilon, as_float_array, as_int, as_response_logprobs,
+                                              as_response_mask)
 
 #: The rules of :func:`kept_mask` (TRL's ``vllm_importance_sampling_mode`` masking modes, verl's ``rollout_rs``).
 MASK_RULES = ("token_mask", "sequence_mask", "seq_sum_k1", "seq_mean_k1")
@@ -54,15 +55,6 @@ def _log_ratios(logp_new, logp_old, mask) -> tuple:
     arrays = {name: as_response_logprobs(value, name, mask)
               for name, value in (("logp_new", logp_new), ("logp_old", logp_old))}
     return np.where(mask, arrays["logp_new"] - arrays["logp_old"], 0.0), mask
-
-
-def _epsilon(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1), got {type(value).__name__}")
-    value = float(value)
-    if not 0.0 <= value < 1.0:  # NaN fails too
-        raise ValueError(f"{name} must lie in [0, 1), got {value}")
-    return value
 
 
 def sequence_ratios(logp_new, logp_old, mask, eps_low=GSPO_EPS_LOW, eps_high=GSPO_EPS_HIGH):
@@ -104,7 +96,7 @@ def sequence_ratios(logp_new, logp_old, mask, eps_low=GSPO_EPS_LOW, eps_high=GSP
     (array([0.9997]), array([0.606531]))
     """
     d, mask = _log_ratios(logp_new, logp_old, mask)
-    eps_low, eps_high = _epsilon(eps_low, "eps_low"), _epsilon(eps_high, "eps_high")
+    eps_low, eps_high = as_clip_epsilon(eps_low, "eps_low"), as_clip_epsilon(eps_high, "eps_high")
     total = d.sum(axis=1)
     counts = mask.sum(axis=1)
     log_geometric = total / np.maximum(counts, 1)
