@@ -168,3 +168,17 @@ def graded_by_the_host(folder: Path) -> Path:
 
 def copy(graded: Path, folder: Path) -> Path:
     return Path(shutil.copytree(graded, folder / "course", symlinks=True))
+
+
+# The two fixtures both doors modules use (each module imports them: a module-scoped fixture is built once per
+# module that uses it, so each module stays its own work unit with its own graded class).
+@pytest.fixture(scope="module")
+def host_graded(tmp_path_factory) -> Path:
+    """:func:`graded_by_the_host`, once per test module."""
+    return graded_by_the_host(tmp_path_factory.mktemp("host"))
+
+
+@pytest.fixture
+def graded(host_graded, tmp_path) -> Path:
+    """A copy of the host-graded class for one test to change."""
+    return copy(host_graded, tmp_path)

@@ -13,27 +13,17 @@ goes on and exits 0, through every door. Helpers: ``tests/doors_support.py``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 import doors_support as doors
+from doors_support import graded, host_graded  # noqa: F401 - fixtures
 from hostile import toy
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
 
 STEM = toy.STEM
 STUDENTS, REFUSAL = doors.STUDENTS, doors.REFUSAL
-
-
-@pytest.fixture(scope="module")
-def host_graded(tmp_path_factory) -> Path:
-    return doors.graded_by_the_host(tmp_path_factory.mktemp("host"))
-
-
-@pytest.fixture
-def graded(host_graded, tmp_path) -> Path:
-    return doors.copy(host_graded, tmp_path)
 
 
 # --------------------------------------------------------------------------- F7: a refusal changes nothing
