@@ -1,7 +1,7 @@
 """``autograder variants ASSIGNMENT --student ID``: one student's numbers and the key for them, for the instructor.
 
 What the student's notebooks show (the parameters) and what their answers must be (the expected
-answers: keys computed from the reference by :func:`autograder.variants.describe`, never anything
+answers: keys computed from the reference by :func:`describe`, never anything
 the student wrote), for every exercise of the assignment that varies. The answers never leave the
 instructor's side: this command reads the course directory (for the secret that draws the coding
 exercises' hidden inputs, found exactly as the grader finds it: ``$MODULE6_VARIANT_SECRET``, else
@@ -16,7 +16,58 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from collections.abc import Mapping
 from pathlib import Path
+
+
+def varying_stems(assignment: str) -> list:
+    """The exercises of ``assignment`` that vary: a family of numbers, or hidden inputs drawn per student."""
+    from autograder import checks
+    from autograder.assignment import ASSIGNMENTS, notebook_stems
+    from course import variants as family_registry
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"assignment should be one of {list(ASSIGNMENTS)}, not {assignment!r}")
+    return [stem for stem in notebook_stems(assignment=assignment)
+            if family_registry.varies(stem) or getattr(checks.CHECKS[stem], "varies", False)]
+
+
+def describe(assignment: str, student: str, secret: bytes | None = None) -> dict:
+    """``{stem: {"parameters": {...}, "answers": {...}}}`` of every exercise of ``assignment`` that
+    varies, for ``student`` (``autograder variants``). A coding exercise's parameters name its
+    hidden seed (only with a secret) and it has no answers (its answers are functions)."""
+    from autograder.exercises import answers_for
+    from autograder.variants import variant_for
+    from course import variants as family_registry
+    out = {}
+    for stem in varying_stems(assignment):
+        if family_registry.varies(stem):
+            out[stem] = {"parameters": json_value(family_registry.parameters(stem, student)),
+                         "answers": json_value(answers_for(stem, student))}
+        else:
+            variant = variant_for(stem, student, secret)
+            out[stem] = {"parameters": {"hidden_seed": variant.hidden} if variant.hidden is not None else {},
+                         "answers": {}}
+    return out
+
+
+
+
+def json_value(value):
+    """An answer as JSON: a set as ``{"type": "set", "items": [...]}`` (sorted), a tuple as a list, a
+    NumPy value as a Python one, an infinity or NaN as the string ``"inf"``, ``"-inf"`` or ``"nan"``."""
+    if isinstance(value, (set, frozenset)):
+        return {"type": "set", "items": sorted((json_value(item) for item in value), key=repr)}
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [json_value(item) for item in value]
+    if hasattr(value, "tolist"):
+        return json_value(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        # Strict JSON has no NaN or infinity (Python's json would write Infinity): a string says which.
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    return value
 
 
 class ListingError(ValueError):
@@ -25,7 +76,7 @@ class ListingError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Listing:
-    """What the command prints: ``described`` is :func:`autograder.variants.describe`'s mapping;
+    """What the command prints: ``described`` is :func:`describe`'s mapping;
     ``notes`` are lines for stderr (no secret yet, no gradebook)."""
 
     assignment: str
@@ -57,7 +108,7 @@ def listing(course_dir: str | Path, assignment: str, student: str, *, any_id: bo
     from autograder.assignment import ASSIGNMENTS
     from autograder.grading import preflight
     from autograder.grading.errors import GradingError
-    from autograder.variants import course_secret, describe
+    from autograder.variants import course_secret
     from course.variants import StudentIdError, check_id_form
 
     if assignment not in ASSIGNMENTS:
@@ -134,4 +185,4 @@ def text(made: Listing) -> str:
 
 
 def as_json(made: Listing) -> str:
-    return json.dumps(made.described, indent=2, sort_keys=False, allow_nan=False)  # strict JSON (as_json)
+    return json.dumps(made.described, indent=2, sort_keys=False, allow_nan=False)  # strict JSON (json_value)

@@ -21,7 +21,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import math
 import os
 import secrets
 from pathlib import Path
@@ -88,67 +87,12 @@ def variant_for(stem: str, student: str | None = None, secret: bytes | None = No
     return Variant(stem, student or None, parameters, hidden)
 
 
-def answers_for(stem: str, student: str | None = None) -> dict:
-    """``variable -> value`` of ``student``'s answers to concept exercise ``stem`` (the release
-    notebook's answer names); empty when the exercise has no family."""
-    if not family_registry.varies(stem):
-        return {}
-    from autograder.exercises import load_key
-    return dict(load_key(stem).answers(family_registry.parameters(stem, student)))
-
-
-_PLACEHOLDER = __import__("re").compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-
-
-def worked_values(stem: str, parameters: Mapping | None = None) -> dict:
-    """``name -> text`` that a worked solution or rubric of ``stem`` quotes for ``parameters`` (variant 0
-    when None): ``key.worked(parameters)`` where the key defines it, else nothing."""
-    if not family_registry.varies(stem):
-        return {}
-    from autograder.exercises import load_key
-    key = load_key(stem)
-    if parameters is None:
-        parameters = family_registry.families()[stem].seed
-    worked = getattr(key, "worked", None)
-    return {str(name): str(text) for name, text in worked(parameters).items()} if worked is not None else {}
-
-
-def fill(text: str, stem: str, parameters: Mapping | None = None) -> str:
-    """``text`` (a ``solution.md`` or ``rubric.md``) with each ``{{ name }}`` replaced by the worked value
-    of ``parameters``; a name the key does not define is a ``KeyError`` naming it (an authoring error)."""
-    names = set(_PLACEHOLDER.findall(text))
-    if not names:
-        return text
-    values = worked_values(stem, parameters)
-    missing = sorted(names - set(values))
-    if missing:
-        raise KeyError(f"{stem}: placeholders {missing} have no value in key.worked()")
-    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
-
-
 def numbers_lines(stem: str, student: str | None) -> list:
     """The ``(what, value)`` lines of ``student``'s numbers of ``stem`` (as their notebook shows them)."""
     family = family_registry.families().get(stem)
     if family is None:
         return []
     return list(family.rows(family_registry.parameters(stem, student)))
-
-
-def as_json(value: Any) -> Any:
-    """An answer as JSON: a set as ``{"type": "set", "items": [...]}`` (sorted), a tuple as a list, a
-    NumPy value as a Python one, an infinity or NaN as the string ``"inf"``, ``"-inf"`` or ``"nan"``."""
-    if isinstance(value, (set, frozenset)):
-        return {"type": "set", "items": sorted((as_json(item) for item in value), key=repr)}
-    if isinstance(value, Mapping):
-        return {str(k): as_json(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return [as_json(item) for item in value]
-    if hasattr(value, "tolist"):
-        return as_json(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        # Strict JSON has no NaN or infinity (Python's json would write Infinity): a string says which.
-        return "nan" if value != value else ("inf" if value > 0 else "-inf")
-    return value
 
 
 #: Characters of a submitted ``STUDENT_ID`` cell read for the id at the most. The released cell has 253
@@ -241,31 +185,5 @@ def course_secret(root: str | Path | None, *, create: bool = False) -> bytes | N
     return bytes.fromhex(value)
 
 
-def varying_stems(assignment: str) -> list:
-    """The exercises of ``assignment`` that vary: a family of numbers, or hidden inputs drawn per student."""
-    from autograder.assignment import ASSIGNMENTS, notebook_stems
-    from autograder import checks
-    if assignment not in ASSIGNMENTS:
-        raise ValueError(f"assignment should be one of {list(ASSIGNMENTS)}, not {assignment!r}")
-    return [stem for stem in notebook_stems(assignment=assignment)
-            if family_registry.varies(stem) or getattr(checks.CHECKS[stem], "varies", False)]
-
-
-def describe(assignment: str, student: str, secret: bytes | None = None) -> dict:
-    """``{stem: {"parameters": {...}, "answers": {...}}}`` of every exercise of ``assignment`` that
-    varies, for ``student`` (``autograder variants``). A coding exercise's parameters name its
-    hidden seed (only with a secret) and it has no answers (its answers are functions)."""
-    out = {}
-    for stem in varying_stems(assignment):
-        if family_registry.varies(stem):
-            out[stem] = {"parameters": as_json(family_registry.parameters(stem, student)),
-                         "answers": as_json(answers_for(stem, student))}
-        else:
-            variant = variant_for(stem, student, secret)
-            out[stem] = {"parameters": {"hidden_seed": variant.hidden} if variant.hidden is not None else {},
-                         "answers": {}}
-    return out
-
-
-__all__ = ["ID_CELL_CHARS", "SECRET_ENV", "SECRET_FILE", "Variant", "answers_for", "as_json", "course_secret", "describe", "fill",
-           "hidden_number", "id_cell_readable", "numbers_lines", "only_an_id", "typed_id", "variant_for", "varying_stems", "worked_values"]
+__all__ = ["ID_CELL_CHARS", "SECRET_ENV", "SECRET_FILE", "Variant", "course_secret", "hidden_number", "id_cell_readable",
+           "numbers_lines", "only_an_id", "typed_id", "variant_for"]

@@ -16,7 +16,7 @@ import nbformat
 
 from autograder.assignment import REPO_ROOT
 from autograder.exercises import exercise_dir, load_key, solution_path, stems
-from autograder.variants import fill
+from autograder.exercises import fill
 from tests.nbrun_support import (
     HIDDEN_BEGIN, HIDDEN_END, SOLUTION_BEGIN, SOLUTION_END, all_present_stems, normalise, read, regions, release_path,
     source_path,

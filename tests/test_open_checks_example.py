@@ -33,7 +33,8 @@ import pytest
 import check_support as support
 from autograder.authoring import worked_example as generator
 from autograder.checks import CHECKS, run_check
-from autograder.variants import answers_for, variant_for
+from autograder.exercises import answers_for
+from autograder.variants import variant_for
 from course.open_checks import OpenCheckFailed, not_the_example
 from course.variants import Identity, Numbers, families, parameters
 from course.variants.worked_example import EXAMPLES

@@ -20,7 +20,8 @@ from autograder.authoring import selfstudy_build as build
 from autograder.checks import CHECKS, run_check
 from autograder.exercises import load_key
 from autograder.selfstudy import practice
-from autograder.variants import variant_for, worked_values
+from autograder.exercises import worked_values
+from autograder.variants import variant_for
 from course import variants
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,7 +126,7 @@ def test_new_numbers_change_the_numbers_the_checks_and_the_worked_solution(stem,
     solution = selfstudy.load_solution(stem, new)["solution"]
     assert solution == selfstudy.Reveal(stem, progress).material["solution"]
     from autograder.exercises import solution_path
-    from autograder.variants import _PLACEHOLDER
+    from autograder.exercises import _PLACEHOLDER
     worked = _PLACEHOLDER.findall(solution_path(stem).read_text(encoding="utf-8").split("## Worked solution")[1])
     values, example_values = worked_values(stem, new), worked_values(stem, None)
     if any(values[name] != example_values[name] for name in worked):

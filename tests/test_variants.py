@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from autograder import checks
-from autograder import variants
+from autograder import exercises, variant_listing, variants
 from course import variants as family_registry
 from course.variants import Draw, StudentIdError, identify, parameters, your_numbers
 
@@ -116,7 +116,7 @@ def test_typed_id_is_read_without_running_the_cell():
 
 def test_a_check_bound_to_a_variant_grades_that_variants_numbers():
     ada, ben = variants.variant_for(STEM, "ada"), variants.variant_for(STEM, "ben")
-    answers = variants.answers_for(STEM, "ada")
+    answers = exercises.answers_for(STEM, "ada")
     assert checks.run_check(STEM, dict(answers), variant=ada).points_earned == checks.CHECKS[STEM].points
     assert checks.run_check(STEM, dict(answers), variant=ben).points_earned == 0
     assert checks.CHECKS[STEM].at(ada) is checks.CHECKS[STEM].at(variants.variant_for(STEM, "ada"))
@@ -125,7 +125,7 @@ def test_a_check_bound_to_a_variant_grades_that_variants_numbers():
 
 def test_in_ones_own_kernel_the_check_grades_the_numbers_the_notebook_shows(monkeypatch):
     monkeypatch.setenv("JUPYTERHUB_USER", "ada")
-    namespace = dict(variants.answers_for(STEM, "ada"), numbers=your_numbers(STEM, ""))
+    namespace = dict(exercises.answers_for(STEM, "ada"), numbers=your_numbers(STEM, ""))
     assert checks.run_check(STEM, namespace).points_earned == checks.CHECKS[STEM].points
 
 
@@ -158,14 +158,14 @@ def test_the_course_secret_is_made_once_private_and_refuses_a_link(tmp_path, mon
 
 
 def test_describe_prints_parameters_and_answers_as_json():
-    described = variants.describe("module6", "ada")
+    described = variant_listing.describe("module6", "ada")
     assert described[STEM]["parameters"] == {"p": [0.74, 0.39, 0.76], "p4": 1.0}
     assert set(described[STEM]["answers"]) == {"sequence_logprob", "mean_nll", "perplexity",
                                                "sequence_logprob_4", "perplexity_4"}
     json.dumps(described)
-    assert variants.as_json({"a", "b"}) == {"type": "set", "items": ["a", "b"]}
+    assert variant_listing.json_value({"a", "b"}) == {"type": "set", "items": ["a", "b"]}
     with pytest.raises(ValueError, match="assignment should be one of"):
-        variants.describe("module7", "ada")
+        variant_listing.describe("module7", "ada")
 
 
 def test_every_answer_name_is_assigned_by_the_release_notebook():
@@ -178,13 +178,13 @@ def test_every_answer_name_is_assigned_by_the_release_notebook():
         bound = {target.id for cell in nb.cells if cell.cell_type == "code"
                  for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Assign)
                  for target in node.targets if isinstance(target, ast.Name)}
-        assert set(variants.answers_for(stem, "ada")) <= bound, stem
+        assert set(exercises.answers_for(stem, "ada")) <= bound, stem
 
 
 def test_placeholders_are_filled_and_an_unknown_one_is_an_authoring_error():
-    assert variants.fill("no placeholders", STEM) == "no placeholders"
+    assert exercises.fill("no placeholders", STEM) == "no placeholders"
     with pytest.raises(KeyError, match="nothing_like_this"):
-        variants.fill("{{ nothing_like_this }}", STEM)
+        exercises.fill("{{ nothing_like_this }}", STEM)
 
 
 def test_plain_nbgrader_autograde_is_told_by_the_submission_folder(tmp_path, monkeypatch):
@@ -209,7 +209,7 @@ def test_no_student_ever_gets_the_example_numbers():
 
 
 def test_the_json_is_strict_even_where_an_answer_is_infinite():
-    described = variants.describe("module6", "ada")
+    described = variant_listing.describe("module6", "ada")
     assert described["06_k3_support"]["answers"]["kl_example_2"] == "inf"
     json.dumps(described, allow_nan=False)
 

@@ -7,7 +7,7 @@ import mpmath
 
 from autograder.checks._concept_answers import number_matches
 from autograder.exercises import load_check, load_key, solution_path, rubric_path
-from autograder.variants import fill
+from autograder.exercises import fill
 from course.variants import families
 from course.variants.family_05_negative_kl import CANDIDATES
 from tests.variant_family_support import (  # noqa: I001

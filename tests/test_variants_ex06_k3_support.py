@@ -9,7 +9,7 @@ import mpmath
 from autograder.checks import CHECKS
 from autograder.checks._concept_answers import number_matches
 from autograder.exercises import load_check, load_key, rubric_path, solution_path
-from autograder.variants import answers_for, fill
+from autograder.exercises import answers_for, fill
 from course.variants import families
 from tests.variant_family_support import (  # noqa: I001
     assert_slips_named,

@@ -8,7 +8,7 @@ import mpmath
 
 from autograder.checks import CHECKS
 from autograder.exercises import load_check, load_key, rubric_path, solution_path
-from autograder.variants import fill
+from autograder.exercises import fill
 from course.variants import families
 from course.variants.family_07_behaviour_policy import _CODES, CANDIDATES
 from tests.variant_family_support import (  # noqa: I001

@@ -8,7 +8,8 @@ import pytest
 
 from autograder import checks
 from autograder.exercises import load_key
-from autograder.variants import answers_for, variant_for
+from autograder.exercises import answers_for
+from autograder.variants import variant_for
 from course.variants import parameters
 
 STEM = "09_sequence_ppl"

@@ -32,7 +32,8 @@ import pytest
 
 from autograder.checks import CHECKS, run_check
 from autograder.checks._concept_answers import number_matches
-from autograder.variants import answers_for, fill, variant_for
+from autograder.exercises import answers_for, fill
+from autograder.variants import variant_for
 from course.variants import parameters
 from course.variants.family_10_kl_chain_rule import FAMILY
 from tests.variant_family_support import assert_full_marks

@@ -30,7 +30,8 @@ import pytest
 
 from autograder.checks import CHECKS, run_check
 from autograder.checks._concept_answers import NUMBER_ATOL, NUMBER_RTOL, number_matches
-from autograder.variants import answers_for, fill, variant_for
+from autograder.exercises import answers_for, fill
+from autograder.variants import variant_for
 from course.variants import parameters
 from course.variants.family_11_k_estimators import FAMILY, RATIOS
 from tests.variant_family_support import assert_full_marks

@@ -22,7 +22,8 @@ from autograder.assignment import REPO_ROOT
 from autograder.checks import CHECKS, run_check
 from autograder.checks._concept_answers import number_matches
 from autograder.exercises import load_key, solution_path
-from autograder.variants import fill, variant_for
+from autograder.exercises import fill
+from autograder.variants import variant_for
 from course.variants import families, parameters
 from course.variants.family_12_top_p_nucleus import DISTRIBUTIONS, THRESHOLDS
 from tests.variant_family_support import assert_full_marks, assert_published_answers_lose_every_group, numbers_of, open_check_sources

@@ -8,7 +8,8 @@ from fractions import Fraction
 from autograder.checks import CHECKS, run_check
 from autograder.checks._concept_answers import number_matches
 from autograder.exercises import load_key, solution_path
-from autograder.variants import answers_for, fill, variant_for
+from autograder.exercises import answers_for, fill
+from autograder.variants import variant_for
 from course.variants import families
 from tests.variant_family_support import (
     STUDENTS, assert_full_marks, assert_swapped_answers_lose, drawn,

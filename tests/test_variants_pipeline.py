@@ -23,7 +23,8 @@ import pytest
 from autograder.assignment import ASSIGNMENT, notebook_stems
 from autograder.authoring.scratch_course import generate_release, make_course_copy, notebook_points, read_gradebook
 from autograder.demo.simulate import solution_text, write_class
-from autograder.variants import answers_for, numbers_lines
+from autograder.exercises import answers_for
+from autograder.variants import numbers_lines
 from course import variants as registry
 
 pytestmark = pytest.mark.slow
@@ -216,7 +217,7 @@ def test_no_cell_of_an_autograded_notebook_names_its_student(course):
 
 def test_variants_command_on_the_graded_course(course, capsys):
     from autograder.cli import main
-    from autograder.variants import as_json, varying_stems
+    from autograder.variant_listing import varying_stems, json_value
 
     where = ["--course-dir", str(course["course"])]
     assert main(["variants", ASSIGNMENT, "--student", ADA, "--json", *where]) == 0
@@ -224,7 +225,7 @@ def test_variants_command_on_the_graded_course(course, capsys):
     # The graded course has its secret, so the coding exercises' hidden seeds are listed too (no answers).
     assert sorted(described) == sorted(varying_stems(ASSIGNMENT)) and set(STEMS) <= set(described)
     for stem in STEMS:
-        assert described[stem]["answers"] == json.loads(json.dumps(as_json(answers_for(stem, ADA))))
+        assert described[stem]["answers"] == json.loads(json.dumps(json_value(answers_for(stem, ADA))))
     for stem in set(described) - set(STEMS):
         assert described[stem]["answers"] == {} and isinstance(described[stem]["parameters"]["hidden_seed"], int)
     assert main(["variants", ASSIGNMENT, "--student", "adda", *where]) == 2

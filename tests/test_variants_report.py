@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from autograder import checks, variants
+from autograder import checks, exercises, variant_listing, variants
 from autograder.channel import encode_value
 from autograder.checks._concept_answers import number_case
 from autograder.checks._core import ExerciseCheck, Group
@@ -44,8 +44,8 @@ def toy_family(monkeypatch):
         return [number_case("twice a", "numbers", "twice", expected["twice"]),
                 number_case("a squared", "numbers", "square", expected["square"])]
 
-    real = variants.answers_for
-    monkeypatch.setattr(variants, "answers_for",
+    real = exercises.answers_for
+    monkeypatch.setattr(exercises, "answers_for",
                         lambda stem, student=None: key(registry.parameters(stem, student)) if stem == TOY
                         else real(stem, student))
     checks.CHECKS.register(ExerciseCheck(TOY, [Group("numbers", 1, "Two numbers")], build_cases))
@@ -55,7 +55,7 @@ def toy_family(monkeypatch):
 
 
 def _key(stem, student):
-    return variants.answers_for(stem, student)
+    return exercises.answers_for(stem, student)
 
 
 # --------------------------------------------------------------------------- finding matches
@@ -162,12 +162,12 @@ def test_variants_json_and_table(course_dir, capsys):
 
     assert main(["variants", "module6", "--student", "ada", "--json", "--course-dir", str(course_dir)]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out) == json.loads(json.dumps(variants.describe("module6", "ada")))
+    assert json.loads(out) == json.loads(json.dumps(variant_listing.describe("module6", "ada")))
     assert STEM in json.loads(out) and "no gradebook" in err
     assert main(["variants", "module6", "--student", "ada", "--course-dir", str(course_dir)]) == 0
     table = capsys.readouterr().out
     assert "student 'ada'" in table and STEM in table
-    for name, value in variants.answers_for(STEM, "ada").items():
+    for name, value in exercises.answers_for(STEM, "ada").items():
         assert f"{name}  " in table and repr(value) in table
     assert all(f"parameter  {name}" in table for name in registry.parameters(STEM, "ada"))
 
@@ -184,7 +184,7 @@ def test_variants_label_the_key_as_the_key_not_as_the_students_answers(course_di
     assert "answer key" in note and "not the student's answers" in note
     rows = [line.split()[0] for line in table.splitlines() if line.startswith("  ") and len(line.split()) > 2]
     assert {"parameter", "expected"} <= set(rows) and "answer" not in rows
-    for name, value in variants.answers_for(STEM, "ada").items():
+    for name, value in exercises.answers_for(STEM, "ada").items():
         assert any(line.split()[:2] == ["expected", name] and repr(value) in line for line in table.splitlines())
 
 

@@ -38,7 +38,7 @@ matplotlib.use("Agg")
 
 import course.widgets as course_widgets  # noqa: E402
 from autograder import exercises  # noqa: E402
-from autograder.variants import fill  # noqa: E402
+from autograder.exercises import fill  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO / "release" / "module6"

@@ -9,7 +9,8 @@ import math
 
 from autograder.checks import CHECKS, run_check
 from autograder.checks._concept_answers import number_matches
-from autograder.variants import answers_for, variant_for
+from autograder.exercises import answers_for
+from autograder.variants import variant_for
 from course.variants import families, parameters
 
 #: The students of the 500 draws.

@@ -29,7 +29,7 @@ import numpy as np
 
 from autograder.assignment import REPO_ROOT
 from autograder.checks._concept_answers import number_matches
-from autograder.variants import answers_for
+from autograder.exercises import answers_for
 from course.variants import families
 
 TARGET = REPO_ROOT / "course" / "variants" / "worked_example.py"

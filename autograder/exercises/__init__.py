@@ -9,6 +9,10 @@
 
 Folder names start with a digit, so modules are loaded by name through :func:`importlib.import_module`
 (``autograder.exercises.16_causal_shift.check``); use :func:`load_check` and :func:`load_key`.
+
+A concept exercise with a family of numbers (:mod:`course.variants`) has its answers computed per student
+by its key (:func:`answers_for`), and its ``solution.md`` and ``rubric.md`` quote the worked values of the
+student's numbers (:func:`fill`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import importlib
 import re
 from pathlib import Path
 from types import ModuleType
+from typing import Mapping
+
+from course import variants as family_registry
 
 HERE = Path(__file__).resolve().parent
 _STEM = re.compile(r"^\d\d_[a-z0-9_]+$")
@@ -61,3 +68,39 @@ def rubric_path(stem: str) -> Path:
 def solution_path(stem: str) -> Path:
     """``solution.md`` of ``stem``: self-study hints, worked solution and key idea."""
     return exercise_dir(stem) / "solution.md"
+
+
+def answers_for(stem: str, student: str | None = None) -> dict:
+    """``variable -> value`` of ``student``'s answers to concept exercise ``stem`` (the release
+    notebook's answer names); empty when the exercise has no family."""
+    if not family_registry.varies(stem):
+        return {}
+    return dict(load_key(stem).answers(family_registry.parameters(stem, student)))
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def worked_values(stem: str, parameters: Mapping | None = None) -> dict:
+    """``name -> text`` that a worked solution or rubric of ``stem`` quotes for ``parameters`` (variant 0
+    when None): ``key.worked(parameters)`` where the key defines it, else nothing."""
+    if not family_registry.varies(stem):
+        return {}
+    key = load_key(stem)
+    if parameters is None:
+        parameters = family_registry.families()[stem].seed
+    worked = getattr(key, "worked", None)
+    return {str(name): str(text) for name, text in worked(parameters).items()} if worked is not None else {}
+
+
+def fill(text: str, stem: str, parameters: Mapping | None = None) -> str:
+    """``text`` (a ``solution.md`` or ``rubric.md``) with each ``{{ name }}`` replaced by the worked value
+    of ``parameters``; a name the key does not define is a ``KeyError`` naming it (an authoring error)."""
+    names = set(_PLACEHOLDER.findall(text))
+    if not names:
+        return text
+    values = worked_values(stem, parameters)
+    missing = sorted(names - set(values))
+    if missing:
+        raise KeyError(f"{stem}: placeholders {missing} have no value in key.worked()")
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], text)

@@ -77,17 +77,17 @@ def rubric_cell(stem: str, grade_id: str, student: str | None = None):
     view hides names ("Submission #3", nbgrader 0.9.6 ``formgrade/formgrade_macros.html.j2``: the name is
     shown only when the grader clicks to show it), and a rubric that said whose numbers they were would
     undo that in every written answer. The numbers alone are what grading needs."""
-    from autograder.exercises import rubric_path
-    from autograder import variants
+    from autograder.exercises import fill, rubric_path
+    from course import variants as family_registry
 
     try:
         text = rubric_path(stem).read_text(encoding="utf-8")
     except (FileNotFoundError, KeyError):
         return None
-    family = variants.family_registry.families().get(stem)
+    family = family_registry.families().get(stem)
     if family is not None:
-        parameters = variants.family_registry.parameters(stem, student)
-        text = variants.fill(text, stem, parameters)
+        parameters = family_registry.parameters(stem, student)
+        text = fill(text, stem, parameters)
         who = "this submission" if student else "the example (variant 0)"
         lines = "\n".join(f"- {what}: `{value}`" for what, value in family.rows(parameters))
         text = f"**The numbers of {who}**, which this rubric's values follow:\n\n{lines}\n\n" + text.strip()

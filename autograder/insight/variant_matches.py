@@ -7,7 +7,7 @@ but right for a classmate's is far stronger evidence than similar text: it is th
 
 How a student's stored answers are tested, per exercise:
 
-1. **Candidates, near-linear.** Every class member's key answers (``autograder.variants.answers_for``)
+1. **Candidates, near-linear.** Every class member's key answers (``autograder.exercises.answers_for``)
    are indexed by variable and *rounded value* (:func:`fingerprint`): a number by its sign and the
    bucket of ``log|x|`` of width :data:`BUCKET` (0.1 % relative, a hundred times the checks'
    tolerance), looked up in its own and both neighbouring buckets, so no value within tolerance is
@@ -283,7 +283,8 @@ def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]
     class member (whose numbers a student could have used, submitted or not); ``stems``: the exercises
     with numbers, in exercise order.
     """
-    from autograder.variants import answers_for, variant_for
+    from autograder.exercises import answers_for
+    from autograder.variants import variant_for
     from course import variants as registry
 
     members = sorted(set(class_ids) | {student for student, _ in stored})

@@ -387,12 +387,12 @@ def load_solution(stem: str, parameters=None) -> dict:
 
     The file has three level-2 sections: ``## Hints`` (one ``### Hint`` subsection each),
     ``## Worked solution`` and ``## Remember``. Its ``{{ name }}`` placeholders are filled with the
-    worked values of ``parameters`` (:func:`autograder.variants.fill`; variant 0's when None).
+    worked values of ``parameters`` (:func:`autograder.exercises.fill`; variant 0's when None).
     """
     if stem not in CHECKS:
         raise KeyError(f"unknown exercise {stem!r}")
     from autograder.exercises import solution_path
-    from autograder.variants import fill
+    from autograder.exercises import fill
     text = fill(solution_path(stem).read_text(encoding="utf-8"), stem, parameters or None)
     sections = {}
     for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M):

@@ -278,7 +278,7 @@ def test_new_numbers_redraw_the_numbers_and_the_checks_and_the_solution_follow(
     pass on them and the worked solution quotes them."""
     from playwright.sync_api import expect
 
-    from autograder.variants import worked_values
+    from autograder.exercises import worked_values
     from course.variants import parameters
 
     nb = nbformat.read(selfstudy_dir / f"{UNTRIED}.ipynb", as_version=4)
