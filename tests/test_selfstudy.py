@@ -14,7 +14,7 @@ from autograder.checks import CHECKS, run_check
 from autograder.checks._judge import raised_messages_quoted
 from autograder.authoring import selfstudy_build as build
 from autograder.assignment import ASSIGNMENTS, assignment_of, notebook_stems, release_dir, source_dir
-from autograder.selfstudy import Reveal
+from autograder.selfstudy import Reveal, panel
 from tests.check_support import example_numbers
 from course.variants import STUDENT_ID_GRADE_ID
 
@@ -515,12 +515,12 @@ def test_worked_solution_code_wraps_with_a_hanging_indent_and_copies_as_the_code
 
     code = ('def f(x):\n    return {"a": x, "b": x}  # a comment that makes this line long\n'
             '\n        deeper = 1\n')
-    rendered = selfstudy._code_html(code)
+    rendered = panel._code_html(code)
     lines = re.findall(r'<span class="selfstudy-line" style="padding-left: (\d+)ch; text-indent: -(\d+)ch">(.*?)</span>'
                        r'(?=<span class="selfstudy-line"|</pre>)', rendered)
     assert [(int(a), int(b)) for a, b, _ in lines] == [(6, 6), (10, 10), (6, 6), (14, 14)]
     text = [html_module.unescape(re.sub(r"<[^>]+>", "", body)) for _, _, body in lines]
     assert text == code.rstrip("\n").split("\n")  # the text is the code, spaces included
-    parts = selfstudy._solution_parts("Prose $x$.\n\n```python\nx = 1\n```\n\nMore.\n```python\ny = 2\n```\n")
+    parts = panel._solution_parts("Prose $x$.\n\n```python\nx = 1\n```\n\nMore.\n```python\ny = 2\n```\n")
     assert [kind for kind, _ in parts] == ["markdown", "code", "markdown", "code"]
     assert parts[1][1] == "x = 1\n" and parts[3][1] == "y = 2\n"

@@ -488,6 +488,7 @@ def variant_matches(course_dir: str | Path, assignment: str, students, stored: d
     from the autograded notebooks; the class is the gradebook's students and the rows'."""
     from autograder.assignment import ASSIGNMENTS, notebook_stems
     from autograder.insight import variant_matches as matching
+    from autograder.insight.results import read_stored
     from course.variants import varies
 
     stems = [stem for stem in notebook_stems(assignment=assignment) if varies(stem)] \
@@ -497,7 +498,7 @@ def variant_matches(course_dir: str | Path, assignment: str, students, stored: d
     members = matching.class_members(course_dir)
     if stored is None:
         try:
-            stored = matching.read_stored(course_dir, assignment, sorted(set(students) | set(members)), stems)
+            stored = read_stored(course_dir, assignment, sorted(set(students) | set(members)), stems)
         except Exception:  # noqa: BLE001 - no course directory to read: the rows alone hold no values
             stored = {}
     return matching.find_matches(stored, set(members) | set(students), stems)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Iterable
 
 from autograder.grading import intake
 from autograder.grading.report import normalise
 from autograder.grading.statuses import Status
+from autograder.insight.variant_matches import of_notebook
 
 
 class ResultsError(ValueError):
@@ -94,6 +96,26 @@ def _text(value) -> str:
     if isinstance(value, str):
         return value
     return "".join(line for line in value if isinstance(line, str)) if isinstance(value, list) else ""
+
+
+def read_stored(course_dir, assignment: str, students: Iterable[str], stems: Iterable[str]) -> dict:
+    """``(student, stem) -> Stored`` read from the autograded notebooks (when the report's rows come from
+    a ``--results`` file and not from the notebooks themselves); unreadable ones are left out."""
+    from autograder.grading.gradebook import course_directory
+
+    coursedir = course_directory(course_dir)
+    root = Path(coursedir.root) / coursedir.autograded_directory
+    out = {}
+    for student in students:
+        for stem in stems:
+            parts = (student, assignment, f"{stem}.ipynb")
+            if _kind_at(root, parts) != "present":
+                continue
+            try:
+                out[(student, stem)] = of_notebook(_read_autograded(root, parts))
+            except Exception:  # noqa: BLE001 - one damaged notebook costs only its own evidence
+                continue
+    return out
 
 
 #: Characters of one case's message kept for the report (the checks' sentences are far shorter).
@@ -193,7 +215,6 @@ def read_graded(course_dir: str | Path, assignment: str, *, use_gradebook: bool 
                 data = _read_autograded(autograded, parts)
                 rows.extend(_cell_rows(student, notebook, data, scores, told))
                 if stored is not None and varies(notebook):
-                    from autograder.insight.variant_matches import of_notebook
                     stored[(student, notebook)] = of_notebook(data)
                 continue
             except Exception as error:  # noqa: BLE001 - one damaged file costs only its own rows

@@ -145,29 +145,6 @@ def of_notebook(data: Mapping) -> Stored:
     return Stored(stored_answers(data), typed_in(data))
 
 
-def read_stored(course_dir, assignment: str, students: Iterable[str], stems: Iterable[str]) -> dict:
-    """``(student, stem) -> Stored`` read from the autograded notebooks (when the report's rows come from
-    a ``--results`` file and not from the notebooks themselves); unreadable ones are left out."""
-    from pathlib import Path
-
-    from autograder.grading.gradebook import course_directory
-    from autograder.insight.results import _kind_at, _read_autograded
-
-    coursedir = course_directory(course_dir)
-    root = Path(coursedir.root) / coursedir.autograded_directory
-    out = {}
-    for student in students:
-        for stem in stems:
-            parts = (student, assignment, f"{stem}.ipynb")
-            if _kind_at(root, parts) != "present":
-                continue
-            try:
-                out[(student, stem)] = of_notebook(_read_autograded(root, parts))
-            except Exception:  # noqa: BLE001 - one damaged notebook costs only its own evidence
-                continue
-    return out
-
-
 # ----------------------------------------------------------------------------- the index
 
 def _numbers_in(value: Any) -> list:
@@ -380,4 +357,4 @@ def class_members(course_dir) -> list:
 
 
 __all__ = ["BUCKET", "ExerciseFit", "MIN_FITTING", "Stored", "VariantMatch", "class_members", "common_limit",
-           "find_matches", "fingerprint", "lookups", "of_notebook", "read_stored", "stored_answers", "typed_in"]
+           "find_matches", "fingerprint", "lookups", "of_notebook", "stored_answers", "typed_in"]

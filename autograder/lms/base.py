@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 from traitlets import Bool, Dict, Enum, List, Unicode
 
-from . import preview
+from .preview import render as render_preview, unmatched_csv
 from .cells import clean_text, formula_like, has_control, number
 from .gradebook import Grade, grades, requested, select_assignments
 from .plan import ExportRefused, FilePlan, Identity, Line, Person, link, output_path
@@ -250,8 +250,8 @@ class LmsExport(ExportPlugin):
         for plan in plans:
             status = (f"DRY RUN: {plan.path} was not written (c.LmsExport.dry_run = True)" if self.dry_run else
                       f"written; upload {plan.path} in {self.lms} ({self.upload_hint})")
-            _atomic_write(Path(f"{plan.path}.preview.txt"), preview.render(plan, self.lms, settings, status))
-            _atomic_write(Path(f"{plan.path}.unmatched.csv"), preview.unmatched_csv(plan), bom=True)
+            _atomic_write(Path(f"{plan.path}.preview.txt"), render_preview(plan, self.lms, settings, status))
+            _atomic_write(Path(f"{plan.path}.unmatched.csv"), unmatched_csv(plan), bom=True)
             if not self.dry_run:
                 _atomic_write(plan.path, None, bom=True, writer=lambda handle, plan=plan: self.write_csv(plan, handle))
             self.report(plan)

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from . import _math
+import course.widgets._math as _math  # the module itself, not the package (whose __init__ imports this one)
 from ._inputs import _check_distributions, _check_float, _check_on_grid
 
 # The explorer opens on a tree of its own, not a notebook's; the sliders set any tree of the 0.05 grid.

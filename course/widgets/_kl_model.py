@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from . import _math
+import course.widgets._math as _math  # the module itself, not the package (whose __init__ imports this one)
 from ._inputs import SUM_TOLERANCE, _check_int, _check_on_grid
 
 ESTIMATORS = ("k1", "k2", "k3")

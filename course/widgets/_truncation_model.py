@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from . import _math
+import course.widgets._math as _math  # the module itself, not the package (whose __init__ imports this one)
 from ._inputs import _check_float, _check_int, _token_index
 
 @dataclass(frozen=True)
