@@ -77,3 +77,74 @@ def test_coding_groups_put_the_open_checks_first_and_validation_last():
         coding_groups(1, Group("public", 3, "again"), validation=(1, "v"))
     with pytest.raises(ValueError, match="names of their own"):
         coding_groups(1, ("values", 3, "not a Group"), validation=(1, "v"))
+
+
+# --------------------------------------------------------------------------- the authoring API
+
+
+def _check_sources() -> dict:
+    from autograder import exercises
+
+    return {stem: (exercises.exercise_dir(stem) / "check.py") for stem in exercises.stems()}
+
+
+def test_every_check_takes_its_stem_from_its_folder():
+    """``STEM = exercise_stem(__name__)``: the folder names the exercise, and no check.py restates it (a copied
+    folder cannot keep its model's stem)."""
+    import ast
+
+    from autograder.exercises import load_check
+
+    for stem, path in _check_sources().items():
+        module = load_check(stem)
+        assert module.STEM == module.CHECK.stem == stem, path
+        restated = [node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.Constant) and node.value == stem]
+        assert not restated, f"{path}: the stem {stem!r} is written out at line(s) {restated}; use exercise_stem(__name__)"
+
+
+def test_a_check_whose_stem_disagrees_with_its_folder_is_refused(monkeypatch):
+    """The registry loads a folder's check and refuses it when its stem is another's."""
+    from autograder.checks.authoring import ExerciseCheck, Group
+
+    impostor = types.ModuleType("autograder.exercises.98_impostor.check")
+    impostor.CHECK = ExerciseCheck("15_stable_log_softmax", [Group("graded", 1, "Graded")], lambda: [])
+    monkeypatch.setitem(sys.modules, impostor.__name__, impostor)
+    registry = checks._Registry()
+    registry._names()["98_impostor"] = impostor.__name__
+    with pytest.raises(RuntimeError, match="defines the check of '15_stable_log_softmax', expected '98_impostor'"):
+        registry["98_impostor"]
+
+
+def test_exercise_stem_is_the_folder_of_a_check_module():
+    from autograder.checks.authoring import exercise_stem
+
+    assert exercise_stem("autograder.exercises.27_sequence_ratios.check") == "27_sequence_ratios"
+    for wrong in ("autograder.exercises.27_sequence_ratios.key", "somewhere.27_sequence_ratios.check", "check", ""):
+        with pytest.raises(ValueError, match="exercise_stem"):
+            exercise_stem(wrong)
+
+
+def test_check_modules_import_only_the_authoring_api():
+    """A check.py imports ``autograder.checks.authoring``, the reference, the channel, its own key, the student
+    package (what the notebook itself uses), NumPy and the standard library: nothing of the framework's
+    private modules, nothing above it."""
+    import ast
+
+    allowed = ("autograder.checks.authoring", "autograder.reference", "autograder.channel", "course", "numpy")
+    for stem, path in _check_sources().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert node.level == 1 and ((node.module is None and [a.name for a in node.names] == ["key"])
+                                            or node.module == "key"), f"{path}:{node.lineno}"
+                continue
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module] if node.module != "autograder" else [f"autograder.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                ok = name.split(".")[0] in sys.stdlib_module_names or any(
+                    name == prefix or name.startswith(prefix + ".") for prefix in allowed)
+                assert ok, f"{path}:{node.lineno} imports {name}: a check imports autograder.checks.authoring"

@@ -66,7 +66,10 @@ FLOORS = {
 #: Edges that break the layers today on this branch and are removed by other pieces of issue 37, each
 #: ``(importer, imported)`` with the piece that removes it. The lead empties this set after merging them;
 #: an edge listed here that no longer exists fails (so the set only shrinks).
-KNOWN_UNTIL_MERGE: set = set()
+KNOWN_UNTIL_MERGE = {
+    # The results piece (branch h37-results) moves Status into autograder.results (floor 1).
+    ("autograder.feedback.page", "autograder.grading.statuses"),
+}
 
 
 def _module_name(path: Path) -> str:
@@ -274,8 +277,8 @@ def test_floors_match_the_design_document():
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) >= 2 and cells[0].isdigit():
-            for name in ast.literal_eval("[" + ",".join(f"'{n.strip(' `')}'" for n in cells[1].split(",")) + "]"):
-                documented[name.split(" ")[0]] = int(cells[0])
+            for name in cells[1].split(","):
+                documented[name.strip().strip("`")] = int(cells[0])
     assert documented == FLOORS
 
 

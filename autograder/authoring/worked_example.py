@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.assignment import REPO_ROOT
-from autograder.checks._concept_answers import number_matches
+from autograder.checks.authoring import number_matches
 from autograder.exercises import answers_for
 from course.variants import families
 

@@ -1,8 +1,10 @@
 """Hidden checks for every exercise of Module 6 (both assignments: see ``autograder.assignment``).
 
-Each exercise's ``autograder/exercises/NN_slug/check.py`` defines ``CHECK``, an :class:`ExerciseCheck`;
-this package holds what they share (cases, judges, the concept-answer readers) and the registry.
-Three callers share them:
+Each exercise's ``autograder/exercises/NN_slug/check.py`` defines ``CHECK``, an :class:`ExerciseCheck`,
+from what :mod:`autograder.checks.authoring` exports (the framework's public face: cases, judges, the
+concept-answer readers; the ``_*`` modules behind it are private). This package itself is the registry,
+which finds each check by its folder (loaded by name on first use: importing the registry loads no check).
+Three callers share it:
 
 * hidden test cells (plain ``nbgrader autograde``, inside the student's kernel): :func:`grade`;
 * self-study notebooks: :func:`run_check`;

@@ -24,7 +24,7 @@ import numpy as np
 
 from autograder.channel import Call, ObjectData, SetData, Unreadable
 from autograder.checks._core import PASS, Case, Reject, Verdict
-from autograder.checks import _misconceptions as shared
+import autograder.checks._misconceptions as shared
 from autograder.checks._judge import Misconception, close, float_array, scalar, value_of
 
 #: Relative tolerance for numeric answers: accepts any rounding to 6 significant digits.

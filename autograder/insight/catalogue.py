@@ -1,6 +1,6 @@
 """Every misconception key the checks can report, with the sentence that teaches it.
 
-A check names a misconception with an :class:`autograder.checks._judge.Misconception`
+A check names a misconception with an :class:`autograder.checks.authoring.Misconception`
 (``key``, ``sentence``) defined in its exercise's ``check.py``, at module level or inside a
 module-level dict, list or tuple, or in a module of the check framework (``autograder/checks/``:
 :func:`shared`), whose helpers report some keys for every exercise that uses them
@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
-from autograder.checks._judge import Misconception
+from autograder.checks.authoring import Misconception
 
 
 @dataclasses.dataclass(frozen=True)

@@ -201,7 +201,7 @@ def draw(stem: str, path=None) -> Drawn:
     else:
         raise RuntimeError(f"{stem}: {_MAX_SKIPS} draws in a row repeated the numbers shown (a family that cannot vary)")
     # New numbers begin a new attempt: the next check of changed answers starts a try, and the parts
-    # checked after it in the same run join that try (autograder.selfstudy.record_try).
+    # checked after it in the same run join that try (progress_file.record_try).
     entry.update({"numbers": practice, "numbers_drawn": count, "numbers_tries": 0,
                   "answers_at_draw": entry.get("answers"), "try_parts": {}})
     progress[stem] = entry

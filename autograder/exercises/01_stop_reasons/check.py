@@ -9,13 +9,13 @@ Part A's flags are the central idea: a flag mistake there caps both parts at a t
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    PASS, Central, ExerciseCheck, Group, Misconception, Verdict, boolean, choice, choice_set, entry, exercise_stem,
+    same, shared as _shared, value_case,
+)
 from . import key
 
-STEM = "01_stop_reasons"
+STEM = exercise_stem(__name__)
 
 BUDGET_AS_TERMINAL = Misconception(
     "budget-as-terminal",

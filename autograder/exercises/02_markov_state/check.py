@@ -10,12 +10,13 @@ third (see ``CENTRAL``).
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import boolean, choice, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
+from autograder.checks.authoring import (
+    PASS, Central, ExerciseCheck, Group, Misconception, Verdict, boolean, choice, choice_set, entry, exercise_stem,
+    same, value_case,
+)
 from . import key
 
-STEM = "02_markov_state"
+STEM = exercise_stem(__name__)
 
 PLAIN_PREFIX_INSUFFICIENT = Misconception(
     "prefix-insufficient-plain",

@@ -8,15 +8,13 @@ The key is :mod:`autograder.exercises.03_one_token_error.key`.
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import (
-    blank, boolean, choice, entry, int_tuple, integer, same, sequence, value_case,
+from autograder.checks.authoring import (
+    PASS, Central, ExerciseCheck, Group, Misconception, Reject, Verdict, blank, boolean, choice, entry, exercise_stem,
+    int_tuple, integer, same, sequence, shared as _shared, value_case,
 )
-from autograder.checks._core import Central, ExerciseCheck, Group, PASS, Reject, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
 from . import key
 
-STEM = "03_one_token_error"
+STEM = exercise_stem(__name__)
 
 SAME_POSITION = _shared.SAME_POSITION
 PREDICTS_THE_PAST = _shared.SHIFT_BACKWARDS

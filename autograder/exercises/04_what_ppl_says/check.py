@@ -8,12 +8,13 @@ The three claims are the central idea: a wrong claim caps both parts at a third 
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import boolean, choice_set, entry, same, value_case
-from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
+from autograder.checks.authoring import (
+    PASS, Central, ExerciseCheck, Group, Misconception, Verdict, boolean, choice_set, entry, exercise_stem, same,
+    value_case,
+)
 from . import key
 
-STEM = "04_what_ppl_says"
+STEM = exercise_stem(__name__)
 REASONS = "incomparable_reasons"
 
 CLAIM_MISTAKES = {

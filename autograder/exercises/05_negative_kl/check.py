@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 
-from autograder.checks._concept_answers import boolean, choice, compare_numbers, number, same, value_case
-from autograder.checks._core import Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    Central, ExerciseCheck, Group, Misconception, Verdict, boolean, choice, compare_numbers, exercise_stem, number,
+    same, shared as _shared, value_case,
+)
 from . import key
 
-STEM = "05_negative_kl"
+STEM = exercise_stem(__name__)
 
 NEGATIVE_KL = Misconception(
     "negative-kl",

@@ -12,15 +12,13 @@ most a third.
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import (
-    boolean, choice, entry, number_case, same, value_case,
+from autograder.checks.authoring import (
+    Central, ExerciseCheck, Group, Misconception, Verdict, boolean, choice, entry, exercise_stem, number_case, same,
+    shared     as _shared, value_case,
 )
-from autograder.checks._core import Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
 from . import key
 
-STEM = "06_k3_support"
+STEM = exercise_stem(__name__)
 
 SWAPPED_SUPPORT = Misconception(
     "swapped-support",

@@ -15,15 +15,13 @@ import math
 
 import numpy as np
 
-from autograder.checks._concept_answers import (
-    choice, choice_set, number_case, same, value_case,
+from autograder.checks.authoring import (
+    PASS, Central, ExerciseCheck, Group, Misconception, Verdict, choice, choice_set, exercise_stem, number_case, same,
+    shared as _shared, value_case,
 )
-from autograder.checks._core import PASS, Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
 from . import key
 
-STEM = "07_behaviour_policy"
+STEM = exercise_stem(__name__)
 METADATA = "behaviour_metadata"
 
 BASE_AS_BEHAVIOUR = Misconception(

@@ -10,12 +10,12 @@ the central mistake (:data:`CENTRAL`).
 
 from __future__ import annotations
 
-from autograder.checks._concept_answers import choice_set, value_case
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Verdict
-from autograder.checks._judge import Misconception
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Group, Misconception, Verdict, choice_set, exercise_stem, value_case,
+)
 from . import key
 
-STEM = "08_rollout_contract"
+STEM = exercise_stem(__name__)
 NAME = "required_fields"
 
 TEXT_INSTEAD_OF_IDS = Misconception(

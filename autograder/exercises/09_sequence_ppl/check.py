@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import math
 
-from autograder.checks._concept_answers import (
-    number_case,
+from autograder.checks.authoring import (
+    Central, ExerciseCheck, Group, Misconception, exercise_stem, number_case, shared as _shared,
 )
-from autograder.checks._core import Central, ExerciseCheck, Group
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
 from . import key
 
-STEM = "09_sequence_ppl"
+STEM = exercise_stem(__name__)
 
 LOG10 = _shared.LOG_BASE_10
 LOG2 = Misconception(

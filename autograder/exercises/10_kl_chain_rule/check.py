@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._concept_answers import (
-    array_case, number_case,
+from autograder.checks.authoring import (
+    Central, ExerciseCheck, Group, Misconception, array_case, exercise_stem, number_case, shared as _shared,
 )
-from autograder.checks._core import Central, ExerciseCheck, Group
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
 from . import key
 
-STEM = "10_kl_chain_rule"
+STEM = exercise_stem(__name__)
 
 DIRECTION = _shared.KL_DIRECTION
 UNWEIGHTED = Misconception(

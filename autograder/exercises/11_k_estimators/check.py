@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from autograder.checks._concept_answers import choice_set, number, numeric_judge, value_case
-from autograder.checks._core import Case, Central, ExerciseCheck, Group, PASS, Reject, Verdict
-from autograder.checks._judge import Misconception, field
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Group, Misconception, Reject, Verdict, choice_set, exercise_stem, field, number,
+    numeric_judge, shared as _shared, value_case,
+)
 from . import key
 
-STEM = "11_k_estimators"
+STEM = exercise_stem(__name__)
 
 K1_SIGN = _shared.K1_SIGN
 INVERTED = _shared.RATIO_INVERTED

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._concept_answers import int_set, number_matches, numbers, numeric_judge, value_case
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Group, Misconception, Reject, Verdict, exercise_stem, int_set, number_matches,
+    numbers, numeric_judge, shared as _shared, value_case,
+)
 from . import key
 
-STEM = "12_top_p_nucleus"
+STEM = exercise_stem(__name__)
 
 DROPPED = _shared.TOP_P_DROPS
 TOO_MANY = _shared.TOP_P_EXTRA

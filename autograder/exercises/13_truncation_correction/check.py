@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 
-from autograder.checks._concept_answers import number_case
-from autograder.checks._core import Central, ExerciseCheck, Group
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    Central, ExerciseCheck, Group, Misconception, exercise_stem, number_case, shared as _shared,
+)
 from . import key
 
-STEM = "13_truncation_correction"
+STEM = exercise_stem(__name__)
 
 MULTIPLIED = Misconception(
     "multiplied-by-mass",

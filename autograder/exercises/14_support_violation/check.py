@@ -19,15 +19,13 @@ from __future__ import annotations
 import math
 
 from autograder.channel import SetData
-from autograder.checks._concept_answers import (
-    boolean, choice_set, has_text, int_set, number, number_case, number_matches, sequence, value_case,
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Group, Misconception, Reject, Verdict, boolean, choice_set, exercise_stem,
+    has_text, int_set, number, number_case, number_matches, sequence, shared as _shared, value_case,
 )
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Group, Reject, Verdict
-from autograder.checks._judge import Misconception
-from autograder.checks import _misconceptions as _shared
 from . import key
 
-STEM = "14_support_violation"
+STEM = exercise_stem(__name__)
 
 RATIOS_DEFINED = Misconception(
     "ratios-defined",

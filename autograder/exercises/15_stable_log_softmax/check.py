@@ -13,13 +13,13 @@ import functools
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
-from autograder.checks._float_results import CLIPPED_LOG, LOG_OF_SOFTMAX, clipped_logs, judge_floats, log_softmax
-from autograder.checks._judge import Misconception, error_case, mistake_outputs, value_of
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    CLIPPED_LOG, LOG_OF_SOFTMAX, Case, Central, ExerciseCheck, Gate, Group, Misconception, clipped_logs, coding_groups,
+    error_case, exercise_stem, judge_floats, log_softmax, mistake_outputs, shared as _shared, value_of,
+)
 from autograder import reference
 
-STEM = "15_stable_log_softmax"
+STEM = exercise_stem(__name__)
 TARGET = "stable_log_softmax"
 
 GROUPS = coding_groups(

@@ -20,16 +20,14 @@ import functools
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
-from autograder.checks._float_results import judge_floats, log_softmax
-from autograder.checks._judge import (
-    Misconception, bool_array, error_case, mistake_outputs, strict_bool_array, value_of,
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, Verdict, bool_array, coding_groups,
+    error_case, exercise_stem, judge_floats, log_softmax, mistake_outputs, redraw, shared as _shared, strict_bool_array,
+    value_of,
 )
-from autograder.checks._redraw import redraw
-from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
-STEM = "16_causal_shift"
+STEM = exercise_stem(__name__)
 TARGET = "causal_response_logprobs"
 
 GROUPS = coding_groups(

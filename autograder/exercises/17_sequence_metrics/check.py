@@ -23,14 +23,13 @@ import math
 import numpy as np
 
 from autograder.channel import Call, ObjectData, RecordTuple
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, coding_groups
-from autograder.checks._float_results import CLIPPED_LOG, clipped_logs, judge_floats
-from autograder.checks._judge import Misconception, error_case, field, mistakes_later, mistakes_part, value_of
-from autograder.checks._redraw import redraw
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    CLIPPED_LOG, PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, clipped_logs, coding_groups,
+    error_case, exercise_stem, field, judge_floats, mistakes_later, mistakes_part, redraw, shared as _shared, value_of,
+)
 from autograder import reference
 
-STEM = "17_sequence_metrics"
+STEM = exercise_stem(__name__)
 TARGET = "masked_sequence_metrics"
 FIELDS = ("token_count", "sum_logprob", "mean_nll", "perplexity")
 

@@ -16,19 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
-from autograder.checks._dict_results import key_difference
-from autograder.checks._float_results import (
-    ATOL, CLIPPED_LOG, LOG_OF_SOFTMAX, RTOL, clipped_logs, finite_floats, float32_arithmetic, float32_output,
-    log_softmax,
+from autograder.checks.authoring import (
+    ATOL, CLIPPED_LOG, LOG_OF_SOFTMAX, PASS, RTOL, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject,
+    Verdict, clipped_logs, close, coding_groups, error_case, exercise_stem, expect_close, field, finite_floats,
+    float32_arithmetic, float32_output, float_array, key_difference, log_softmax, mistake_outputs, shared as _shared,
+    value_of,
 )
-from autograder.checks._judge import (
-    Misconception, close, error_case, expect_close, field, float_array, mistake_outputs, value_of,
-)
-from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
-STEM = "18_kl_estimators"
+STEM = exercise_stem(__name__)
 
 GROUPS = coding_groups(
     2,

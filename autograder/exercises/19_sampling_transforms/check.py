@@ -29,16 +29,14 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
-from autograder.checks._float_results import (
-    ATOL, FLOAT32_OUTPUT, RTOL, finite_floats, float32_arithmetic, float32_output,
+from autograder.checks.authoring import (
+    ATOL, FLOAT32_OUTPUT, PASS, RTOL, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, Verdict, close,
+    coding_groups, error_case, exercise_stem, finite_floats, float32_arithmetic, float32_output, float_array, redraw,
+    shared as _shared, value_of,
 )
-from autograder.checks._judge import Misconception, close, error_case, float_array, value_of
-from autograder.checks._redraw import redraw
-from autograder.checks import _misconceptions as _shared
 from autograder import reference
 
-STEM = "19_sampling_transforms"
+STEM = exercise_stem(__name__)
 #: Prefix masses this close to ``top_p`` are "within rounding": either outcome is accepted.
 BOUNDARY = 1e-9
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call, Raised, Returned
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict
-from autograder.checks._judge import Misconception, expect_error, field, scalar, value_of
-from autograder.checks._redraw import redraw
-from autograder.checks import _misconceptions as _shared
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, Verdict, exercise_stem, expect_error, field,
+    redraw, scalar, shared as _shared, value_of,
+)
 from autograder import reference
 
-STEM = "20_rollout_validation"
+STEM = exercise_stem(__name__)
 
 FIELDS = ("response_ids", "response_mask", "old_logprobs", "ref_logprobs",
           "sequence_rewards", "terminated", "truncated", "stop_reason")

@@ -20,19 +20,17 @@ import importlib
 import numpy as np
 
 from autograder.channel import Call, Raised, Returned
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
-from autograder.checks._float_results import log_softmax
-from autograder.checks._judge import Misconception, error_case, expect_error
-from autograder.checks._redraw import redraw
-from autograder.checks._dict_results import judge_key, overflow_named
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, Verdict, coding_groups, error_case,
+    exercise_stem, expect_error, judge_key, log_softmax, overflow_named, redraw, shared as _shared,
+)
 from autograder.reference import further
 
 # Ties are ranked as in exercise 19 (smaller id first), built the same way so that an unstable sort fails too.
 _EX19 = importlib.import_module("autograder.exercises.19_sampling_transforms.check")
 TIE_ORDER = _EX19.TIE_ORDER
 
-STEM = "21_sampler_trainer_mismatch"
+STEM = exercise_stem(__name__)
 
 GROUPS = coding_groups(
     1,

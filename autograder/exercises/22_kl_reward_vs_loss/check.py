@@ -16,14 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call, Returned
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
-from autograder.checks._float_results import log_softmax
-from autograder.checks._judge import Misconception, error_case
-from autograder.checks._dict_results import judge_key
+from autograder.checks.authoring import (
+    Case, Central, ExerciseCheck, Gate, Group, Misconception, Verdict, coding_groups, error_case, exercise_stem,
+    judge_key, log_softmax, shared as _shared,
+)
 from autograder.reference import further
 
-STEM = "22_kl_reward_vs_loss"
+STEM = exercise_stem(__name__)
 
 GROUPS = coding_groups(
     1,

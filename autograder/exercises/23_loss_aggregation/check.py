@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, coding_groups
-from autograder.checks._judge import Misconception, error_case
-from autograder.checks._dict_results import judge_array
+from autograder.checks.authoring import (
+    Case, Central, ExerciseCheck, Gate, Group, Misconception, coding_groups, error_case, exercise_stem, judge_array,
+    shared as _shared,
+)
 from autograder.reference import further
 
-STEM = "23_loss_aggregation"
+STEM = exercise_stem(__name__)
 
 GROUPS = coding_groups(
     1,

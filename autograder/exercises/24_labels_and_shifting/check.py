@@ -16,14 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
-from autograder.checks._float_results import log_softmax
-from autograder.checks._judge import Misconception, bool_array, error_case, value_of
-from autograder.checks._dict_results import judge_array, overflow_named
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, Verdict, bool_array, coding_groups,
+    error_case, exercise_stem, judge_array, log_softmax, overflow_named, shared as _shared, value_of,
+)
 from autograder.reference import further
 
-STEM = "24_labels_and_shifting"
+STEM = exercise_stem(__name__)
 IGNORE = -100
 
 GROUPS = coding_groups(

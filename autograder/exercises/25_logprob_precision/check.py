@@ -20,15 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
-from autograder.checks._dict_results import judge_key
-from autograder.checks._judge import Misconception, close, error_case, float_array, not_correct, value_of
-from autograder.checks._redraw import redraw
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Verdict, close, coding_groups, error_case,
+    exercise_stem, float_array, judge_key, not_correct, redraw, shared as _shared, value_of,
+)
 from autograder.reference import precision
 from autograder.reference.softmax import stable_log_softmax
 
-STEM = "25_logprob_precision"
+STEM = exercise_stem(__name__)
 BOUND_KEYS = ("logprob", "ratio")
 
 GROUPS = coding_groups(

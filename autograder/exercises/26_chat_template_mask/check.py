@@ -15,12 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
-from autograder.checks._judge import Misconception, bool_array, error_case, value_of
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Verdict, bool_array, coding_groups, error_case,
+    exercise_stem, value_of,
+)
 from autograder.reference import chat
 from course.chat import CHATML_TEMPLATE, ToyTokenizer, render_chat
 
-STEM = "26_chat_template_mask"
+STEM = exercise_stem(__name__)
 TOK = ToyTokenizer()
 EOS = TOK.eos_token_id
 PAD = TOK.pad_token_id

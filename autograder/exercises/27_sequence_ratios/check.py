@@ -25,13 +25,13 @@ import numbers
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Reject, Verdict, coding_groups
-from autograder.checks._dict_results import judge_key
-from autograder.checks._judge import Misconception, bool_array, error_case, value_of
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Reject, Verdict, bool_array, coding_groups,
+    error_case, exercise_stem, judge_key, shared as _shared, value_of,
+)
 from autograder.reference import sequence_level as ref
 
-STEM = "27_sequence_ratios"
+STEM = exercise_stem(__name__)
 
 GROUPS = coding_groups(
     1,

@@ -18,13 +18,13 @@ import importlib
 import numpy as np
 
 from autograder.channel import Call, Returned
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
-from autograder.checks._dict_results import judge_array, judge_key
-from autograder.checks._float_results import log_softmax
-from autograder.checks._judge import Misconception, error_case, mistakes_later, mistakes_part
+from autograder.checks.authoring import (
+    Case, Central, ExerciseCheck, Gate, Group, Misconception, Verdict, coding_groups, error_case, exercise_stem,
+    judge_array, judge_key, log_softmax, mistakes_later, mistakes_part,
+)
 from autograder.reference import kl_response as ref
 
-STEM = "28_kl_across_response"
+STEM = exercise_stem(__name__)
 
 # One key, one sentence in every notebook: the mistakes 22 and 23 name come from their checks.
 _22 = importlib.import_module("autograder.exercises.22_kl_reward_vs_loss.check")

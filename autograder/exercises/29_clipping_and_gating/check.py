@@ -23,15 +23,13 @@ import math
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks import _misconceptions as _shared
-from autograder.checks._core import Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
-from autograder.checks._dict_results import judge_key
-from autograder.checks._float_results import FLOAT32_ARITHMETIC
-from autograder.checks._judge import Misconception, error_case, mistakes_later, mistakes_part
-from autograder.checks._redraw import redraw
+from autograder.checks.authoring import (
+    FLOAT32_ARITHMETIC, Case, Central, ExerciseCheck, Gate, Group, Misconception, Verdict, coding_groups, error_case,
+    exercise_stem, judge_key, mistakes_later, mistakes_part, redraw, shared as _shared,
+)
 from autograder.reference import clipping as ref
 
-STEM = "29_clipping_and_gating"
+STEM = exercise_stem(__name__)
 
 GROUPS = coding_groups(
     1,

@@ -29,15 +29,15 @@ import math
 import numpy as np
 
 from autograder.channel import Call
-from autograder.checks._core import PASS, Case, Central, ExerciseCheck, Gate, Group, Verdict, coding_groups
-from autograder.checks._dict_results import judge_key
-from autograder.checks._float_results import log_softmax
-from autograder.checks._misconceptions import CLIP_BOUNDS_SWAPPED, CLIP_IGNORES_SIGN
-from autograder.checks._judge import Misconception, bool_array, close, error_case, mistakes_later, value_of
-from autograder.checks._redraw import redraw
+from autograder.checks.authoring import (
+    PASS, Case, Central, ExerciseCheck, Gate, Group, Misconception, Verdict, bool_array, close, coding_groups, error_case,
+    exercise_stem, judge_key, log_softmax, mistakes_later, redraw, shared, value_of,
+)
 from autograder.reference import async_rollouts as ref
 
-STEM = "30_asynchronous_rollouts"
+CLIP_BOUNDS_SWAPPED, CLIP_IGNORES_SIGN = shared.CLIP_BOUNDS_SWAPPED, shared.CLIP_IGNORES_SIGN
+
+STEM = exercise_stem(__name__)
 
 # One key, one sentence in every notebook: the mistakes 21 and 22 name come from their checks.
 _21 = importlib.import_module("autograder.exercises.21_sampler_trainer_mismatch.check")
