@@ -9,9 +9,10 @@ sibling as ``from .sibling import x``, never ``from . import sibling`` when the 
 imports the submodule back. Importing ``package.sub`` also runs ``package/__init__.py`` in Python; that
 implied edge is not counted (else every package whose ``__init__`` re-exports would be a cycle).
 
-What is not an ``import`` statement is not an edge: :mod:`importlib` loads by a computed name (the
-check registry's exercises, the catalogue's scan of ``autograder.checks``) are plug-in doors and say so
-where they are.
+``importlib.import_module("a.b")`` and ``__import__("a.b")`` with a literal name are edges too (an
+exercise's check that reuses another's misconceptions). A load by a computed name is not: the check
+registry's (each exercise's check, on first use) and the catalogue's scan of ``autograder.checks`` are
+the plug-in doors, named in docs/DESIGN.md's "Layers".
 """
 
 from __future__ import annotations
@@ -131,11 +132,26 @@ def edges() -> dict:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for target in _resolve(name, path, node, known):
-                    if target != name:
-                        where = f"{path.relative_to(ROOT)}:{node.lineno}"
-                        found.setdefault((name, target), []).append(where)
+                targets = _resolve(name, path, node, known)
+            elif isinstance(node, ast.Call):
+                targets = [_known_prefix(literal, known)] if (literal := _imported_by_name(node)) else []
+            else:
+                continue
+            for target in targets:
+                if target is not None and target != name:
+                    found.setdefault((name, target), []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
+
+
+def _imported_by_name(node: ast.Call) -> str | None:
+    """The module ``importlib.import_module("a.b")`` or ``__import__("a.b")`` loads by a literal name."""
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if called in {"import_module", "__import__"} and node.args:
+        first = node.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
 
 
 def floor(module: str, path: Path | None = None) -> int | None:
@@ -225,8 +241,20 @@ def test_the_graph_is_read():
                for importer, imported in found)
     # An import inside a function is an edge (the CLI imports the grader lazily).
     assert any(importer == "autograder.cli" and imported.startswith("autograder.grading") for importer, imported in found)
+    # A load by a literal name is an edge (exercise 30 reuses 21's misconceptions).
+    assert ("autograder.exercises.30_asynchronous_rollouts.check",
+            "autograder.exercises.21_sampler_trainer_mismatch.check") in found
     # A relative import resolves (each check.py imports its key so).
     assert ("autograder.exercises.01_stop_reasons.check", "autograder.exercises.01_stop_reasons.key") in found
+
+
+def test_the_cycle_finder_finds_cycles():
+    """Tarjan's components on a small graph: two cycles (one through three modules), a self-contained
+    chain, and an edge between the cycles that joins nothing."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}, "g": set()}
+    assert sorted(c for c in strongly_connected(graph) if len(c) > 1) == [["a", "b", "c"], ["d", "e"]]
+    found = {("x", "y"): ["x.py:1"], ("y", "x"): ["y.py:2"], ("y", "z"): ["y.py:3"]}
+    assert cycles(found) == [["x", "y"]]
 
 
 def test_every_module_has_a_floor():
