@@ -19,20 +19,20 @@ from autograder.checks._core import perform_cases
 from autograder.checks._judge import raised_messages_quoted
 
 from .practice import RERUN, answers_at_draw, current_id, current_parameters, current_variant, numbers_tries
-from .progress_file import PROGRESS_FILE, _entry, _load_progress, _notify, record_try
+from .progress_file import PROGRESS_FILE, entry_of, load_progress, notify_panels, record_try
 
 
 def progress(stem: str | None = None, path: Path = PROGRESS_FILE) -> None:
     """Print your progress: per notebook tried, the tries and the best score of each part, in the
     notebook's order, with the notebook's autograded total (written answers are not scored here)."""
-    data = _load_progress(path)
+    data = load_progress(path)
     stems = [stem] if stem is not None else sorted(s for s in data if isinstance(s, str))
-    tried = [name for name in stems if _entry(data, name)["tries"]]
+    tried = [name for name in stems if entry_of(data, name)["tries"]]
     if not tried:
         print("No tries recorded yet: answer a part, then run its check cell.")
         return
     for name in tried:
-        entry = _entry(data, name)
+        entry = entry_of(data, name)
         check_ = CHECKS.get(name)
         groups = [(g.name, g.title, g.points) for g in check_.groups] if check_ is not None else [
             (key, part.get("title", key) if isinstance(part, dict) else key, _number(part, "points"))
@@ -210,7 +210,7 @@ def check(stem: str, group: str | None = None, namespace: dict | None = None) ->
         parts = None if unchanged_since_draw else {
             name: answers_fingerprint(stem, namespace, [name]) for name in checked}
         record_try(stem, result.groups, answers=fingerprint, parts=parts)
-        _notify(stem)
+        notify_panels(stem)
     else:
         print("\n" + NOT_A_TRY)
 

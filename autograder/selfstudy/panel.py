@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder.checks import CHECKS
 
 from .practice import NotYet, current_id, current_parameters, draw, drawn_html, numbers_tries
-from .progress_file import _LIVE, PROGRESS_FILE, tries
+from .progress_file import LIVE_PANELS, PROGRESS_FILE, tries
 
 
 # --------------------------------------------------------------------------- worked solutions
@@ -61,7 +61,7 @@ class Reveal:
         self.listeners: list = []
         self.numbers_listeners: list = []
         self.last_drawn = None  # the panel's last draw of new numbers (a practice.Drawn)
-        _LIVE.setdefault(stem, weakref.WeakSet()).add(self)
+        LIVE_PANELS.setdefault(stem, weakref.WeakSet()).add(self)
 
     @property
     def tries(self) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 from course import variants as families_registry
 from course.variants import Identity, Numbers
 
-from .progress_file import _LIVE, PROGRESS_FILE, _entry, _load_progress
+from .progress_file import LIVE_PANELS, PROGRESS_FILE, entry_of, load_progress
 
 #: What a practice id looks like; anything else in the progress file (a hand edit) means the example numbers.
 _PRACTICE_ID = re.compile(r"practice-([1-9][0-9]{0,8})")
@@ -48,7 +48,7 @@ def _path(path) -> Path:
 
 def current_id(stem: str, path=None) -> str | None:
     """The practice id whose numbers ``stem`` shows now, or None for the example numbers."""
-    value = _load_progress(_path(path)).get(stem)
+    value = load_progress(_path(path)).get(stem)
     value = value.get("numbers") if isinstance(value, dict) else None
     return value if isinstance(value, str) and _PRACTICE_ID.fullmatch(value) else None
 
@@ -72,7 +72,7 @@ def current_variant(stem: str, path=None):
 
 def numbers_tries(stem: str, path=None) -> int:
     """Tries of ``stem`` on the numbers it shows now (all its tries while it shows the example numbers)."""
-    entry = _entry(_load_progress(_path(path)), stem)
+    entry = entry_of(load_progress(_path(path)), stem)
     if current_id(stem, path) is None:
         return entry["tries"]
     count = entry.get("numbers_tries", 0)
@@ -81,7 +81,7 @@ def numbers_tries(stem: str, path=None) -> int:
 
 def answers_at_draw(stem: str, path=None) -> str | None:
     """The fingerprint of the answers of the last try before the current numbers were drawn (None: none)."""
-    entry = _load_progress(_path(path)).get(stem)
+    entry = load_progress(_path(path)).get(stem)
     value = entry.get("answers_at_draw") if isinstance(entry, dict) else None
     return value if isinstance(value, str) else None
 
@@ -183,8 +183,8 @@ def draw(stem: str, path=None) -> Drawn:
     if not families_registry.varies(stem):
         raise KeyError(f"exercise {stem!r} has the same numbers for everyone: there are no new numbers to draw")
     path = _path(path)
-    progress = _load_progress(path)
-    entry = _entry(progress, stem)
+    progress = load_progress(path)
+    entry = entry_of(progress, stem)
     if entry["tries"] == 0:
         raise NotYet("New numbers open after your first try: answer a part with the numbers shown, run its "
                      "check cell, then ask again.")
@@ -209,7 +209,7 @@ def draw(stem: str, path=None) -> Drawn:
     values, rows = _numbers_of(stem, practice)
     for numbers in list(_SHOWN.get(stem, {}).values()):
         numbers._switch(practice, values, rows)
-    for state in list(_LIVE.get(stem, ())):
+    for state in list(LIVE_PANELS.get(stem, ())):
         for listener in list(getattr(state, "numbers_listeners", ())):
             try:
                 listener()

@@ -17,10 +17,8 @@ from pathlib import Path
 PROGRESS_FILE = Path("selfstudy-progress.json")
 
 
-# --------------------------------------------------------------------------- progress
-
-
-def _load_progress(path: Path = PROGRESS_FILE) -> dict:
+def load_progress(path: Path = PROGRESS_FILE) -> dict:
+    """The whole file as ``stem -> entry``; an unreadable or malformed file reads as empty."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
@@ -28,7 +26,8 @@ def _load_progress(path: Path = PROGRESS_FILE) -> dict:
         return {}
 
 
-def _entry(progress: dict, stem: str) -> dict:
+def entry_of(progress: dict, stem: str) -> dict:
+    """``stem``'s entry of ``progress``, repaired where a hand edit broke it (``parts`` a dict, ``tries`` a count)."""
     entry = progress.get(stem)
     entry = entry if isinstance(entry, dict) else {}
     parts = entry.get("parts")
@@ -65,8 +64,8 @@ def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: st
     points are kept. Returns the notebook's updated entry. A disk that refuses the write never fails
     the check (the entry is still returned).
     """
-    progress = _load_progress(path)
-    entry = _entry(progress, stem)
+    progress = load_progress(path)
+    entry = entry_of(progress, stem)
     if _new_try(entry, answers, parts):
         entry["tries"] += 1
         entry["try_parts"] = {}
@@ -101,7 +100,7 @@ def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: st
 
 def tries(stem: str, path: Path = PROGRESS_FILE) -> int:
     """How many tries of ``stem`` were recorded here."""
-    return _entry(_load_progress(path), stem)["tries"]
+    return entry_of(load_progress(path), stem)["tries"]
 
 
 def has_attempted(stem: str, path: Path = PROGRESS_FILE) -> bool:
@@ -110,13 +109,18 @@ def has_attempted(stem: str, path: Path = PROGRESS_FILE) -> bool:
 
 
 #: Live reveal states by notebook stem, so that a check can refresh panels already on screen.
-_LIVE: dict = {}
+LIVE_PANELS: dict = {}
 
 
-def _notify(stem: str) -> None:
-    for state in list(_LIVE.get(stem, ())):
+def notify_panels(stem: str) -> None:
+    """Call the listeners of every live panel of ``stem`` (a try was recorded)."""
+    for state in list(LIVE_PANELS.get(stem, ())):
         for listener in list(state.listeners):
             try:
                 listener()
             except Exception:  # a broken panel must never break a check
                 pass
+
+
+__all__ = ["LIVE_PANELS", "PROGRESS_FILE", "entry_of", "has_attempted", "load_progress", "notify_panels", "record_try",
+           "tries"]
