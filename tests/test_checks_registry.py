@@ -100,7 +100,8 @@ def test_every_check_takes_its_stem_from_its_folder():
         assert module.STEM == module.CHECK.stem == stem, path
         restated = [node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                     if isinstance(node, ast.Constant) and node.value == stem]
-        assert not restated, f"{path}: the stem {stem!r} is written out at line(s) {restated}; use exercise_stem(__name__)"
+        assert not restated, (f"{path}: the stem {stem!r} is written out at line(s) {restated}; "
+                              "use exercise_stem(__name__)")
 
 
 def test_a_check_whose_stem_disagrees_with_its_folder_is_refused(monkeypatch):

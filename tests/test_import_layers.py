@@ -3,16 +3,17 @@
 The floors are the table of docs/DESIGN.md's "Layers" section, here as data (:data:`FLOORS`). The graph
 is read with :mod:`ast` from the source, every ``import`` statement included: module level, inside a
 function, under ``if TYPE_CHECKING``. A package's ``__init__`` is a module of its own (``autograder.lms``
-is the file ``autograder/lms/__init__.py``). ``from package import name`` is an edge to the package (its namespace
-is read) and, when ``name`` is a submodule, to ``package.name`` as well; so a submodule imports a
-sibling as ``from .sibling import x``, never ``from . import sibling`` when the package ``__init__``
-imports the submodule back. Importing ``package.sub`` also runs ``package/__init__.py`` in Python; that
-implied edge is not counted (else every package whose ``__init__`` re-exports would be a cycle).
+is the file ``autograder/lms/__init__.py``). ``from package import name`` is an edge to the package
+(its namespace is read) and, when ``name`` is a submodule, to ``package.name`` as well; so a submodule
+imports a sibling as ``from .sibling import x``, never ``from . import sibling`` when the package
+``__init__`` imports the submodule back. Importing ``package.sub`` also runs ``package/__init__.py`` in
+Python; that implied edge is not counted (else every package whose ``__init__`` re-exports would be a
+cycle).
 
 ``importlib.import_module("a.b")`` and ``__import__("a.b")`` with a literal name are edges too (an
 exercise's check that reuses another's misconceptions). A load by a computed name is not: the check
-registry's (each exercise's check, on first use) and the catalogue's scan of ``autograder.checks`` are
-the plug-in doors, named in docs/DESIGN.md's "Layers".
+registry loads each exercise's check so, on first use (docs/DESIGN.md, "Layers"), and the misconception
+catalogue scans the modules of ``autograder.checks`` so (from floor 6, downwards).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("autograder", "course")
@@ -240,7 +239,8 @@ def test_the_graph_is_read():
     assert any(importer.startswith("autograder.exercises.") and imported == "autograder.checks.authoring"
                for importer, imported in found)
     # An import inside a function is an edge (the CLI imports the grader lazily).
-    assert any(importer == "autograder.cli" and imported.startswith("autograder.grading") for importer, imported in found)
+    assert any(importer == "autograder.cli" and imported.startswith("autograder.grading")
+               for importer, imported in found)
     # A load by a literal name is an edge (exercise 30 reuses 21's misconceptions).
     assert ("autograder.exercises.30_asynchronous_rollouts.check",
             "autograder.exercises.21_sampler_trainer_mismatch.check") in found
@@ -268,9 +268,11 @@ def test_no_import_cycle():
     problems = []
     for component in cycles(found):
         members = set(component)
-        inside = [f"  {a} -> {b} ({', '.join(found[(a, b)])})" for (a, b) in sorted(found) if a in members and b in members]
+        inside = [f"  {a} -> {b} ({', '.join(found[(a, b)])})" for (a, b) in sorted(found)
+                  if a in members and b in members]
         problems.append(f"cycle of {len(component)} modules: {component}\n" + "\n".join(inside))
-    assert not problems, "import cycles (move what both need down, or import a sibling directly):\n" + "\n\n".join(problems)
+    assert not problems, ("import cycles (move what both need down, or import a sibling directly):\n"
+                          + "\n\n".join(problems))
 
 
 def test_imports_only_go_down():

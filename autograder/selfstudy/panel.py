@@ -345,7 +345,8 @@ class _View:
             with self.numbers_output:
                 print(refusal)
             return
-        self.state.last_drawn = drawn  # what the panel shows (tests read it: an Output records nothing outside a kernel)
+        # What the panel shows (tests read it: an Output records nothing outside a kernel).
+        self.state.last_drawn = drawn
         with self.numbers_output:
             self.display(self.HTML(drawn_html(drawn)))
 

@@ -56,7 +56,8 @@ def record_try(stem: str, group_results, path: Path = PROGRESS_FILE, answers: st
     """Record the scores of ``group_results`` for ``stem``; count a try when these answers start one.
 
     ``group_results`` are :class:`autograder.checks._core.GroupResult` objects; ``answers`` is the
-    fingerprint of the notebook's answers (:func:`autograder.selfstudy.checking.answers_fingerprint`); ``None`` always counts.
+    fingerprint of the notebook's answers (:func:`autograder.selfstudy.checking.answers_fingerprint`);
+    ``None`` always counts.
     ``parts`` (``group name -> fingerprint of that part's answers``) makes a try one run through the
     notebook: a part checked for the first time in the current try joins it, and a part checked again
     with answers other than that try's starts a new one; without ``parts`` a try is counted whenever
