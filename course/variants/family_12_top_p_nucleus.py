@@ -9,7 +9,7 @@ multiple of 0.05 (the explorers' grid).
 
 The table is a bitmap over the grid's points, in the order of :func:`_grid` (one bit per point, 1 =
 in the table), packed most significant bit first and base64-encoded, stored in ``data/12_top_p_nucleus.json`` with
-variant 0 and the thresholds (:func:`course.variants.family_data` reads it); the instructor side computes it
+variant 0 (:func:`course.variants.family_data` reads it); the instructor side computes it
 (``autograder/exercises/12_top_p_nucleus/lesson.py``) and a test checks it is exactly that. What each
 draw keeps of the lesson, and which slips it keeps apart from the answer, is the instructor's to state:
 it is tested in ``tests/test_variants_ex12_*.py`` and described in ``docs/DESIGN.md``. This file holds
@@ -24,12 +24,13 @@ from course.variants import Draw, Family, family_data
 #: The grid's denominator: probabilities are multiples of 1/_GRID.
 _GRID = 2000
 
-#: The family's numbers (``data/12_top_p_nucleus.json``): variant 0, the thresholds, and the table,
-#: one bit per point of :func:`_grid` (whether a student can draw it).
+#: Top-p thresholds per answer suffix (held, not drawn: the answer names carry them).
+THRESHOLDS = {"080": 0.80, "081": 0.81}
+
+#: The family's numbers (``data/12_top_p_nucleus.json``): variant 0, and the table, one bit per point
+#: of :func:`_grid` (whether a student can draw it).
 _DATA = family_data("12_top_p_nucleus")
 SEED = _DATA["seed"]
-#: Top-p thresholds per answer suffix (held: the answer names carry them).
-THRESHOLDS = _DATA["thresholds"]
 
 
 def _grid() -> list:
