@@ -353,7 +353,7 @@ def _cases_public():
 
 
 def _hidden_trees(rng):
-    """``(trees, equal)``: the drawn trees most groups share, and a policy equal to the reference."""
+    """The drawn trees the sequence, loss and off-policy groups share (name -> theta1, theta2, ref1, ref2)."""
     trees = {
         "a tree of 3 first and 2 second tokens": (rng.normal(size=3), rng.normal(size=(3, 2)),
                                                   rng.normal(size=3), rng.normal(size=(3, 2))),
@@ -363,12 +363,12 @@ def _hidden_trees(rng):
         "a tree of 4 x 3 with logits of order 1e3": (rng.normal(size=4) + 1000.0, rng.normal(size=(4, 3)) - 1000.0,
                                                      rng.normal(size=4) - 1000.0, rng.normal(size=(4, 3)) + 1000.0),
     }
-    equal = (np.array([0.2, -1.0, 0.7]), np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]]))
-    return trees, equal
+    return trees
 
 
-def _cases_sequence(rng, trees, equal):
+def _cases_sequence(rng, trees):
     """sequence_kl_gradient and reward_return_gradient on each tree, the reference itself, lists."""
+    equal = (np.array([0.2, -1.0, 0.7]), np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]]))
     cases = []
     for name, tree in trees.items():
         cases += _sequence_cases(name, tree, gammas=(1.0, 0.5) if "peaked" not in name else (1.0, 0.0))
@@ -468,8 +468,8 @@ def build_cases(variant):
     rng = np.random.default_rng(variant.seed(28))
     # one generator, drawn from in this order (each group's draws follow the previous group's)
     public = _cases_public()
-    trees, equal = _hidden_trees(rng)
-    sequence = _cases_sequence(rng, trees, equal)
+    trees = _hidden_trees(rng)
+    sequence = _cases_sequence(rng, trees)
     losses = _cases_losses(rng, trees)
     off_policy = _cases_off_policy(rng, trees)
     return [*public, *sequence, *losses, *off_policy, *_cases_normalisers(), *_cases_validation(rng)]
