@@ -70,6 +70,25 @@ def test_the_instructor_wheel_holds_every_exercise_folder(wheels):
     assert "Requires-Dist: module6-course==" in metadata
 
 
+def test_the_installed_families_draw_from_their_data_files(student, wheels):
+    """Every family's numbers are package data (``course/variants/data/<stem>.json``, read by
+    ``course.variants.family_data``): the wheel ships one file per family, and the installed package,
+    non-editable, gives every student exactly the numbers this checkout gives."""
+    from course.variants import families, parameters
+
+    python, scratch = student
+    with zipfile.ZipFile(wheels.student) as archive:
+        shipped = {name for name in archive.namelist() if name.startswith("course/variants/data/")}
+    assert shipped == {f"course/variants/data/{stem}.json" for stem in families()}, shipped
+    ids = [None, "ada", "s1", "s499", "josé"]
+    code = ("import json; from course.variants import families, parameters; "
+            f"print(json.dumps({{stem: [parameters(stem, s) for s in {ids!r}] for stem in sorted(families())}}))")
+    result = run_python(python, code, cwd=scratch)
+    assert result.returncode == 0, result.stderr[-3000:]
+    here = json.loads(json.dumps({stem: [parameters(stem, s) for s in ids] for stem in sorted(families())}))
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == here
+
+
 def test_autograder_is_not_importable_for_a_student(student):
     python, scratch = student
     result = run_python(python, "import autograder", cwd=scratch)

@@ -30,9 +30,11 @@ import dataclasses
 import hashlib
 import html
 import importlib
+import json
 import os
 import pkgutil
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -140,6 +142,27 @@ class Family:
     seed: Mapping
     draw: Callable[[Draw], dict]
     rows: Callable[[Mapping], list]
+
+
+def family_data(stem: str) -> dict:
+    """The numbers of family ``stem``, read from its data file ``course/variants/data/<stem>.json``
+    (package data: the wheel ships it beside the modules): its ``seed`` (variant 0), the tables it draws
+    from, and an ``about`` saying what they are. JSON arrays are read as tuples, the form every
+    parameter takes (a question's numbers are compared with ``==``, and ``(0.5, 0.5) != [0.5, 0.5]``).
+
+    A family's module holds only how to draw and show its numbers; the data files hold parameters
+    only, never answers (the instructor's side computes those).
+    """
+    text = resources.files(__name__).joinpath("data").joinpath(f"{stem}.json").read_text(encoding="utf-8")
+    return _tuples(json.loads(text))
+
+
+def _tuples(value):
+    if isinstance(value, list):
+        return tuple(_tuples(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _tuples(item) for key, item in value.items()}
+    return value
 
 
 def _family_modules() -> dict:
@@ -413,5 +436,5 @@ def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numb
 
 
 __all__ = ["ID_FILE_ENV", "NO_ID", "STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers",
-           "SCHEME", "StudentIdError", "check_id_form", "example_numbers", "families", "forget_id", "id_file",
+           "SCHEME", "StudentIdError", "check_id_form", "example_numbers", "families", "family_data", "forget_id", "id_file",
            "identify", "parameters", "remember_id", "remembered_id", "seed_bytes", "varies", "your_numbers"]

@@ -11,7 +11,7 @@ instructor's to state: it is tested in ``tests/test_variants_ex06_*.py`` and des
 ``docs/DESIGN.md``. This file holds parameters only.
 """
 
-from course.variants import Draw, Family
+from course.variants import Draw, Family, family_data
 
 #: Example 1's choices of a, in ten-thousandths.
 _MASSES_1 = tuple(k for k in range(500, 9501) if k % 500 != 0 and abs(k - 5000) > 10)
@@ -32,5 +32,4 @@ def _rows(parameters) -> list:
             ("example 2", f"q = {pair(parameters['q2'])}, p = {pair(parameters['p2'])}")]
 
 
-FAMILY = Family("06_k3_support", {"q1": (1.0, 0.0), "p1": (0.8, 0.2), "q2": (0.8, 0.2), "p2": (1.0, 0.0)},
-                _draw, _rows)
+FAMILY = Family("06_k3_support", family_data("06_k3_support")["seed"], _draw, _rows)

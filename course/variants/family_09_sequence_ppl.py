@@ -8,7 +8,7 @@ instructor's to state: it is tested in ``tests/test_variants_ex09_*.py`` and des
 ``docs/DESIGN.md``. This file holds parameters only.
 """
 
-from course.variants import Draw, Family
+from course.variants import Draw, Family, family_data
 
 
 def _draw(d: Draw) -> dict:
@@ -28,4 +28,4 @@ def _rows(parameters) -> list:
             ("p4 (the fourth token, Part B)", f"{parameters['p4']:g}")]
 
 
-FAMILY = Family("09_sequence_ppl", {"p": (0.5, 0.25, 0.8), "p4": 1.0}, _draw, _rows)
+FAMILY = Family("09_sequence_ppl", family_data("09_sequence_ppl")["seed"], _draw, _rows)

@@ -14,7 +14,8 @@ instructor's to state: it is tested in ``tests/test_variants_ex11_*.py`` and des
 import math
 from fractions import Fraction
 
-from course.variants import Draw, Family
+from course.variants import Draw, Family, family_data
+
 
 def _explorer_ratio(thousandths: int) -> bool:
     """Whether k/1000 is a ratio p/q the KL explorer can be set to: i/j with i and j up to 19 (p and q
@@ -41,4 +42,4 @@ def _rows(parameters) -> list:
             ("1/r, the ratio below 1 (k_at_half)", f"1/{r:g} {value}")]
 
 
-FAMILY = Family("11_k_estimators", {"r": 2.0}, _draw, _rows)
+FAMILY = Family("11_k_estimators", family_data("11_k_estimators")["seed"], _draw, _rows)

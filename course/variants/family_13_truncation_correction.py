@@ -3,27 +3,22 @@
 What varies: ``z`` (the base mass of the kept set, two decimals, one of a short list), ``p`` (the
 sampled token's base probability, 0.100 to 0.700 in steps of 0.001, always below ``z``: 601 values, so
 that few students of a class share their numbers) and ``n`` (the positions of the response in Part B,
-from a literal table per mass: no float arithmetic at draw time).
+from a stored table per mass, ``data/13_truncation_correction.json``: no float arithmetic at draw time).
 
 What each draw keeps of the lesson, and which slips it keeps apart from the answer, is the
 instructor's to state: it is tested in ``tests/test_variants_ex13_*.py`` and described in
 ``docs/DESIGN.md``. This file holds parameters only.
 """
 
-from course.variants import Draw, Family
+from course.variants import Draw, Family, family_data
 
-#: The lengths n a mass z can come with: every n in 3..8 with 1.5 <= z**-n <= 4.
-POSITIONS = {
-    0.84: (3, 4, 5, 6, 7),
-    0.86: (3, 4, 5, 6, 7, 8),
-    0.88: (4, 5, 6, 7, 8),
-    0.89: (4, 5, 6, 7, 8),
-    0.91: (5, 6, 7, 8),
-    0.92: (5, 6, 7, 8),
-    0.93: (6, 7, 8),
-}
+#: The family's numbers (``data/13_truncation_correction.json``): variant 0 and the positions.
+_DATA = family_data("13_truncation_correction")
+#: The lengths n a mass z can come with: every n in 3..8 with 1.5 <= z**-n <= 4 (the file's keys are
+#: the masses as JSON must write them, text; ``float("0.84") == 0.84``).
+POSITIONS = {float(z): lengths for z, lengths in _DATA["positions"].items()}
 
-SEED = {"z": 0.85, "p": 0.25, "n": 4}
+SEED = _DATA["seed"]
 
 
 def _draw(d: Draw) -> dict:

@@ -11,7 +11,7 @@ instructor's to state: it is tested in ``tests/test_variants_ex14_*.py`` and des
 ``docs/DESIGN.md``. This file holds parameters only.
 """
 
-from course.variants import Draw, Family
+from course.variants import Draw, Family, family_data
 
 #: The number of actions (numbered 1..ACTIONS in the notebook).
 ACTIONS = 3
@@ -44,4 +44,4 @@ def _rows(parameters) -> list:
             ("target pi (actions 1, 2, 3)", listed(parameters["pi"]))]
 
 
-FAMILY = Family("14_support_violation", {"mu": (0.7, 0.3, 0.0), "pi": (0.6, 0.2, 0.2)}, _draw, _rows)
+FAMILY = Family("14_support_violation", family_data("14_support_violation")["seed"], _draw, _rows)

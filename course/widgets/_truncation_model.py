@@ -137,6 +137,73 @@ class TruncationState:
         return tuple(t for t, kept in zip(self.tokens, self.support) if kept)
 
 
+def _checked_controls(logits, tokens, temperature, top_k, top_p, min_tokens_to_keep, banned, chosen,
+                      positions) -> tuple:
+    """The explorer's inputs checked and converted (one place), in :func:`_truncation_state`'s order:
+    ``(z, tokens, temperature, top_k, top_p, min_tokens_to_keep, banned_ids, chosen_id, positions)``."""
+    example = np.array(logits, dtype=float)
+    if example.ndim != 1 or example.size == 0:
+        raise ValueError(f"logits must be a non-empty 1-D array, got shape {example.shape}")
+    if not np.isfinite(example).all():
+        raise ValueError("logits: every entry must be a finite number")
+    z = example
+    size = z.size
+    if tokens is None:
+        tokens = tuple(f"t{i}" for i in range(size))
+    tokens = tuple(tokens)
+    if len(tokens) != size or not all(isinstance(t, str) for t in tokens):
+        raise ValueError(f"tokens must be {size} strings, one per logit")
+    if len(set(tokens)) != size:
+        raise ValueError("tokens must be distinct")
+    temperature = _check_float(temperature, "temperature")
+    if temperature <= 0:
+        raise ValueError(f"the temperature must be a positive number, got {temperature}")
+    if top_k is not None:
+        top_k = _check_int(top_k, "top_k", 0, size) or None
+    top_p = _check_float(top_p, "top_p")
+    if top_p <= 0.0 or top_p > 1.0:
+        raise ValueError(f"top_p must lie in (0, 1], got {top_p}")
+    min_tokens_to_keep = _check_int(min_tokens_to_keep, "min_tokens_to_keep", 1, size)
+    banned_ids = tuple(sorted({_token_index(t, tokens, "banned") for t in banned}))
+    chosen_id = _token_index(chosen, tokens, "chosen")
+    positions = _check_int(positions, "positions", 1)
+    return z, tokens, temperature, top_k, top_p, min_tokens_to_keep, banned_ids, chosen_id, positions
+
+
+def _state_without_behaviour(controls: tuple, base, tempered, base_logprob: float, tempered_logprob: float,
+                             error: str) -> TruncationState:
+    """What the explorer shows when the controls leave no token to sample (``error`` says why): the base
+    and tempered columns, and NaN with the reason for everything the behaviour policy would give."""
+    z, tokens, temperature, top_k, top_p, min_tokens_to_keep, banned_ids, chosen_id, positions = controls
+    size = z.size
+    nan = math.nan
+    reasons = {key: error for key in (
+        "support_mass", "behaviour_logprob", "logprob_shift", "log_correction", "ratio_error",
+        "behaviour_prob")}
+    return TruncationState(
+        tokens, z, temperature, top_k, top_p, min_tokens_to_keep, banned_ids, chosen_id,
+        positions, base, tempered, np.full(size, nan), np.zeros(size, dtype=bool),
+        tuple("banned" if i in banned_ids else "" for i in range(size)), nan,
+        base_logprob, tempered_logprob, nan, nan, nan, nan, reasons, (), error,
+    )
+
+
+def _removed_by(masks: dict) -> list:
+    """Which stage removed each token ("" for a kept one): the first of banned, top-k, top-p whose mask
+    drops it (the stages' masks are cumulative)."""
+    removed_by = []
+    for i in range(masks["top-p"].size):
+        if masks["top-p"][i]:
+            removed_by.append("")
+        elif not masks["banned"][i]:
+            removed_by.append("banned")
+        elif not masks["top-k"][i]:
+            removed_by.append("top-k")
+        else:
+            removed_by.append("top-p")
+    return removed_by
+
+
 def _truncation_state(
     logits: Sequence[float],
     tokens: Sequence[str] | None = None,
@@ -179,32 +246,9 @@ def _truncation_state(
     >>> s.support_tokens, round(s.support_mass, 6), round(s.ratio_error, 6)
     (('t0',), 0.6, 2.777778)
     """
-    example = np.array(logits, dtype=float)
-    if example.ndim != 1 or example.size == 0:
-        raise ValueError(f"logits must be a non-empty 1-D array, got shape {example.shape}")
-    if not np.isfinite(example).all():
-        raise ValueError("logits: every entry must be a finite number")
-    z = example
-    size = z.size
-    if tokens is None:
-        tokens = tuple(f"t{i}" for i in range(size))
-    tokens = tuple(tokens)
-    if len(tokens) != size or not all(isinstance(t, str) for t in tokens):
-        raise ValueError(f"tokens must be {size} strings, one per logit")
-    if len(set(tokens)) != size:
-        raise ValueError("tokens must be distinct")
-    temperature = _check_float(temperature, "temperature")
-    if temperature <= 0:
-        raise ValueError(f"the temperature must be a positive number, got {temperature}")
-    if top_k is not None:
-        top_k = _check_int(top_k, "top_k", 0, size) or None
-    top_p = _check_float(top_p, "top_p")
-    if top_p <= 0.0 or top_p > 1.0:
-        raise ValueError(f"top_p must lie in (0, 1], got {top_p}")
-    min_tokens_to_keep = _check_int(min_tokens_to_keep, "min_tokens_to_keep", 1, size)
-    banned_ids = tuple(sorted({_token_index(t, tokens, "banned") for t in banned}))
-    chosen_id = _token_index(chosen, tokens, "chosen")
-    positions = _check_int(positions, "positions", 1)
+    controls = _checked_controls(logits, tokens, temperature, top_k, top_p, min_tokens_to_keep, banned, chosen,
+                                 positions)
+    z, tokens, temperature, top_k, top_p, min_tokens_to_keep, banned_ids, chosen_id, positions = controls
 
     base = _math._softmax(z)
     base_logprob = float(_math._log_softmax(z)[chosen_id])
@@ -218,29 +262,11 @@ def _truncation_state(
         masks = _math._truncation_stages(tempered_log, banned_ids, top_k, top_p,
                                          min_tokens_to_keep)
     except ValueError as exc:
-        error = f"no behaviour distribution: {exc}"
-        nan = math.nan
-        reasons = {key: error for key in (
-            "support_mass", "behaviour_logprob", "logprob_shift", "log_correction", "ratio_error",
-            "behaviour_prob")}
-        return TruncationState(
-            tokens, z, temperature, top_k, top_p, min_tokens_to_keep, banned_ids, chosen_id,
-            positions, base, tempered, np.full(size, nan), np.zeros(size, dtype=bool),
-            tuple("banned" if i in banned_ids else "" for i in range(size)), nan,
-            base_logprob, float(tempered_log[chosen_id]), nan, nan, nan, nan, reasons, (), error,
-        )
+        return _state_without_behaviour(controls, base, tempered, base_logprob, float(tempered_log[chosen_id]),
+                                        f"no behaviour distribution: {exc}")
     support = masks["top-p"]
     behaviour = _math._renormalised(tempered_log, support)
-    removed_by = []
-    for i in range(size):
-        if support[i]:
-            removed_by.append("")
-        elif not masks["banned"][i]:
-            removed_by.append("banned")
-        elif not masks["top-k"][i]:
-            removed_by.append("top-k")
-        else:
-            removed_by.append("top-p")
+    removed_by = _removed_by(masks)
     log_mass = _math._log_kept_mass(tempered_log, support)
     support_mass = math.exp(log_mass)
     tempered_logprob = float(tempered_log[chosen_id])

@@ -1,6 +1,7 @@
 """Which policies exercise 05's family may draw, and how its table was made.
 
-The student package's family (``course.variants.family_05_negative_kl``) draws from a literal table of
+The student package's family (``course.variants.family_05_negative_kl``)
+draws from a table (``course/variants/data/05_negative_kl.json``) of
 (pi, pi_ref) pairs in hundredths; this module is where the table comes from (:func:`candidates`), and
 the tests check every entry with ``check.lesson_holds`` and the explorers' grid. It lives on the
 instructor's side because deciding which pairs keep the lesson computes the exercise's answers.

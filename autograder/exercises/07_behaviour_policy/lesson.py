@@ -1,6 +1,7 @@
 """Which engine settings exercise 07's family may draw, and how its table was made.
 
-The student package's family (``course.variants.family_07_behaviour_policy``) draws from a literal table
+The student package's family (``course.variants.family_07_behaviour_policy``)
+draws from a table (``course/variants/data/07_behaviour_policy.json``)
 of (logits, temperature, banned token, top-p); this module is where the table comes from
 (:func:`candidates`), and the tests check its entries with ``check.lesson_holds``. It lives on the
 instructor's side because deciding which settings keep the lesson computes the exercise's answers.

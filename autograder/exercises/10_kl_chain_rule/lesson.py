@@ -1,6 +1,7 @@
 """Which trees exercise 10's family may draw: the lesson kept, every slip clear of the key and of the others.
 
-The student package's family (``course.variants.family_10_kl_chain_rule``) draws from a literal table of
+The student package's family (``course.variants.family_10_kl_chain_rule``)
+draws from a table (``course/variants/data/10_kl_chain_rule.json``) of
 trees; this module is where the table comes from (:func:`admissible_trees`), and the tests check that
 the table is exactly what it computes. It lives on the instructor's side because it computes the
 exercise's answers (the chain rule's total, and the slips' values).

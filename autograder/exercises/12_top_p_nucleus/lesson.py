@@ -1,7 +1,8 @@
 """Which distributions exercise 12's family may draw: the two most likely tokens reach 0.80 exactly, and
 an engine's float64 softmax running sum stops exactly one ulp short of it.
 
-The student package's family (``course.variants.family_12_top_p_nucleus``) draws from a literal table
+The student package's family (``course.variants.family_12_top_p_nucleus``)
+draws from a table (``course/variants/data/12_top_p_nucleus.json``)
 (a bitmap over the grid); this module is where the table comes from (:func:`admissible`,
 :func:`table_bits`), and the tests check that the table is exactly what it computes. It lives on the
 instructor's side because it computes what the exercise's lesson rests on (softmax running sums).

@@ -198,13 +198,9 @@ DIRECTION_P = np.array([0.0, np.log(3.0)])
 DIRECTION_Q = np.array([0.0, 0.0])
 
 
-def build_cases(variant):
-    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
-    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+def _cases_public():
+    """The notebook's open checks: zero KL, the dict's keys, the direction, k1's sign."""
     cases = []
-    rng = np.random.default_rng(variant.seed(18))
-
-    # --- public: the notebook's open checks
     z = np.array([[1.0, -1.0], [0.5, 0.5]])
     cases.append(Case("identical logits give zero KL", "public",
                       (Call("exact_kl_from_logits", (z, z)),), _judge_public_exact(z)))
@@ -217,8 +213,12 @@ def build_cases(variant):
     cases.append(Case("the open check's k1 = log_q - log_p", "public",
                       (Call("kl_sample_values", (np.array([-0.4, -1.2]), np.array([-0.5, -0.7]))),),
                       _judge_sample_key("k1", np.array([-0.4, -1.2]), np.array([-0.5, -0.7]))))
+    return cases
 
-    # --- exact KL: shapes, direction, lists, large logits
+
+def _cases_exact_kl(rng):
+    """exact_kl_from_logits: shapes, direction, lists, large logits, underflow."""
+    cases = []
     exact_inputs = [
         ("one distribution (1-D logits)", rng.normal(size=5), rng.normal(size=5), False),
         ("a batch of 4 rows over 6 tokens", rng.normal(size=(4, 6)), rng.normal(size=(4, 6)), False),
@@ -249,8 +249,12 @@ def build_cases(variant):
     cases.append(Case("logits given as nested lists", "exact_kl",
                       (Call("exact_kl_from_logits", (p_list.tolist(), q_list.tolist())),),
                       _judge_exact(p_list, q_list)))
+    return cases
 
-    # --- sample values: each key on several inputs
+
+def _cases_sample_values(rng):
+    """kl_sample_values: each key on several inputs."""
+    cases = []
     sample_inputs = [
         ("1-D samples", _log_probs(rng, (9,)), _log_probs(rng, (9,))),
         ("a [3, 5] batch of samples", _log_probs(rng, (3, 5)), _log_probs(rng, (3, 5))),
@@ -267,8 +271,12 @@ def build_cases(variant):
     cases.append(Case("k3 with samples given as lists", "sample_values",
                       (Call("kl_sample_values", (list_q.tolist(), list_p.tolist())),),
                       _judge_sample_key("k3", list_q, list_p)))
+    return cases
 
-    # --- validation
+
+def _cases_validation(rng):
+    """Bad input to both functions, each naming its argument."""
+    cases = []
     good = rng.normal(size=(2, 3))
     nan_logits = good.copy()
     nan_logits[1, 2] = np.nan
@@ -309,6 +317,14 @@ def build_cases(variant):
                    names=("ValueError",)),
     ]
     return cases
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(18))
+    # one generator, drawn from in this order (each group's draws follow the previous group's)
+    return [*_cases_public(), *_cases_exact_kl(rng), *_cases_sample_values(rng), *_cases_validation(rng)]
 
 
 #: The direction of the KL is the exercise: KL(q||p) for the exact KL, an inverted ratio or a k1 of the

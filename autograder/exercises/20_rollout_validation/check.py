@@ -253,18 +253,20 @@ def _drop(name: str):
     return change
 
 
-def build_cases(variant):
-    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
-    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
-    rng = np.random.default_rng(variant.seed(20))
+def _cases_public():
+    """The notebook's open checks: its example batch, valid and with a NaN reward."""
     cases = [Case("the notebook's example batch", "public",
                   (Call("validate_rollout_batch", (seed_batch(),)),), _judge_public)]
     nan_reward = seed_batch()
     nan_reward["sequence_rewards"] = np.array([1.0, np.nan])
     cases.append(_broken(seed_batch(), "the notebook's example batch with a NaN reward", "public", "a NaN reward",
                          _set("sequence_rewards", nan_reward["sequence_rewards"])))
+    return cases
 
-    # --- valid batches
+
+def _cases_valid(rng):
+    """summary: valid batches of every size and form (both flags, lists, strings, no padding)."""
+    cases = []
     valid = []
     for batch_size, max_tokens in ((1, 1), (2, 5), (3, 4), (4, 7), (5, 3)):
         valid.append((f"a valid batch of {batch_size}", random_batch(rng, batch_size, max_tokens)))
@@ -289,15 +291,23 @@ def build_cases(variant):
         if np.any(np.asarray(batch["terminated"], dtype=bool) & np.asarray(batch["truncated"], dtype=bool)):
             calls += (Call("validate_rollout_batch", (exclusive_flags(batch),)),)
         cases.append(Case(name, "summary", calls, _judge_summary(batch)))
+    return cases
 
-    # --- structure: each rule broken in isolation on a valid batch of 3 responses over 4 positions
+
+def _base_batch(rng):
+    """A valid batch of 3 responses over 4 positions, whose rules the structure and values cases break one at a time."""
     base = random_batch(rng, 3, 4, padded=False)
     base["response_mask"] = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])
     base["old_logprobs"] = np.where(base["response_mask"] == 1, -rng.exponential(size=(3, 4)), np.nan)
     base["ref_logprobs"] = np.where(base["response_mask"] == 1, -rng.exponential(size=(3, 4)), np.nan)
     base["response_ids"] = np.where(base["response_mask"] == 1, base["response_ids"], 0)
     reference.validate_rollout_batch(_copy(base))  # the base itself is valid
+    return base
 
+
+def _cases_structure(base):
+    """structure: each rule of fields and shapes broken in isolation on the base batch."""
+    cases = []
     for name in FIELDS:
         cases.append(_broken(base, f"the field {name!r} is missing", "structure", f"a batch without {name!r}",
                              _drop(name), missing=True, weight=0.25))
@@ -335,8 +345,12 @@ def build_cases(variant):
                            _set_item("old_logprobs", (0, 2), np.nan)(b),
                            _set_item("ref_logprobs", (0, 2), np.nan)(b))),
     ]
+    return cases
 
-    # --- values
+
+def _cases_values(base):
+    """values: each rule of values broken in isolation on the base batch."""
+    cases = []
     cases += [
         _broken(base, "NaN log-probability on an active token (old)", "values",
                 "a NaN old log-probability on an active token", _set_item("old_logprobs", (1, 1), np.nan)),
@@ -358,6 +372,16 @@ def build_cases(variant):
                 _set("truncated", np.array(["no", "yes", "no"], dtype=object))),
     ]
     return cases
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(20))
+    # one generator, drawn from in this order (the base batch's draws follow the valid batches')
+    public, valid = _cases_public(), _cases_valid(rng)
+    base = _base_batch(rng)
+    return [*public, *valid, *_cases_structure(base), *_cases_values(base)]
 
 
 #: One broken batch per kind of rule: a validator that lets at least four of these seven through (with

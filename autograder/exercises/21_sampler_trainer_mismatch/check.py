@@ -266,13 +266,9 @@ def _draw_mismatch(rng, batch, length, spread):
     return np.where(mask, trainer, garbage), np.where(mask, engine, -garbage), mask
 
 
-def build_cases(variant):
-    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
-    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+def _cases_public():
+    """The notebook's open checks: top-2 of four logits, two response tokens and a padding position."""
     cases = []
-    rng = np.random.default_rng(variant.seed(21))
-
-    # --- public: the notebook's open checks
     z = np.array([[2.0, 1.0, 0.0, -1.0]])
     out = further.engine_and_trainer_logprobs(z, np.array([0]), 1.0, 2)
     cases.append(Case("the open check: top-2 of four logits, T = 1", "public",
@@ -286,8 +282,12 @@ def build_cases(variant):
                       (Call("truncated_is_weights", (t, e, m), {"cap": 1.5}),),
                       judge_key("truncated_is_weights", "token", further.truncated_is_weights(t, e, m, 1.5), KEYS_W,
                                 exact=True)))
+    return cases
 
-    # --- log-probs
+
+def _cases_logprobs(rng):
+    """engine_and_trainer_logprobs: shapes, temperatures, top-k (greedy, none, all), large logits, ties."""
+    cases = []
     for name, shape, temperature, top_k in [
         ("one response of 6 tokens, T = 0.7, top-3 of 10", (6, 10), 0.7, 3),
         ("a [3, 5] batch, T = 1.3, top-4 of 8", (3, 5, 8), 1.3, 4),
@@ -306,8 +306,12 @@ def build_cases(variant):
                                 0.8, k, ties=True)
     z = rng.normal(size=(3, 5))
     cases += _logprob_cases("inputs given as lists, T = 0.8, top-3", z, _sampled(rng, z, 0.8, 3), 0.8, 3, as_lists=True)
+    return cases
 
-    # --- weights
+
+def _cases_weights(rng):
+    """truncated_is_weights: padding, large mismatches, overflowing sums, empty rows, no cap."""
+    cases = []
     trainer, engine, mask = _mismatch_batch(rng, 4, 7)
     cases += _weights_cases("a [4, 7] batch with right padding, cap 2", trainer, engine, mask, 2.0)
     trainer, engine, mask = _mismatch_batch(rng, 3, 6, spread=1.5, cap=1.5)
@@ -335,8 +339,12 @@ def build_cases(variant):
                                 keys=("sequence",))
     trainer, engine, mask = _mismatch_batch(rng, 2, 5, spread=1.5)
     cases += _weights_cases("cap = inf: no truncation", trainer, engine, mask, np.inf)
+    return cases
 
-    # --- validation
+
+def _cases_validation(rng):
+    """Bad input to both functions, each naming its argument."""
+    cases = []
     z = rng.normal(size=(3, 5))
     ids = _sampled(rng, z, 1.0, 2)
     outside = ids.copy()
@@ -379,6 +387,14 @@ def build_cases(variant):
                    (good_t, good_e, good_m), "cap = -1", "cap", kwargs={"cap": -1.0}),
     ]
     return cases
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(21))
+    # one generator, drawn from in this order (each group's draws follow the previous group's)
+    return [*_cases_public(), *_cases_logprobs(rng), *_cases_weights(rng), *_cases_validation(rng)]
 
 
 #: The engine's renormalisation over the top-k set is the exercise (trainer - engine = log Z_S): an engine that

@@ -341,11 +341,9 @@ def _exact_rows(values, width):
     return new, old, mask
 
 
-def build_cases():
+def _cases_public():
+    """The notebook's open checks: its two responses, its batch, its length at 0.98 per token."""
     cases = []
-    rng = np.random.default_rng(27)
-
-    # --- public: the notebook's open checks
     p_new = np.array([[-1.0, -2.0, -7.0], [-0.5, -9.0, -9.0]])
     p_old = np.array([[-1.5, -1.0, -3.0], [-1.0, -9.0, -9.0]])
     p_mask = np.array([[True, True, False], [True, False, False]])
@@ -359,8 +357,12 @@ def build_cases():
     cases.append(Case("the open check: seq_sum_k1 at 0.98 per token", "public",
                       (Call("first_dropped_length", (math.log(0.98), "seq_sum_k1"), {"high": 2.0}),),
                       _length_case("", math.log(0.98), "seq_sum_k1", high=2.0).judge))
+    return cases
 
-    # --- ratios
+
+def _cases_ratios(rng):
+    """sequence_ratios: GRPO groups, padding of every kind, long responses, verl's clamp."""
+    cases = []
     group = _biased_group(rng, [4, 9, 17, 30], 30, math.log(0.98), 0.2)
     cases += _ratio_cases("a GRPO group of lengths 4, 9, 17, 30 (NaN padding)", *group)
     new, old, mask = _biased_group(rng, [6, 1, 0, 3], 6, 0.05, 0.5)
@@ -381,8 +383,12 @@ def build_cases():
     up_new, up_old = np.zeros((1, 1000)), np.full((1, 1000), -1.0)
     cases += _ratio_cases("a 1000-token response at log-ratio +1 per token", up_new, up_old, np.ones((1, 1000)),
                           keys=("geometric", "verl_sequence"), long=True)
+    return cases
 
-    # --- kept
+
+def _cases_kept(rng):
+    """kept_mask: each rule on groups, one bound given, asymmetric bounds, the clamp, bounds met exactly."""
+    cases = []
     group = _biased_group(rng, [3, 12, 40, 90], 90, math.log(0.98), 0.02)
     mixed = _biased_group(rng, [7, 7, 2, 5, 0], 8, 0.0, 0.6)
     for rule, low, high in (("token_mask", 0.97, 1.03), ("sequence_mask", 0.5, 3.0), ("seq_sum_k1", 0.5, 2.0),
@@ -414,8 +420,13 @@ def build_cases():
     cases.append(_kept_case("a statistic exactly on both bounds", *edge, "seq_sum_k1", 1.0 / exact, exact))
     edge_mean = _exact_rows([-4.0, 4.0, -5.0, 0.0, -3.0], 2)  # the means are -2, 2, -2.5, 0, -1.5: exact
     cases.append(_kept_case("a statistic exactly on both bounds", *edge_mean, "seq_mean_k1", 1.0 / exact, exact))
+    return cases
 
-    # --- lengths
+
+def _cases_lengths():
+    """first_dropped_length: each rule at a per-token bias, bounds met exactly, max_len, the clamp."""
+    exact = math.exp(2.0)  # the bound e**2, met exactly (as in the kept cases)
+    cases = []
     b98, b999 = math.log(0.98), math.log(0.999)
     for b, label in ((b98, "0.98 per token"), (b999, "0.999 per token")):
         cases.append(_length_case(label, b, "sequence_mask", 0.5, 3.0))
@@ -433,8 +444,12 @@ def build_cases():
     cases.append(_length_case("beyond max_len", b999, "seq_sum_k1", 0.5, 2.0, max_len=600))
     cases.append(_length_case("-25 per token, clamped to -20", -25.0, "seq_sum_k1", high=math.exp(45.0),
                               extra=[(2, NO_TOKEN_CLAMP)]))
+    return cases
 
-    # --- validation
+
+def _cases_validation(rng):
+    """Bad input to each of the three functions, each naming its argument."""
+    cases = []
     m = np.ones((2, 3), dtype=bool)
     lp = -rng.exponential(1.0, size=(2, 3))
     cases += [
@@ -464,6 +479,12 @@ def build_cases():
                    "token_log_ratio = -inf", "token_log_ratio", kwargs={"high": 3.0}),
     ]
     return cases
+
+
+def build_cases():
+    rng = np.random.default_rng(27)
+    # one generator, drawn from in this order (each group's draws follow the previous group's)
+    return [*_cases_public(), *_cases_ratios(rng), *_cases_kept(rng), *_cases_lengths(), *_cases_validation(rng)]
 
 
 #: Which statistic each rule uses (the sum of the log-ratios, or their mean over the response) is the

@@ -333,13 +333,9 @@ OPEN_TREE = (np.array([0.5, -0.5]), np.array([[1.0, 0.0, -1.0], [0.0, 0.5, 0.0]]
              np.array([0.0, 0.0]), np.array([[0.0, 0.0, 0.0], [1.0, 0.0, -1.0]]))
 
 
-def build_cases(variant):
-    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
-    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+def _cases_public():
+    """The notebook's open checks: both steps of the sequence-KL and k3+ loss gradients."""
     cases = []
-    rng = np.random.default_rng(variant.seed(28))
-
-    # --- public: the notebook's open checks
     # both steps, as the open check cell compares both with finite differences
     true = ref.sequence_kl_gradient(*OPEN_TREE)
     plus = ref.per_token_loss_gradient(*OPEN_TREE, "k3+")
@@ -353,7 +349,11 @@ def build_cases(variant):
                           (Call("per_token_loss_gradient", (*OPEN_TREE, "k3+")),),
                           judge_key("per_token_loss_gradient", key, plus, LOSS_KEYS, exact=True,
                                     wrong=_loss_wrongs(*OPEN_TREE, "k3+")[key])))
+    return cases
 
+
+def _hidden_trees(rng):
+    """The drawn trees the sequence, loss and off-policy groups share (name -> theta1, theta2, ref1, ref2)."""
     trees = {
         "a tree of 3 first and 2 second tokens": (rng.normal(size=3), rng.normal(size=(3, 2)),
                                                   rng.normal(size=3), rng.normal(size=(3, 2))),
@@ -363,17 +363,25 @@ def build_cases(variant):
         "a tree of 4 x 3 with logits of order 1e3": (rng.normal(size=4) + 1000.0, rng.normal(size=(4, 3)) - 1000.0,
                                                      rng.normal(size=4) - 1000.0, rng.normal(size=(4, 3)) + 1000.0),
     }
-    equal = (np.array([0.2, -1.0, 0.7]), np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]]))
+    return trees
 
-    # --- sequence KL and KL in the reward with returns
+
+def _cases_sequence(rng, trees):
+    """sequence_kl_gradient and reward_return_gradient on each tree, the reference itself, lists."""
+    equal = (np.array([0.2, -1.0, 0.7]), np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]]))
+    cases = []
     for name, tree in trees.items():
         cases += _sequence_cases(name, tree, gammas=(1.0, 0.5) if "peaked" not in name else (1.0, 0.0))
     cases += _sequence_cases("the policy equal to the reference (every gradient is 0)", equal + equal, gammas=(0.9,))
     cases += [c for c in _sequence_cases("logits given as lists", (rng.normal(size=2), rng.normal(size=(2, 3)),
                                                                      rng.normal(size=2), rng.normal(size=(2, 3))),
                                          gammas=(0.8,), as_lists=True) if "step1" in c.name]
+    return cases
 
-    # --- per-token losses
+
+def _cases_losses(rng, trees):
+    """per_token_loss_gradient on each tree, logits that disagree completely, lists."""
+    cases = []
     for name, tree in trees.items():
         cases += _loss_cases(name, tree)
     # q puts almost all its mass where p puts almost none and the other way round: r = p/q overflows
@@ -384,21 +392,33 @@ def build_cases(variant):
     cases += _loss_cases("logits given as lists", (rng.normal(size=2), rng.normal(size=(2, 3)),
                                                     rng.normal(size=2), rng.normal(size=(2, 3))),
                          ("k2", "k3+"), as_lists=True)
+    return cases
 
-    # --- off-policy
+
+def _cases_off_policy(rng, trees):
+    """off_policy_loss_gradient: each estimator and weight with an old policy near two trees."""
+    cases = []
     for name, tree in list(trees.items())[:2]:
         old = (tree[0] + rng.normal(scale=0.8, size=tree[0].shape), tree[1] + rng.normal(scale=0.8, size=tree[1].shape))
         combos = [(e, w) for w in ref.WEIGHTS for e in (("k1", "k3") if w != "differentiable" else ESTIMATORS)]
         cases += _off_policy_cases(name, tree, old, combos)
+    return cases
 
-    # --- normalisers
+
+def _cases_normalisers():
+    """response_kl_weights: each aggregation mode, an empty response, one response."""
+    cases = []
     for lengths in ([4, 9, 2, 15], [1, 0, 7]):
         name = f"a batch of {len(lengths)} responses" + (" with an empty one" if 0 in lengths else "")
         for mode in ref.AGGREGATION_MODES:
             cases.append(_weights_case(name, lengths, mode, 24 if mode == "constant" else None))
     cases.append(_weights_case("one response", [6], "sequence_mean"))
+    return cases
 
-    # --- validation
+
+def _cases_validation(rng):
+    """Bad input to each function, each naming its argument."""
+    cases = []
     t1, t2 = rng.normal(size=3), rng.normal(size=(3, 2))
     r1, r2 = rng.normal(size=3), rng.normal(size=(3, 2))
     nan1 = t1.copy()
@@ -440,6 +460,19 @@ def build_cases(variant):
                    ([3, 9], "constant"), "a max_len shorter than a response", "max_len", kwargs={"max_len": 8}),
     ]
     return cases
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(...)`` (the
+    constant is variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(28))
+    # one generator, drawn from in this order (each group's draws follow the previous group's)
+    public = _cases_public()
+    trees = _hidden_trees(rng)
+    sequence = _cases_sequence(rng, trees)
+    losses = _cases_losses(rng, trees)
+    off_policy = _cases_off_policy(rng, trees)
+    return [*public, *sequence, *losses, *off_policy, *_cases_normalisers(), *_cases_validation(rng)]
 
 
 #: The future-KL term is the exercise: dropping it from the response's KL gradient caps the notebook.

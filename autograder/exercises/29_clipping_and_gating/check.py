@@ -442,15 +442,11 @@ def _responses(rng, lengths, width, drift, noise, threshold):
 _ON_POLICY = "on-policy tokens (logp_new equal to logp_old)"
 
 
-def build_cases(variant):
-    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(29)``, the hand-made
-    ones (the open check's tokens, exact thresholds, the validation inputs) the same for everyone."""
-    cases = []
-    rng = np.random.default_rng(variant.seed(29))
-    P, D, C, M = "ppo_clip_loss", "trl_delta_loss", "cispo_loss", "stale_sequence_mask"
+def _cases_public():
+    """The notebook's open checks: its eight tokens and four responses."""
+    P, D, C = "ppo_clip_loss", "trl_delta_loss", "cispo_loss"
     open_tokens = (OPEN_NEW, OPEN_OLD, OPEN_ADV)
-
-    # --- public: the notebook's open checks
+    cases = []
     cases += _loss_cases(P, _ppo_wrongs, "the eight tokens, clip-higher and the dual clip", "public", open_tokens,
                          (0.2, 0.28, 3.0), keys=("grad", "clipped"), public=True)
     cases += _loss_cases(D, _delta_wrongs, "the eight tokens, delta 3", "public", open_tokens, (3.0, 0.2, 0.28),
@@ -459,8 +455,13 @@ def build_cases(variant):
                          keys=("grad", "clipped"), public=True)
     cases += _mask_cases("the four responses", "public", (OPEN_MASK_NEW, OPEN_MASK_SAMPLER, OPEN_MASK_ADV, OPEN_MASK),
                          0.5, keys=("keep",), public=True)
+    return cases
 
-    # --- ppo_clip_loss
+
+def _cases_ppo(rng):
+    """ppo_clip_loss: the symmetric clip, clip-higher, the default eps_high, the dual clip, r = 1."""
+    P = "ppo_clip_loss"
+    cases = []
     sym = _tokens(rng, (0.8, 1.2))
     cases += _loss_cases(P, _ppo_wrongs, "the symmetric clip 0.2", "ppo", sym, (0.2, 0.2))
     higher = _tokens(rng, (0.8, 1.28))
@@ -478,8 +479,13 @@ def build_cases(variant):
                          (0.25,), {"dual_clip": 1.5}, keys=("grad", "clipped"), as_lists=True)
     cases += _loss_cases(P, _ppo_wrongs, _ON_POLICY, "ppo", _on_policy(rng),
                          (0.2, 0.28, 3.0), keys=("grad", "loss"))
+    return cases
 
-    # --- trl_delta_loss
+
+def _cases_delta(rng):
+    """trl_delta_loss: delta above and below 1 + eps_high, eps_high left out."""
+    D = "trl_delta_loss"
+    cases = []
     above = _tokens(rng, (0.8, 1.28, 3.0))
     cases += _loss_cases(D, _delta_wrongs, "delta 3 with clip-higher", "delta", above, (3.0, 0.2, 0.28))
     below = _tokens(rng, (0.8, 1.2, 1.28))
@@ -488,8 +494,13 @@ def build_cases(variant):
     wide = _tokens(rng, (0.8, 1.2, 10.0))
     cases += _loss_cases(D, _delta_wrongs, "delta 10 with eps_high left out, lists", "delta", wide, (10.0,),
                          keys=("grad",), as_lists=True)
+    return cases
 
-    # --- cispo_loss
+
+def _cases_cispo(rng):
+    """cispo_loss: TRL's cap, verl's bounds, a floor, r = 1."""
+    C = "cispo_loss"
+    cases = []
     trl = _tokens(rng, (5.0,), n_random=20)
     cases += _loss_cases(C, _cispo_wrongs, "TRL's form, a cap of 5 and no lower bound", "cispo", trl, (5.0,))
     verl = _tokens(rng, (0.8, 1.28))
@@ -499,8 +510,12 @@ def build_cases(variant):
                          {"weight_low": 0.5}, keys=("grad", "clipped"))
     cases += _loss_cases(C, _cispo_wrongs, _ON_POLICY, "cispo", _on_policy(rng),
                          (5.0,), keys=("grad", "loss"))
+    return cases
 
-    # --- stale_sequence_mask
+
+def _cases_stale_mask(rng):
+    """stale_sequence_mask: padding of every kind, drifts exactly on the threshold."""
+    cases = []
     drift = np.array([0.9, 0.9, 0.05, 0.05, 0.9, 0.4, -0.2, 0.7])
     batch = _responses(rng, [6, 11, 3, 12, 9, 1, 7, 12], 12, drift, 0.1, 0.5)
     # a negative advantage on a full row (no padding) too: a drift NaN from the padding drops only padded rows
@@ -522,8 +537,13 @@ def build_cases(variant):
     cases += _mask_cases("left padding given as lists of 0/1, -inf in the padding, threshold 0.25", "mask",
                          (left_new[:, ::-1], left_sampler[:, ::-1], np.array([-1.0, -2.0, -0.5, 0.7]),
                           left[2][:, ::-1].astype(int)), 0.25, keys=("keep",), as_lists=True)
+    return cases
 
-    # --- validation
+
+def _cases_validation(rng):
+    """Bad input to each of the four functions, each naming its argument."""
+    P, D, C, M = "ppo_clip_loss", "trl_delta_loss", "cispo_loss", "stale_sequence_mask"
+    cases = []
     new, old, adv = _tokens(rng, (0.8, 1.2), n_random=4)
     n = new.size
     bad = [
@@ -581,6 +601,15 @@ def build_cases(variant):
                    (m_new, m_sampler[:, :2], m_adv, m_mask, 0.5), "logp_sampler of shape [B, L - 1]", "logp_sampler"),
     ]
     return cases
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(29)``, the hand-made
+    ones (the open check's tokens, exact thresholds, the validation inputs) the same for everyone."""
+    rng = np.random.default_rng(variant.seed(29))
+    # one generator, drawn from in this order (each group's draws follow the previous group's)
+    return [*_cases_public(), *_cases_ppo(rng), *_cases_delta(rng), *_cases_cispo(rng), *_cases_stale_mask(rng),
+            *_cases_validation(rng)]
 
 
 _SYM, _HIGHER, _DUAL = "the symmetric clip 0.2", "clip-higher 0.2 / 0.28", "verl's dual clip c = 3 with clip-higher"

@@ -511,13 +511,9 @@ OPEN_ROUTER_TRAINER = np.array([[1.1, 1.0, 0.0], [0.0, 0.4, 2.1]])
 OPEN_TOKENS = np.array([0, 1])
 
 
-def build_cases(variant):
-    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(30)`` (30 is
-    variant 0's seed, the check's own), the hand-made ones fixed."""
+def _cases_public():
+    """The notebook's open checks: its queue, its two responses, its step and its two positions."""
     cases = []
-    rng = np.random.default_rng(variant.seed(30))
-
-    # --- public: the notebook's open checks
     cases.append(_staleness_case("the open check's queue, max_staleness 4", OPEN_VERSIONS, OPEN_TRAINER_VERSION, 4,
                                  "trl", group="public"))
     cases.append(_staleness_case("the open check's queue, max_off_policy_threshold 4", OPEN_VERSIONS,
@@ -531,8 +527,12 @@ def build_cases(variant):
     cases += [Case(f"the open check: {c.name}", "public", c.calls, c.judge)
               for c in _routing_cases("two positions, top 1", OPEN_EXPERTS, OPEN_ROUTER_ENGINE, OPEN_ROUTER_TRAINER,
                                       OPEN_TOKENS, 1, group="public", exact=True)]
+    return cases
 
-    # --- staleness
+
+def _cases_staleness(rng):
+    """staleness_kept: TRL's and verl's limits on a queue of lags 0 to 9, lists, lag 0."""
+    cases = []
     trainer_version = int(rng.integers(20, 40))
     queue = trainer_version - rng.permutation(np.arange(0, 10))
     for limit in (4, 0, 2):
@@ -544,8 +544,12 @@ def build_cases(variant):
                                  as_list=True))
     cases.append(_staleness_case("every sample of the current version, limit 0", np.full(3, trainer_version),
                                  trainer_version, 0, "trl"))
+    return cases
 
-    # --- weights
+
+def _cases_weights(rng):
+    """decoupled_weights on padded GRPO groups; also the group the validation cases break."""
+    cases = []
     group = _batch(rng, [5, 9, 3, 7], 9, spread_prox=0.3, spread_cur=0.15)
     cases += _weights_cases("a GRPO group of four responses (NaN padding)", *group)
     capped = _batch(rng, [6, 4, 8], 8, spread_prox=0.8, spread_cur=0.3, eps=(0.2, 0.28), cap=2.0)
@@ -560,8 +564,12 @@ def build_cases(variant):
     stale = _batch(rng, [7, 7, 5, 6], 7, spread_prox=1.0, spread_cur=0.6, eps=(0.1, 0.3), cap=3.0)
     cases += _weights_cases("a stale sampler: ratios beyond both clip bounds, cap 3, eps 0.1 / 0.3", *stale,
                             eps=(0.1, 0.3), cap=3.0, keys=("truncated", "surrogate", "gradient"))
+    return cases, group
 
-    # --- expectation
+
+def _cases_expectation(rng):
+    """surrogate_expectation over a whole vocabulary, a sampler that underflows."""
+    cases = []
     cases += _expectation_cases("a step of 6 tokens", *_step(rng, 6, spread_prox=0.5, spread_cur=0.4))
     cases += _expectation_cases("a step of 8 tokens, cap 2, eps 0.2 / 0.28",
                                 *_step(rng, 8, spread_prox=1.0, spread_cur=0.5, eps=(0.2, 0.28), cap=2.0),
@@ -575,8 +583,12 @@ def build_cases(variant):
     rare = (np.array([0.2, 1.0, -0.5, 0.4]), np.array([0.0, 1.2, -0.4, 0.3]), np.array([0.0, -900.0, 2.0, 0.5]),
             np.round(rng.normal(size=4), 3) + np.array([0.0, 2.0, 0.0, 0.0]))
     cases += _expectation_cases("a token the sampler almost never draws (its probability underflows)", *rare)
+    return cases
 
-    # --- routing
+
+def _cases_routing(rng):
+    """routed_logprobs: top-k routing replayed; also the inputs the validation cases break."""
+    cases = []
     experts = rng.normal(scale=2.0, size=(8, 6, 5))
     tokens = rng.integers(0, 5, size=8)
     engine, trainer = _routers(rng, 8, 6, 2, noise=0.5)
@@ -590,8 +602,12 @@ def build_cases(variant):
     big = _routers(rng, 4, 5, 2, noise=0.5)
     cases += _routing_cases("logits of order 1e3", 1000.0 + rng.normal(scale=50.0, size=(4, 5, 6)), big[0] * 1000.0,
                             big[1] * 1000.0, rng.integers(0, 6, size=4), 2, keys=("engine", "replayed"))
+    return cases, (experts, engine, trainer, tokens)
 
-    # --- validation
+
+def _cases_validation(group, experts, engine, trainer, tokens):
+    """Bad input to each of the four functions (the group and routing inputs above, broken one way each)."""
+    cases = []
     lb, lp, lc, a, m = group
     cases += [
         error_case("staleness: a sample from a later version", "staleness_kept", ([5, 9], 8, 2, "trl"),
@@ -640,6 +656,18 @@ def build_cases(variant):
                    "expert_logits"),
     ]
     return cases
+
+
+def build_cases(variant):
+    """The cases of one student's hidden inputs: the random ones drawn from ``variant.seed(30)`` (30 is
+    variant 0's seed, the check's own), the hand-made ones fixed."""
+    rng = np.random.default_rng(variant.seed(30))
+    # one generator, drawn from in this order (each group's draws follow the previous group's)
+    public, staleness = _cases_public(), _cases_staleness(rng)
+    weights, group = _cases_weights(rng)
+    expectation = _cases_expectation(rng)
+    routing, routed = _cases_routing(rng)
+    return [*public, *staleness, *weights, *expectation, *routing, *_cases_validation(group, *routed)]
 
 
 _GROUP = "a GRPO group of four responses (NaN padding)"
