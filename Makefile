@@ -27,7 +27,8 @@ test: $(STAMP)
 ## run, no notebook, no browser, no hub): a couple of minutes on 2 cores. make test stays the gate.
 check: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not slow and not browser and not postgres" \
-	  tests/test_reference_*.py tests/test_checks_*.py course autograder/reference
+	  tests/test_reference_*.py tests/test_checks_*.py tests/test_import_layers.py tests/test_function_length.py \
+	  course autograder/reference
 
 ## make demo: build the releases, grade a simulated class in a scratch copy (module6, then module6_further), print the grade tables
 demo: $(STAMP)
