@@ -19,6 +19,7 @@ import pytest
 from autograder.authoring import scratch_course
 from autograder.demo.compare import IN_KERNEL_CONFIG, compare, freeze_code, imported_from
 from autograder.demo.simulate import answer_cells, write_class
+from conftest import with_lazy_imports
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
 
@@ -50,7 +51,7 @@ def courses(tmp_path_factory):
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", scratch_course.ASSIGNMENT, "--jobs", "2",
                            "--report", str(ours / "report.jsonl"), "--no-progress"], cwd=ours, text=True,
                           capture_output=True, env={"PATH": env_path + ":/usr/bin:/bin", "HOME": str(base),
-                                                    "PYTHONPATH": str(code)})
+                                                    "PYTHONPATH": with_lazy_imports(str(code))})
     assert proc.returncode == 0, proc.stderr + proc.stdout
     (ours / "nbgrader.log").write_text(theirs.stdout)
     return course, ours
