@@ -66,3 +66,17 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], object], key
 def writable_copy(shared: Path, target: Path) -> Path:
     """A copy of a shared build (or part of one) for a test to change; links are copied as links."""
     return Path(shutil.copytree(shared, target, symlinks=True))
+
+
+def released_course(tmp_path_factory, stems, assignment: str | None = None) -> Path:
+    """A scratch course of ``stems`` with ``assignment`` released (``nbgrader generate_assignment``, so
+    in its gradebook too), nobody submitted: once per run for these stems; read-only (copy it)."""
+    from autograder.authoring.scratch_course import ASSIGNMENT, generate_release, make_course_copy
+
+    assignment = assignment or ASSIGNMENT
+    stems = tuple(sorted(stems))
+
+    def build(folder: Path) -> None:
+        generate_release(make_course_copy(folder / "course", stems=stems), assignment)
+
+    return built_once(tmp_path_factory, "released", build, key=(stems, assignment)) / "course"

@@ -20,6 +20,7 @@ from autograder.authoring import scratch_course
 from autograder.demo.compare import IN_KERNEL_CONFIG, compare, freeze_code, imported_from
 from autograder.demo.simulate import answer_cells, write_class
 from conftest import with_lazy_imports
+from run_cache import released_course, writable_copy
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
 
@@ -30,8 +31,7 @@ def courses(tmp_path_factory):
     stems = [s for s in STEMS if s in scratch_course.notebook_stems()]
     if len(stems) < 1:
         pytest.fail("the source notebooks for the equivalence test are missing")
-    course = scratch_course.make_course_copy(base / "nbgrader", stems=stems)
-    scratch_course.generate_release(course)
+    course = writable_copy(released_course(tmp_path_factory, stems), base / "nbgrader")
     first_code = next(gid for gid, kind in answer_cells(stems[-1], course) if kind == "code")
     write_class(course, {"ada": "solutions", "ben": "untouched",
                          "cai": f"solutions+wrong:{stems[-1]}:{first_code}"})
