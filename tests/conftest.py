@@ -11,6 +11,8 @@ that module); the module is the unit whatever they say.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,23 @@ import pytest
 # configuration folder): a notebook with no id must stop, whoever runs the suite. Kernels and
 # subprocesses inherit it; the tests of remember_id point it at a file of their own.
 os.environ["MODULE6_STUDENT_ID_FILE"] = "/nonexistent/module6-tests/student_id"
+
+#: Stand-ins that only defer work, first on the path of this process and of every process it starts
+#: (tests/lazy_imports/rfc3987_syntax.py: the 1.6 s parser build that every nbgrader, autograder and
+#: Jupyter process paid at start is done on first use, which none of them makes). A test that gives a
+#: subprocess an environment of its own can add it with :func:`with_lazy_imports`.
+LAZY_IMPORTS = str(Path(__file__).resolve().parent / "lazy_imports")
+collect_ignore = ["lazy_imports"]
+
+
+def with_lazy_imports(pythonpath: str = "") -> str:
+    """``pythonpath`` (a PYTHONPATH value) with :data:`LAZY_IMPORTS` first."""
+    return os.pathsep.join([LAZY_IMPORTS, *(p for p in pythonpath.split(os.pathsep) if p and p != LAZY_IMPORTS)])
+
+
+os.environ["PYTHONPATH"] = with_lazy_imports(os.environ.get("PYTHONPATH", ""))
+if LAZY_IMPORTS not in sys.path:
+    sys.path.insert(0, LAZY_IMPORTS)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

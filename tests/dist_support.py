@@ -7,7 +7,6 @@ Dependencies come from the package index through pip's cache (warm after ``make`
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -15,6 +14,8 @@ import sys
 import venv
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.run_cache import built_once
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,20 +51,13 @@ def shared_wheels(tmp_path_factory) -> Wheels:
     """The two wheels, built once per test run and read by every test (and xdist worker) that needs them.
 
     Tests only read the wheels (list, unzip, install them into their own fresh venvs), so one build
-    serves them all: it lands in the run's temporary root, which the xdist workers of one run share
-    (each worker's base temp is a folder inside it), under a lock so a second worker waits for the
-    first build instead of starting its own. A new run builds again from the checkout as it is then.
+    serves them all (:func:`tests.run_cache.built_once`).
     """
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = root / "shared-wheels"
-    with open(root / "shared-wheels.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (folder / "built").exists():
-            shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
-            build_wheels(folder / "dist")
-            (folder / "built").write_text("")
-    return _wheels_in(folder / "dist")
+    def build(folder: Path) -> None:
+        build_wheels(folder / "dist")
+        shutil.rmtree(folder / "dist-source")  # the build's private copy of the sources
+
+    return _wheels_in(built_once(tmp_path_factory, "wheels", build) / "dist")
 
 
 def _wheels_in(dest: Path) -> Wheels:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import platform
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from hostile import toy
+from run_cache import built_once, writable_copy
 
 TESTS = Path(__file__).resolve().parent
 PODLIKE = TESTS.parent / "deploy" / "hub" / "podlike.py"
@@ -167,15 +167,15 @@ def graded_by_the_host(folder: Path) -> Path:
 
 
 def copy(graded: Path, folder: Path) -> Path:
-    return Path(shutil.copytree(graded, folder / "course", symlinks=True))
+    return writable_copy(graded, folder / "course")
 
 
-# The two fixtures both doors modules use (each module imports them: a module-scoped fixture is built once per
-# module that uses it, so each module stays its own work unit with its own graded class).
-@pytest.fixture(scope="module")
+# The two fixtures both doors modules use (each module imports them). The host-graded class is built once per
+# test run, whichever module (and xdist worker) asks first; every test changes a copy of it.
+@pytest.fixture(scope="session")
 def host_graded(tmp_path_factory) -> Path:
-    """:func:`graded_by_the_host`, once per test module."""
-    return graded_by_the_host(tmp_path_factory.mktemp("host"))
+    """:func:`graded_by_the_host`, once per test run (:func:`run_cache.built_once`); read-only."""
+    return built_once(tmp_path_factory, "doors-host-graded", graded_by_the_host) / "course"
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 from autograder.authoring import scratch_course
 from autograder.grading.batch import Options, run
 from autograder.demo.simulate import write_class
+from run_cache import released_course, writable_copy
 
 STEM = "15_stable_log_softmax"
 #: A concept exercise whose numbers vary per student: Dask's workers must grade each student's own.
@@ -17,12 +18,11 @@ VARYING = "09_sequence_ppl"
 
 
 @pytest.mark.slow
-def test_dask_cluster_matches_process_pool(tmp_path):
+def test_dask_cluster_matches_process_pool(tmp_path, tmp_path_factory):
     distributed = pytest.importorskip("distributed")
     if STEM not in scratch_course.notebook_stems():
         pytest.fail(f"source notebook {STEM} is missing")
-    local = scratch_course.make_course_copy(tmp_path / "local", stems=[VARYING, STEM])
-    scratch_course.generate_release(local)
+    local = writable_copy(released_course(tmp_path_factory, [VARYING, STEM]), tmp_path / "local")
     write_class(local, {"ada": "solutions", "ben": "untouched", "cai": "solutions"})
     # One course secret for both copies, so that both draw the same hidden inputs per student.
     from autograder.variants import course_secret

@@ -19,6 +19,8 @@ import pytest
 from autograder.authoring import scratch_course
 from autograder.demo.compare import IN_KERNEL_CONFIG, compare, freeze_code, imported_from
 from autograder.demo.simulate import answer_cells, write_class
+from conftest import with_lazy_imports
+from run_cache import released_course, writable_copy
 
 STEMS = ["09_sequence_ppl", "15_stable_log_softmax"]
 
@@ -29,8 +31,7 @@ def courses(tmp_path_factory):
     stems = [s for s in STEMS if s in scratch_course.notebook_stems()]
     if len(stems) < 1:
         pytest.fail("the source notebooks for the equivalence test are missing")
-    course = scratch_course.make_course_copy(base / "nbgrader", stems=stems)
-    scratch_course.generate_release(course)
+    course = writable_copy(released_course(tmp_path_factory, stems), base / "nbgrader")
     first_code = next(gid for gid, kind in answer_cells(stems[-1], course) if kind == "code")
     write_class(course, {"ada": "solutions", "ben": "untouched",
                          "cai": f"solutions+wrong:{stems[-1]}:{first_code}"})
@@ -50,7 +51,7 @@ def courses(tmp_path_factory):
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", scratch_course.ASSIGNMENT, "--jobs", "2",
                            "--report", str(ours / "report.jsonl"), "--no-progress"], cwd=ours, text=True,
                           capture_output=True, env={"PATH": env_path + ":/usr/bin:/bin", "HOME": str(base),
-                                                    "PYTHONPATH": str(code)})
+                                                    "PYTHONPATH": with_lazy_imports(str(code))})
     assert proc.returncode == 0, proc.stderr + proc.stdout
     (ours / "nbgrader.log").write_text(theirs.stdout)
     return course, ours

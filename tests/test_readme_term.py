@@ -49,6 +49,7 @@ import pytest
 from autograder.assignment import COURSE_ID
 from autograder.authoring.scratch_course import REPO_ROOT, make_course_copy
 from autograder.demo.simulate import Profile, submission
+from conftest import with_lazy_imports
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("nbgrader")]
 
@@ -113,7 +114,8 @@ class Term:
         (base / "plugins").mkdir()
         (base / "plugins" / "module6_test_late.py").write_text(PLUGIN)
         self.env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "JUPYTER_CONFIG_DIR": str(user_config),
-                    "PYTHONPATH": str(base / "plugins"), "JUPYTER_DATA_DIR": str(base / "data")}
+                    "PYTHONPATH": with_lazy_imports(str(base / "plugins")),
+                    "JUPYTER_DATA_DIR": str(base / "data")}
         self.log: list = []
 
     def sh(self, line: str, *, env: dict | None = None, ok: bool = True) -> subprocess.CompletedProcess:

@@ -36,6 +36,7 @@ import pytest
 from autograder.authoring.scratch_course import ASSIGNMENT, COURSE_ID, make_course_copy, run_nbgrader
 from autograder.demo.simulate import Profile, submission
 from autograder.insight.results import load_rows
+from conftest import with_lazy_imports
 
 # One term at a time, on the worker that runs nbgrader (the module fixture must not run on two workers).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
@@ -87,7 +88,7 @@ def _student_env(user: str, home: Path) -> dict:
     # an interpreter of the same version with the environment's packages on their path instead.
     paths = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     return {"PATH": "/usr/bin:/bin", "HOME": str(home), "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
-            "PYTHONPATH": os.pathsep.join(paths)}
+            "PYTHONPATH": with_lazy_imports(os.pathsep.join(paths))}
 
 
 #: The hub's student environment (deploy/hub/localhub.py's ENVS): outside any checkout, so students can run

@@ -28,24 +28,39 @@ IDS = ['<img src=x onerror="window.__pwned=1">', '";window.__pwned=2;//', "</scr
 NAMES = ('<img src=x onerror="window.__pwned=4">', "</script><script>window.__pwned=5</script>")
 
 
-def _course(tmp_path_factory, *, escaped: bool):
-    from nbgrader.api import Gradebook
-
-    from autograder.authoring.scratch_course import ASSIGNMENT, COURSE_ID, generate_release, make_course_copy
-    from autograder.demo.simulate import write_class
+def _graded(folder):
+    """Exercise 09 released and ann's solutions graded, in ``folder / "course"`` (built once per run)."""
     import subprocess
     import sys
 
-    course = make_course_copy(tmp_path_factory.mktemp("guard") / "course", stems=[STEM])
-    if not escaped:  # the first layer missed everywhere: only the policy stands
-        config = course / "nbgrader_config.py"
-        config.write_text("import autograder.feedback.formgrader_guard as _guard\n"
-                          "_guard.ESCAPE = False\n" + config.read_text())
+    from autograder.authoring.scratch_course import ASSIGNMENT, generate_release, make_course_copy
+    from autograder.demo.simulate import write_class
+
+    course = make_course_copy(folder / "course", stems=[STEM])
     generate_release(course)
     write_class(course, {"ann": "solutions"})
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--no-progress"], cwd=course,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def _course(tmp_path_factory, *, escaped: bool):
+    """A copy of the graded course whose gradebook then gets the hostile ids and names.
+
+    Both servers serve a copy of one graded course: formgrader renders every page (and, through
+    ``formgrader_guard``, with or without escaping) when it is asked for, from the gradebook and
+    ``autograded/``, neither of which the escaping setting changes."""
+    from nbgrader.api import Gradebook
+
+    from autograder.authoring.scratch_course import COURSE_ID
+    from run_cache import built_once, writable_copy
+
+    course = writable_copy(built_once(tmp_path_factory, "guard-graded", _graded) / "course",
+                           tmp_path_factory.mktemp("guard") / "course")
+    if not escaped:  # the first layer missed everywhere: only the policy stands
+        config = course / "nbgrader_config.py"
+        config.write_text("import autograder.feedback.formgrader_guard as _guard\n"
+                          "_guard.ESCAPE = False\n" + config.read_text())
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
         ann = gb.find_student("ann")
         ann.first_name, ann.last_name = NAMES
