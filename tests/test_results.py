@@ -141,3 +141,16 @@ def test_readers_of_results_do_not_import_the_grader_for_them():
 def test_the_results_module_sits_on_the_bottom_floor():
     imported = {name for name in _imports(ROOT / "autograder" / "results.py") if name.startswith("autograder")}
     assert not imported, imported
+
+
+def test_the_in_kernel_check_prints_the_text_and_carries_the_record():
+    # A hidden test cell graded by plain nbgrader: its points are a float whose output carries the record.
+    from IPython.core.formatters import DisplayFormatter
+
+    from autograder.checks import Points
+
+    record = GroupVerdict.from_result(_result()).to_json()
+    points = Points(0.6, record)
+    assert points == 0.6 and isinstance(points, float) and repr(points) == "0.6"
+    data, metadata = DisplayFormatter().format(points)
+    assert data == {"text/plain": "0.6"} and metadata == {METADATA_KEY: record}

@@ -147,4 +147,5 @@ def grade(stem: str, group: str, namespace: dict) -> float:
     return Points(float(result.points_earned), record.to_json())
 
 
-__all__ = ["CHECKS", "Case", "Central", "CheckResult", "ExerciseCheck", "Gate", "Group", "Verdict", "grade", "judge", "plan", "run_check"]
+__all__ = ["CHECKS", "Case", "Central", "CheckResult", "ExerciseCheck", "Gate", "Group", "Points", "Verdict", "grade", "judge", "plan",
+           "run_check"]
