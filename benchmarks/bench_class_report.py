@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.demo.simulated_results import simulated_rows  # noqa: E402
-from autograder.grading.report import write_jsonl  # noqa: E402
+from autograder.results import write_jsonl  # noqa: E402
 from autograder.insight import report as class_report  # noqa: E402
 
 PLANT = {

@@ -177,11 +177,10 @@ def test_the_cap_is_told_once_per_notebook_and_a_passing_capped_group_says_so():
     ], lines
     assert "is wrong" not in result.feedback()
     # The batch grader's test cells and the feedback pages tell it the same way, from the same result.
-    from autograder.feedback.page import group_record
-    from autograder.grading.worker import verdict_text
+    from autograder.results import GroupVerdict, verdict_text
 
     first, second = result.groups
-    assert verdict_text(first).splitlines()[1] == capped[0]
-    assert verdict_text(second, cap_told=True).splitlines()[1] == capped[1]
-    record = group_record(second, ran={case.name for case in second.cases}, cap_told=False)
+    assert verdict_text(GroupVerdict.from_result(first)).splitlines()[1] == capped[0]
+    assert verdict_text(GroupVerdict.from_result(second, cap_told=True)).splitlines()[1] == capped[1]
+    record = GroupVerdict.from_result(second, ran={case.name for case in second.cases}, cap_told=False).to_json()
     assert record["capped"].startswith("every case passed, but the points are capped: the central idea (")

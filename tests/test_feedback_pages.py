@@ -13,6 +13,7 @@ from autograder.checks._core import CaseResult, GroupResult
 from autograder.feedback import page as feedback
 from autograder.feedback.markdown import PAGE_FORMULAS, markdown_html
 from autograder.feedback.math_markup import mathml
+from autograder.results import METADATA_KEY, GroupVerdict, misconceptions_of
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -24,7 +25,7 @@ def _group(passed_flags, *, misconception="top-p-keeps-extra", ran=None):
                              None if ok else misconception, 1.0) for i, ok in enumerate(passed_flags))
     group = GroupResult("top_p", "top_p_distribution: the nucleus", 1.0, 3.0, cases)
     names = {c.name for c in cases} if ran is None else set(ran)
-    return feedback.group_record(group, ran=names, reason="exited")
+    return GroupVerdict.from_result(group, ran=names, reason="exited").to_json()
 
 
 def _notebook(record, *, answer_outputs=()):
@@ -38,7 +39,7 @@ def _notebook(record, *, answer_outputs=()):
     test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_top_p", "points": 3}
     test.outputs = [nbformat.v4.new_output("stream", name="stdout", text="printed summary\n"),
                     nbformat.v4.new_output("execute_result", data={"text/plain": "1.0"},
-                                           metadata={feedback.METADATA_KEY: record})]
+                                           metadata={METADATA_KEY: record})]
     return nbformat.v4.new_notebook(cells=[md, answer, test])
 
 
@@ -72,8 +73,8 @@ def test_misconception_keys_come_from_the_data():
     record = _group([False, True, False])
     assert record["misconceptions"] == ["top-p-keeps-extra"]
     cell = _notebook(record).cells[2]
-    assert feedback.misconceptions_of(cell) == ["top-p-keeps-extra"]
-    assert feedback.misconceptions_of(nbformat.v4.new_code_cell("x")) == []
+    assert misconceptions_of(cell) == ["top-p-keeps-extra"]
+    assert misconceptions_of(nbformat.v4.new_code_cell("x")) == []
     passed = _group([True, True])
     assert passed["misconceptions"] == []
 

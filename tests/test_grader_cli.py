@@ -12,7 +12,7 @@ import pytest
 
 from hostile import toy
 from autograder.grading.batch import Options, run
-from autograder.grading.report import KEYS
+from autograder.results import KEYS
 from autograder.grading.sandbox import Sandbox, SandboxWarning
 
 

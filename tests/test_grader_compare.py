@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from autograder.demo.compare import explain, freeze_code, imported_from
+from autograder.results import METADATA_KEY, CaseVerdict, GroupVerdict, verdict_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +34,16 @@ def _error(ename, evalue):
 
 def _points(value):
     return nbformat.v4.new_output("execute_result", data={"text/plain": repr(value)}, execution_count=1)
+
+
+def _graded(points, *cases):
+    """A test cell's outputs as either grader writes them: the verdict text, then the points carrying
+    the record. ``cases``: ``(name, message)``, "" for a passed case."""
+    record = GroupVerdict("t", "T", float(points), 3.0, tuple(
+        CaseVerdict(name, not message, message=message) for name, message in cases))
+    return [_stdout(verdict_text(record) + "\n"),
+            nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(points))}, execution_count=1,
+                                   metadata={METADATA_KEY: record.to_json()})]
 
 
 def test_frozen_copy_is_what_a_fresh_python_imports(tmp_path):
@@ -55,7 +66,7 @@ def test_frozen_copy_needs_a_new_directory(tmp_path):
 
 
 def test_half_written_checks_in_the_kernel_are_nbgrader_side():
-    ours = [_stdout("Alignment: 3 / 3 points\n  [PASS] a case\n"), _points(3.0)]
+    ours = _graded(3, ("a case", ""))
     theirs = [_error("ImportError", "cannot import name 'answer' from 'autograder.checks._concept_answers'")]
     cause, detail = explain(theirs, ours, grader_status="graded")
     assert cause == "nbgrader-error"
@@ -64,11 +75,10 @@ def test_half_written_checks_in_the_kernel_are_nbgrader_side():
 
 @pytest.mark.parametrize("theirs, cause", [
     ([_error("CellTimeoutError", "")], "nbgrader-timeout"),
-    ([_stdout("T: 2 / 3 points\n  [FAIL] big: the call did not finish within 10 s\n"), _points(2.0)],
-     "nbgrader-call-timeout"),
+    (_graded(2, ("big", "the call did not finish within 10 s")), "nbgrader-call-timeout"),
 ])
 def test_timeouts_in_the_kernel_are_reported_as_such(theirs, cause):
-    ours = [_stdout("T: 3 / 3 points\n  [PASS] big\n"), _points(3.0)]
+    ours = _graded(3, ("big", ""))
     assert explain(theirs, ours, grader_status="graded")[0] == cause
 
 
@@ -78,20 +88,21 @@ def test_a_failed_nbgrader_run_is_not_graded():
 
 
 def test_grader_side_failures_are_named():
-    theirs = [_stdout("T: 3 / 3 points\n  [PASS] big\n"), _points(3.0)]
-    timed_out = [_stdout("T: 0 / 3 points\n  [FAIL] big: the answer could not be run for this case\n"), _points(0.0)]
+    theirs = _graded(3, ("big", ""))
+    timed_out = _graded(0, ("big", "the answer could not be run for this case"))
     assert explain(theirs, timed_out, grader_status="timeout")[0] == "grader-timeout"
-    call = [_stdout("T: 2 / 3 points\n  [FAIL] big: the call did not finish within 10 s\n"), _points(2.0)]
+    call = _graded(2, ("big", "the call did not finish within 10 s"))
     assert explain(theirs, call, grader_status="graded")[0] == "grader-call-timeout"
     assert explain(theirs, None)[0] == "grader-error"
 
 
 def test_a_clean_disagreement_stays_unexplained_and_names_the_cases():
-    theirs = [_stdout("T: 1.5 / 3 points\n  [PASS] a\n  [FAIL] b: wrong\n"), _points(1.5)]
-    ours = [_stdout("T: 3 / 3 points\n  [PASS] a\n  [PASS] b\n"), _points(3.0)]
+    theirs = _graded(1.5, ("a", ""), ("b", "wrong"))
+    ours = _graded(3, ("a", ""), ("b", ""))
     cause, detail = explain(theirs, ours, grader_status="graded")
     assert cause is None
-    assert "[FAIL] b: wrong" in detail
+    assert "nbgrader-only failures ['b: wrong'], grader-only failures []" in detail
+    assert "no verdict record" not in detail
 
 
 def test_stderr_in_the_kernel_is_a_disagreement_not_an_excuse():
@@ -108,7 +119,7 @@ def test_stderr_in_the_kernel_is_a_disagreement_not_an_excuse():
 
 def test_every_report_status_but_graded_has_a_cause_and_a_sentence():
     from autograder.demo.compare import GRADER_CAUSES, STATUS_CAUSES
-    from autograder.grading.statuses import Status
+    from autograder.results import Status
 
     assert set(STATUS_CAUSES) == set(Status) - {Status.GRADED}
     assert len(set(STATUS_CAUSES.values())) == len(STATUS_CAUSES)
@@ -117,8 +128,8 @@ def test_every_report_status_but_graded_has_a_cause_and_a_sentence():
         assert status.meaning.strip() and status.meaning[0].islower() and not status.meaning.endswith(".")
 
 
-_FULL = [_stdout("T: 3 / 3 points\n  [PASS] a\n"), _points(3.0)]
-_NOTHING = [_stdout("T: 0 / 3 points\n  [FAIL] a: the answer could not be run for this case\n"), _points(0.0)]
+_FULL = _graded(3, ("a", ""))
+_NOTHING = _graded(0, ("a", "the answer could not be run for this case"))
 
 
 @pytest.mark.parametrize("status, cause, words", [
@@ -166,3 +177,13 @@ def test_a_notebook_wide_row_gives_every_cell_of_the_notebook_its_status(tmp_pat
     assert status_of(statuses, "a", "15_x", "test_public") == "symlink"
     assert status_of(statuses, "b", "15_x", "test_public") == "timeout"
     assert status_of(statuses, "b", "15_x", "test_numerics") is None
+
+
+def test_the_printed_verdict_is_never_read_back():
+    # Only the records count: a cell whose printed text claims a failure or a timed-out call, with no
+    # record behind it, names no failure and no call timeout (and says that its record is missing).
+    printed = [_stdout("T: 1 / 3 points\n  [FAIL] b: the call did not finish within 10 s\n"), _points(1.0)]
+    cause, detail = explain(printed, _graded(3, ("b", "")), grader_status="graded")
+    assert cause is None
+    assert "nbgrader-only failures [], grader-only failures []" in detail
+    assert "no verdict record in nbgrader's test cell" in detail

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from autograder.grading import report
+from autograder import results
 from autograder.feedback.page import STATUS_WORDS
-from autograder.grading.statuses import NOT_GRADED, Status
+from autograder.results import NOT_GRADED, Status
 
 
 def _row(student, status, grade_id="test_a", score=0.0):
@@ -30,7 +30,7 @@ def test_the_summary_counts_every_status_in_one_column():
     rows += [_row(f"n{i}", status, grade_id=None) for i, status in enumerate(sorted(NOT_GRADED))]
     rows.append({**_row("f", Status.BAD_TIMESTAMP, grade_id=None), "notebook": "timestamp.txt",
                  "feedback": "timestamp.txt holds no date"})
-    text = report.summary(rows, graded=5, skipped=0, failures=0, seconds=1.0)
+    text = results.summary(rows, graded=5, skipped=0, failures=0, seconds=1.0)
     line = next(line for line in text.splitlines() if line.startswith("15_x"))
     students, mean, manual, errors, timeouts, missing = line.split()[1:]
     assert (students, manual, errors, timeouts, missing) == (str(len(rows) - 1), "1", str(1 + len(NOT_GRADED)),

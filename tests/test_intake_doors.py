@@ -23,7 +23,7 @@ import pytest
 
 from hostile import toy
 from autograder.grading import intake
-from autograder.grading.statuses import Status
+from autograder.results import Status
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from autograder.demo.simulated_results import simulated_rows
-from autograder.grading.report import KEYS, normalise, write_jsonl
+from autograder.results import KEYS, normalise, write_jsonl
 from autograder.insight import report as class_report
 from autograder.insight.catalogue import catalogue, of_notebook
 from autograder.grading.errors import GradingError

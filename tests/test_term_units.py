@@ -198,14 +198,14 @@ def test_only_nbgrader_settings_pass_through(capsys):
 
 
 def test_the_summary_names_unreadable_notebooks_and_disputed_claims():
-    from autograder.grading import report
-    from autograder.grading.statuses import Status
+    from autograder import results
+    from autograder.results import Status
 
     rows = [{"student": "eve", "notebook": "15_x", "grade_id": "test_a", "score": 0.0, "max_score": 2.0,
              "status": Status.UNREADABLE, "feedback": "not run", "misconceptions": []},
             {"student": "dan", "notebook": "timestamp.txt", "grade_id": None, "score": None, "max_score": None,
              "status": Status.TIMESTAMP_DISPUTED, "feedback": "claims 09:00, received 12:00"}]
-    text = report.summary(rows, graded=1, skipped=0, failures=0, seconds=1.0)
+    text = results.summary(rows, graded=1, skipped=0, failures=0, seconds=1.0)
     line = next(line for line in text.splitlines() if line.startswith("15_x"))
     assert line.split()[1:] == ["1", "0.0", "0", "1", "0", "0"]  # one student, counted with the errors
     assert "dan: claims 09:00, received 12:00" in text and "timestamp.txt" not in text.split("---")[0]

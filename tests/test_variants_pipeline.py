@@ -235,7 +235,7 @@ def test_variants_command_on_the_graded_course(course, capsys):
 
 def test_report_from_a_results_file_reads_the_same_evidence(course, tmp_path):
     """Rows from `autograder grade --report FILE` carry no values: the report reads them from autograded/."""
-    from autograder.grading.report import write_jsonl
+    from autograder.results import write_jsonl
     from autograder.insight import report as class_report
     from autograder.insight.results import load_rows
 

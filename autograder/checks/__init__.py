@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Iterable, Mapping, Sequence
 
+from autograder.results import METADATA_KEY, GroupVerdict, verdict_text
 from autograder.checks._core import (
     IN_PROCESS_TIMEOUT, Case, Central, CheckResult, ExerciseCheck, Gate, Group, Outcome, Verdict, judge_cases, perform_cases,
 )
@@ -121,15 +122,32 @@ def _variant_shown(stem: str, namespace) -> object:
     return None
 
 
+class Points(float):
+    """The points a hidden test cell returns: a float, shown as one (nbgrader reads that text as partial
+    credit), whose display also carries the group's verdict record in the output's metadata, where the
+    batch grader puts it (``autograder.results.verdicts_of`` reads it from either)."""
+
+    def __new__(cls, value: float, record: dict):
+        points = super().__new__(cls, value)
+        points.record = record
+        return points
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": repr(float(self))}, {METADATA_KEY: self.record}
+
+
 def grade(stem: str, group: str, namespace: dict) -> float:
     """Body of a hidden test cell: print the group's feedback and return the points earned.
 
     nbgrader reads a number as a cell's last expression as partial credit; nothing is raised, so the
-    feedback never carries a traceback that would show the test cell's code.
+    feedback never carries a traceback that would show the test cell's code. The number is a
+    :class:`Points`: its output carries the verdict record too, as the batch grader's test cells do.
     """
     result = run_check(stem, namespace, [group])
-    print(result.groups[0].feedback())
-    return float(result.points_earned)
+    record = GroupVerdict.from_result(result.groups[0])
+    print(verdict_text(record))
+    return Points(float(result.points_earned), record.to_json())
 
 
-__all__ = ["CHECKS", "Case", "Central", "CheckResult", "ExerciseCheck", "Gate", "Group", "Verdict", "grade", "judge", "plan", "run_check"]
+__all__ = ["CHECKS", "Case", "Central", "CheckResult", "ExerciseCheck", "Gate", "Group", "Points", "Verdict", "grade", "judge", "plan",
+           "run_check"]

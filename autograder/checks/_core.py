@@ -21,6 +21,7 @@ import math
 from typing import Callable, Iterable, Mapping, Sequence
 
 from autograder.channel import Call, Raised, Returned, Unreadable, decode_outcome, perform_call
+from autograder.results import GroupVerdict, verdict_text
 
 Outcome = Returned | Raised | Unreadable
 
@@ -287,33 +288,9 @@ class GroupResult:
         return f"{lead} (the central idea is missing: see above)" if told else f"{lead}: {self.capped}"
 
     def feedback(self, *, cap_told: bool = False) -> str:
-        lines = [f"{self.title}: {_fmt(self.points_earned)} / {_fmt(self.points_available)} points"]
-        if self.capped:
-            lines.append(f"  [CAPPED] {self.cap_line(cap_told)}")
-        if self.gated:
-            lines.append(f"  [WITHHELD] {self.gated}")
-        # Failures that say the same thing (a missing import fails every case alike) are told once,
-        # where the first of them would have been, with the number of cases they cover.
-        rows: list = []  # per line: (mark, case names, message)
-        failing: dict = {}
-        for case in self.cases:
-            if case.passed:
-                rows.append(("PASS", [case.name], ""))
-            elif case.withheld:  # the group's [WITHHELD] line says why
-                if None not in failing:
-                    failing[None] = ("WITHHELD", [], "")
-                    rows.append(failing[None])
-                failing[None][1].append(case.name)
-            elif case.message in failing:
-                failing[case.message][1].append(case.name)
-            else:
-                failing[case.message] = ("FAIL", [case.name], case.message)
-                rows.append(failing[case.message])
-        for mark, names, message in rows:
-            more = len(names) - 1
-            text = f"  [{mark}] {names[0]}" + (f" and {more} more case{'s' if more > 1 else ''}" if more else "")
-            lines.append(text + (f": {message}" if message else ""))
-        return "\n".join(lines)
+        """The group's verdict as text: :func:`autograder.results.verdict_text` of its record, the one
+        text rendering every door prints (``cap_told``: the cap was told earlier in the same feedback)."""
+        return verdict_text(GroupVerdict.from_result(self, cap_told=cap_told))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,15 +35,15 @@ import nbformat
 
 PACKAGES = ("autograder", "course")
 from autograder.assignment import ASSIGNMENT, REPO_ROOT  # noqa: E402
-from autograder.grading.statuses import Status  # noqa: E402
+from autograder.results import GroupVerdict, Status, verdicts_of  # noqa: E402
 
-#: The in-process timeout of a check call, as the feedback line words it (see ``autograder.channel``).
+#: The timeout of a check call, as the judge's message of the case words it (see ``autograder.channel``).
 CALL_TIMEOUT = re.compile(r"did not finish within [0-9.]+ s")
 
 #: Causes where nbgrader's side did not really run the check; the batch grader is not to blame.
 NBGRADER_CAUSES = ("nbgrader-not-graded", "nbgrader-timeout", "nbgrader-call-timeout", "nbgrader-error")
 #: The cause a difference gets from the batch grader's status of the cell (``graded``: none, the outputs
-#: decide). Every status of :class:`~autograder.grading.statuses.Status` but ``graded`` has one; the
+#: decide). Every status of :class:`~autograder.results.Status` but ``graded`` has one; the
 #: sentence is the status's own meaning.
 STATUS_CAUSES = {
     Status.TIMEOUT: "grader-timeout",
@@ -176,6 +176,9 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
             grader_status: str | None = None) -> tuple:
     """``(cause, detail)`` for one test cell whose two scores differ; cause None when nothing explains it.
 
+    The cases that failed come from the verdict records both graders store with a test cell's points
+    (``autograder.results.GroupVerdict``), never from the verdict text they print.
+
     Parameters
     ----------
     nbgrader_outputs, grader_outputs : list or None
@@ -183,7 +186,7 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
     nbgrader_failed : bool
         nbgrader's log says this student's run failed (it then removes the autograded folder).
     grader_status : str, optional
-        The cell's ``status`` in the batch grader's report (a :class:`~autograder.grading.statuses.Status`;
+        The cell's ``status`` in the batch grader's report (a :class:`~autograder.results.Status`;
         for a notebook-wide row, such as ``symlink``, the notebook's).
     """
     if nbgrader_failed or nbgrader_outputs is None:
@@ -193,9 +196,8 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
             name, value = str(output.get("ename", "")), str(output.get("evalue", ""))
             cause = "nbgrader-timeout" if "timeout" in name.lower() else "nbgrader-error"
             return cause, f"the test cell raised {name}: {value}"[:300]
-    theirs_out = _text(nbgrader_outputs, "stdout")
-    ours_out = _text(grader_outputs or [], "stdout")
-    if CALL_TIMEOUT.search(theirs_out) and not CALL_TIMEOUT.search(ours_out):
+    theirs, ours = _record(nbgrader_outputs), _record(grader_outputs)
+    if _call_timed_out(theirs) and not _call_timed_out(ours):
         return "nbgrader-call-timeout", "a check call timed out in the student's kernel"
     status = _status(grader_status)
     if status is not None and status not in (Status.GRADED, Status.TIMEOUT, Status.ERROR):
@@ -204,18 +206,36 @@ def explain(nbgrader_outputs: list | None, grader_outputs: list | None, *, nbgra
         return "grader-error", "the batch grader wrote no autograded notebook"
     if status == Status.TIMEOUT:
         return STATUS_CAUSES[status], _because(status)
-    if CALL_TIMEOUT.search(ours_out) and not CALL_TIMEOUT.search(theirs_out):
+    if _call_timed_out(ours) and not _call_timed_out(theirs):
         return "grader-call-timeout", "a check call timed out in the sandbox"
     if status == Status.ERROR:
         return STATUS_CAUSES[status], _because(status)
-    theirs_fail = [line.strip() for line in theirs_out.splitlines() if "[FAIL]" in line]
-    ours_fail = [line.strip() for line in ours_out.splitlines() if "[FAIL]" in line]
+    theirs_fail, ours_fail = _failures(theirs), _failures(ours)
     stderr = _text(nbgrader_outputs, "stderr")
     detail = (f"nbgrader-only failures {sorted(set(theirs_fail) - set(ours_fail))}, "
               f"grader-only failures {sorted(set(ours_fail) - set(theirs_fail))}")
+    missing = [side for side, record in (("nbgrader's", theirs), ("the grader's", ours)) if record is None]
+    if missing:
+        detail += f"; no verdict record in {' and '.join(missing)} test cell"
     if stderr:
         detail += f"; nbgrader's cell wrote to stderr (scored 0 by nbgrader): {stderr.strip()[:200]!r}"
     return None, detail
+
+
+def _record(outputs: list | None) -> GroupVerdict | None:
+    """The verdict record a test cell's points output carries (both graders write one), or None."""
+    found = verdicts_of({"cell_type": "code", "outputs": outputs or []})
+    return GroupVerdict.from_json(found) if found is not None else None
+
+
+def _call_timed_out(record: GroupVerdict | None) -> bool:
+    """Whether a failed case of ``record`` is a check call that ran out of time (the judge's message)."""
+    return record is not None and any(CALL_TIMEOUT.search(case.message) for case in record.cases if not case.passed)
+
+
+def _failures(record: GroupVerdict | None) -> list:
+    """``"case: message"`` for each case of ``record`` that earned nothing (failed or withheld)."""
+    return [] if record is None else [f"{case.name}: {case.message}" for case in record.cases if not case.passed]
 
 
 def _status(value) -> Status | None:

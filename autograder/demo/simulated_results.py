@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Mapping
 
-from autograder.grading.statuses import Status
+from autograder.results import Status
 
 
 def _groups() -> dict:

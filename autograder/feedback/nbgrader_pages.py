@@ -45,6 +45,7 @@ from autograder.feedback import page as grader_feedback
 from autograder.feedback import withheld
 from autograder.feedback.markdown import inert_cell_source
 from autograder.feedback.math_markup import fit_markdown_headings, substitute_math
+from autograder.results import GroupVerdict, verdicts_of
 
 #: The folder holding the ``module6_feedback`` nbconvert template.
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -255,7 +256,7 @@ class ReadableFeedback(NbGraderPreprocessor):
         resources["module6_feedback_css"] = CSS
         reason = None
         for cell in nb.cells:
-            record = grader_feedback.verdicts_of(cell)
+            record = verdicts_of(cell)
             if record is not None and record.get("reason") and reason is None:
                 reason = record["reason"]
         # Whatever notebook this page is made from: nothing that ran after a hidden test is shown.
@@ -284,9 +285,9 @@ class ReadableFeedback(NbGraderPreprocessor):
         if cell.cell_type == "markdown":
             cell.source = math_to_mathml(cell.source)
             return cell, resources
-        record = grader_feedback.verdicts_of(cell)
+        record = verdicts_of(cell)
         if record is not None:
-            block = grader_feedback.verdict_html(record, 3)
+            block = grader_feedback.verdict_html(GroupVerdict.from_json(record), 3)
             # The verdict block replaces the printed summary; the points output stays for nbgrader.
             kept = [o for o in cell.outputs if o.get("output_type") != "stream"]
             cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": block})] + kept

@@ -2,9 +2,12 @@
 
 Rendered from the autograded notebook the grader built, whose test cells hold only their docstring:
 hidden test code, inputs and expected values never reach this page (they never existed in the
-notebook). Each test cell's points output carries the group's verdicts as data (metadata under
-:data:`METADATA_KEY`, written by :func:`group_record`); the page and the class report read them from
-there, never from the printed text.
+notebook). Each test cell's points output carries the group's verdict record as data
+(:class:`autograder.results.GroupVerdict`, in the metadata under ``autograder.results.METADATA_KEY``);
+the page and the class report read it from there, never from the printed text. :func:`verdict_html`
+is the one HTML rendering of a verdict (the text one is ``autograder.results.verdict_text``): it
+lives here because it is a fragment of this page, styled by :data:`STYLE` and pointing to its
+"What happened" section.
 
 The page is one self-contained file that reads offline: written answers and notebook prose are
 CommonMark rendered and sanitized by :mod:`autograder.feedback.markdown` (formulas are MathML made at
@@ -26,7 +29,7 @@ from autograder.feedback.markdown import frozen_html, markdown_html, written_ans
 from autograder.feedback.math_markup import fit_heading_levels
 from autograder.feedback.content_cache import PAGES
 from autograder.feedback.rubric import is_rubric_cell
-from autograder.grading.statuses import Status
+from autograder.results import GroupVerdict, Status, verdicts_of
 
 try:
     from pygments import highlight
@@ -40,8 +43,6 @@ except ImportError:  # pragma: no cover - pygments comes with nbconvert
     highlight = None
     _PYGMENTS_CSS = ""
 
-#: Key under which a test cell's points output carries its group's verdicts (see :func:`group_record`).
-METADATA_KEY = "autograder"
 #: Printed text kept per output on the page (the sandbox already caps what a cell may print).
 MAX_TEXT_CHARS = 10_000
 # What the written answers of one page may cost to format is bounded by markdown.Budget (PAGE_MARKDOWN_COST,
@@ -117,44 +118,6 @@ figure{margin:.5rem 0}figure img{max-width:100%;border:1px solid #eee}
 math[display=block]{margin:.6rem 0}
 code.tex{background:#f6f8fa}
 """
-
-
-# ----------------------------------------------------------------------------- verdicts as data
-
-def group_record(group, *, ran, reason: str | None = None, cap_told: bool = False) -> dict:
-    """The JSON-ready verdicts of one test group (a ``GroupResult``), stored with its points.
-
-    ``ran`` holds the names of the cases whose calls came back; the others did not run (a crash,
-    a timeout). ``misconceptions`` lists the keys the failed cases matched, once each, in case order.
-    ``capped`` is the cap's line (in full, or a pointer to where it was told when ``cap_told``) and
-    ``withheld`` the gate's sentence, "" when neither applies.
-    """
-    cases = []
-    keys: list = []
-    for case in group.cases:
-        did_run = case.name in ran
-        cases.append({"name": case.name, "passed": bool(case.passed), "ran": did_run,
-                      "message": "" if case.passed else case.message, "misconception": case.misconception})
-        if not case.passed and case.misconception and case.misconception not in keys:
-            keys.append(case.misconception)
-    return {"group": group.name, "title": group.title, "points_earned": float(group.points_earned),
-            "points_available": float(group.points_available), "cases": cases, "misconceptions": keys,
-            "reason": reason, "capped": group.cap_line(cap_told), "withheld": group.gated}
-
-
-def verdicts_of(cell) -> dict | None:
-    """The group record stored on a test cell's points output, or None (plain nbgrader, old results)."""
-    for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-        record = (output.get("metadata") or {}).get(METADATA_KEY)
-        if isinstance(record, dict) and isinstance(record.get("cases"), list):
-            return record
-    return None
-
-
-def misconceptions_of(cell) -> list:
-    """Misconception keys the failed cases of a test cell matched (``[]`` when none or unknown)."""
-    record = verdicts_of(cell)
-    return [key for key in record.get("misconceptions", []) if isinstance(key, str)] if record else []
 
 
 # ----------------------------------------------------------------------------- what went wrong
@@ -383,59 +346,58 @@ def _joined(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def verdict_html(record: dict, level: int) -> str:
-    cases = record["cases"]
-    passed = sum(1 for c in cases if c["passed"])
-    not_run = [c for c in cases if not c["ran"]]
+def verdict_html(record: GroupVerdict, level: int) -> str:
+    """The verdict as an HTML section under a heading of ``level``: a headline (passed, failed or not
+    run, with the points), the cap's and the gate's sentences, then one item per outcome. Failures
+    that teach the same thing are listed once with the names of all their cases; cases whose points
+    a gate withheld (their own verdict passed) are listed together as withheld, as the text says."""
+    cases = record.cases
+    passed = sum(1 for c in cases if c.passed)
+    not_run = [c for c in cases if not c.ran]
     if passed == len(cases):
         css, word, symbol = "passed", "Passed", "✔"
     elif not_run and len(not_run) == len(cases):
         css, word, symbol = "notrun", "Not run", "⊘"
     else:
         css, word, symbol = "failed", "Failed", "✘"
-    title = html.escape(record.get("title") or record.get("group") or "Tests")
-    points = f"{_fmt(record['points_earned'])} / {_fmt(record['points_available'])} points"
-    why = "was not run" if record.get("reason") in _REFUSED else "stopped early"
+    title = html.escape(record.title or record.group or "Tests")
+    points = f"{_fmt(record.points_earned)} / {_fmt(record.points_available)} points"
+    why = "was not run" if record.reason in _REFUSED else "stopped early"
     see = f"because your notebook {why} (see <a href='#what-happened'>What happened</a> at the top)"
     detail = (f"none of its {len(cases)} cases ran {see}" if css == "notrun"
               else f"{passed} of {len(cases)} cases passed")
     lines = [f"<section class='verdict {css}' aria-label='Tests: {title}'>",
              f"<h{level}><span class='tag' aria-hidden='true'>{symbol}</span> Tests: {title}</h{level}>",
              f"<p><span class='tag'>{word}</span>: {points}, {detail}.</p>"]
-    for tag, key in (("Capped", "capped"), ("Withheld", "withheld")):
-        if isinstance(record.get(key), str) and record[key]:
-            lines.append(f"<p><span class='tag'>{tag}</span>: {html.escape(record[key])}</p>")
+    for tag, sentence in (("Capped", record.capped), ("Withheld", record.withheld)):
+        if sentence:
+            lines.append(f"<p><span class='tag'>{tag}</span>: {html.escape(sentence)}</p>")
     items = []
     # Failures that teach the same thing are listed once, with the names of all their cases.
     failed: dict = {}
     for case in cases:
-        if not case["ran"]:
+        if not case.ran:
             continue  # summarised below in one line, not one line each
-        name = html.escape(str(case["name"]))
-        if case["passed"]:
-            if "passed" not in failed:  # every passed case on one line, where the first one was
-                failed["passed"] = []
-                items.append("passed")
-            failed["passed"].append(name)
-        else:
-            teach = str(case.get("message") or "the result is not what was expected")
-            key = (teach, case.get("misconception"))
-            if key not in failed:
-                failed[key] = []
-                items.append(key)
-            failed[key].append(name)
+        name = html.escape(case.name)
+        item = "passed" if case.passed else "withheld" if case.withheld else (
+            case.message or "the result is not what was expected", case.misconception)
+        if item not in failed:  # every passed (withheld) case on one line, where the first one was
+            failed[item] = []
+            items.append(item)
+        failed[item].append(name)
     rendered = []
     for item in items:
+        names = failed[item]
+        many = f" ({len(names)} cases)" if len(names) > 1 else ""
         if item == "passed":
-            names = failed["passed"]
             if len(names) < len(cases):  # when all passed, the summary line says it all
-                many = f" ({len(names)} cases)" if len(names) > 1 else ""
                 rendered.append(f"<li><span class='tag passed'>✔ Passed{many}</span> {'; '.join(names)}</li>")
             continue
+        if item == "withheld":  # the Withheld line above says why
+            rendered.append(f"<li><span class='tag notrun'>⊖ Withheld{many}</span> {'; '.join(names)}</li>")
+            continue
         teach, misconception = item
-        names = failed[item]
         lead = "What this suggests" if misconception else "Why"
-        many = f" ({len(names)} cases)" if len(names) > 1 else ""
         rendered.append(f"<li><span class='tag failed'>✘ Failed{many}</span> {'; '.join(names)}"
                         f"<span class='teach'>{lead}: {html.escape(teach)}</span></li>")
     if rendered:
@@ -541,7 +503,7 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
         if kind == "test":
             record = verdicts_of(cell)
             if record is not None:
-                page.add(verdict_html(record, min(6, level + 1)))
+                page.add(verdict_html(GroupVerdict.from_json(record), min(6, level + 1)))
             else:  # graded elsewhere (plain nbgrader): its printed feedback, as text
                 page.add("<div class='cell test'><p class='label'>Tests</p>")
                 for output in cell.get("outputs", []):
@@ -567,5 +529,4 @@ def render(nb, task: dict, rows: list, notes: list, *, reason: str | None = None
     return fit_heading_levels("\n".join(page.parts))
 
 
-__all__ = ["Explanation", "METADATA_KEY", "STATUS_WORDS", "explain", "group_record", "misconceptions_of", "render", "verdict_html",
-           "verdicts_of"]
+__all__ = ["Explanation", "STATUS_WORDS", "explain", "render", "verdict_html"]

@@ -17,13 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.grading import report as reporting
+from autograder import results as reporting
 from autograder.grading.gradebook import (
     GradebookWriter, assignment_sources, course_directory, submitted_root, submitted_students, write_outputs,
 )
 from autograder.grading import intake
 from autograder.grading import state as state_file
-from autograder.grading.statuses import Status
+from autograder.results import Status
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
 

@@ -24,7 +24,7 @@ hostile submission folder meets the same rules whichever door it comes through:
   before any parser sees them; then the parse (JSON and nbformat's schema validation) runs under a
   time limit.
 
-Every refusal is a :class:`Refusal`: the report status of :mod:`autograder.grading.statuses` and
+Every refusal is a :class:`Refusal`: the report status of :mod:`autograder.results` and
 one sentence, the same at every door. Listing a folder (which students, which notebooks) reports
 links, FIFOs and devices as what they are instead of following them (:func:`list_folder`).
 """
@@ -41,7 +41,7 @@ import sys
 import threading
 from pathlib import Path
 
-from autograder.grading.statuses import Status
+from autograder.results import Status
 
 #: Bounds on a submitted notebook, checked before anything of it is parsed or run.
 FILE_LIMITS = {

@@ -60,7 +60,7 @@ from traitlets import Bool, Float, Integer
 
 from autograder.grading import intake
 from autograder.grading import state as state_file
-from autograder.grading.statuses import Status
+from autograder.results import Status
 from autograder.grading.timestamps import carry_submission_files, submission_time
 from autograder.grading.gradebook import SaveStatedGrades
 

@@ -63,7 +63,7 @@ def _read_small(folder, name: str, root=None) -> bytes | None:
     below ``root``, a FIFO, a folder, megabytes).
     """
     from autograder.grading import intake
-    from autograder.grading.statuses import Status
+    from autograder.results import Status
 
     base, parts = _below(folder, name, root)
     try:

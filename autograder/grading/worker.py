@@ -8,8 +8,8 @@ decoded outcomes here, in the trusted process.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import re
 import threading
 import time
 
@@ -26,7 +26,7 @@ from autograder.feedback.markdown import Budget as WrittenBudget
 from autograder.feedback.markdown import notebook_cell_source
 from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
-from autograder.grading.statuses import Status
+from autograder.results import METADATA_KEY, GroupVerdict, Status, misconceptions_of, verdict_text
 from autograder.grading.submission import (
     Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
@@ -427,29 +427,6 @@ def _renumber(nb) -> None:
     nb.nbformat_minor = max(nb.get("nbformat_minor", 5), 5)
 
 
-def _one_line(text: str) -> str:
-    """Student-originated text (an exception message) as one line: it can never start a line of its
-    own, so it cannot imitate the grader's ``[PASS]`` lines or a points total."""
-    return re.sub(r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+", " \u23ce ", str(text))
-
-
-def verdict_text(group, *, cap_told: bool = False) -> str:
-    """The test cell's feedback, rendered from the judge's structured result (a ``GroupResult``):
-    every line starts with text the grader wrote; messages are flattened to one line each. The cap
-    is told in full in the notebook's first capped test cell, later ones point to it (``cap_told``)."""
-    lines = [f"{group.title}: {group.points_earned:g} / {group.points_available:g} points"]
-    if group.capped:
-        lines.append(f"  [CAPPED] {_one_line(group.cap_line(cap_told))}")
-    if group.gated:
-        lines.append(f"  [WITHHELD] {_one_line(group.gated)}")
-    for case in group.cases:
-        text = f"  [{'PASS' if case.passed else 'FAIL'}] {case.name}"
-        if not case.passed and case.message:
-            text += f": {_one_line(case.message)}"
-        lines.append(text)
-    return "\n".join(lines)
-
-
 def unavailable_modules(steps: list, cells: dict) -> tuple:
     """The modules the sandbox lacks that a cell tried to import before any test cell's call ran.
 
@@ -489,20 +466,20 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told
     told = bool(cap_told)
     if result.groups[0].capped:
         cap_told.append(group)
-    text = verdict_text(result.groups[0], cap_told=told) + "\n"
+    record = GroupVerdict.from_result(result.groups[0], ran=set(decoded), reason=run.reason, cap_told=told)
+    text = verdict_text(record) + "\n"
     status = Status.GRADED
     if len(decoded) < len(steps[number]["cases"]):
         status = _STATUS_OF_REASON.get(run.reason, Status.ERROR)
         if run.reason in _REASONS:
             text += f"(Some cases did not run: {_REASONS[run.reason]}.)\n"
-    verdicts = feedback_html.group_record(result.groups[0], ran=set(decoded), reason=run.reason, cap_told=told)
     if variant is not None and variant.parameters:
         # What the concept answers were (values the notebook bound, no hidden input: a value read has no
         # arguments), so that the class report can tell answers that fit another student's numbers.
         values = read_values(steps[number]["cases"], decoded)
         if values:
-            verdicts["answers"] = values
-    return [_stream("stdout", text), _points(float(result.points_earned), verdicts)], status
+            record = dataclasses.replace(record, answers=values)
+    return [_stream("stdout", text), _points(float(result.points_earned), record.to_json())], status
 
 
 def grading_options(course_root, use_bwrap) -> dict:
@@ -607,7 +584,7 @@ def _decode(data: str, budget: int):
 def _points(value: float, verdicts: dict | None = None) -> dict:
     # The group's verdicts ride along as data in the output's metadata: the feedback pages and the
     # report read them from there (misconception keys, which cases ran), never from the text above.
-    metadata = {feedback_html.METADATA_KEY: verdicts} if verdicts is not None else {}
+    metadata = {METADATA_KEY: verdicts} if verdicts is not None else {}
     return _new_output("execute_result", data={"text/plain": repr(float(value))}, execution_count=None,
                                   metadata=metadata)
 
@@ -632,5 +609,5 @@ def _rows(task, nb, statuses: dict, rejected) -> list:
         rows.append({"student": task["student"], "notebook": task["stem"], "grade_id": grade_id,
                      "score": None if score is None else float(score), "max_score": float(max_score),
                      "status": status, "feedback": text,
-                     "misconceptions": feedback_html.misconceptions_of(cell)})
+                     "misconceptions": misconceptions_of(cell)})
     return rows

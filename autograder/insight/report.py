@@ -24,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from autograder.grading.statuses import NOT_GRADED, Status
+from autograder.results import NOT_GRADED, Status
 from autograder.insight import catalogue as catalogue_module
 
 

@@ -1,11 +1,11 @@
 """The grading results of a class, as report rows, from what every grading command leaves behind.
 
-Rows are the dicts of :mod:`autograder.grading.report` (``student``, ``notebook``, ``grade_id``,
+Rows are the dicts of :mod:`autograder.results` (``student``, ``notebook``, ``grade_id``,
 ``score``, ``max_score``, ``status``, ``feedback``, ``misconceptions``). By default they are read
 from what ``autograder grade``, ``nbgrader autograde`` and formgrader's Autograde button all leave
 (:func:`read_graded`): the gradebook (which submissions exist, every score, manual grades included)
 and the autograded notebooks, whose test cells carry the verdicts as data (the metadata under
-:data:`autograder.feedback.page.METADATA_KEY`: which cases ran, why a run ended early, the
+:data:`autograder.results.METADATA_KEY`: which cases ran, why a run ended early, the
 misconception keys). All three doors grade with :func:`autograder.grading.worker.grade_notebook`,
 so the rows are the same whichever one ran. ``--results FILE`` reads instead a JSON-lines file
 written by ``autograder grade --report FILE``.
@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Iterable
 
 from autograder.grading import intake
-from autograder.grading.report import normalise
-from autograder.grading.statuses import Status
 from autograder.insight.variant_matches import of_notebook
+from autograder.results import Status, normalise, verdicts_of
 
 
 class ResultsError(ValueError):
@@ -138,7 +137,6 @@ def _cell_rows(student: str, notebook: str, data: dict, scores: dict, told: dict
     """The rows of one autograded notebook, as the worker computes them (``worker._rows``), with the
     gradebook's ``scores`` (grade id -> score as stored, manual grades included). ``told``, when given,
     counts what the failed cases told the student, per misconception key (:func:`_note_told`)."""
-    from autograder.feedback.page import verdicts_of
 
     cells = [cell for cell in data["cells"] if isinstance(cell, dict)]
     graded = []

@@ -71,7 +71,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import intake
-from autograder.grading.statuses import Status
+from autograder.results import Status
 
 #: Tokens per shingle.
 K = 5

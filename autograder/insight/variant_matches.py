@@ -103,7 +103,7 @@ class VariantMatch:
 def stored_answers(data: Mapping) -> dict:
     """``variable -> channel-encoded value`` of the values an autograded notebook's test cells read
     (``verdicts["answers"]``), the first cell's value winning, as the grader reads a name once."""
-    from autograder.feedback.page import verdicts_of
+    from autograder.results import verdicts_of
 
     found: dict = {}
     for cell in data.get("cells") or ():
