@@ -10,7 +10,10 @@ defined anywhere else.
 Two modules keep their own bounds because they are copied into the sandbox alone and cannot import
 ``autograder`` there: the codec ``autograder/channel.py`` (``MAX_ARRAY_BYTES``, ``MAX_ITEMS``,
 ``MAX_DEPTH``, ``MAX_STRING``, ``MAX_MESSAGE``, ``MAX_DECODED_ELEMENTS``, ``MAX_EXACT_DIGITS``) and the
-harness ``autograder/grading/harness.py`` (``MAX_FRAME``, ``FIGURES_PER_CELL``, ``FIGURE_BYTES``).
+harness ``autograder/grading/harness.py`` (``MAX_FRAME``, ``FIGURES_PER_CELL``, ``FIGURE_BYTES``). The
+job's ``decoded_elements`` is the codec's ``MAX_DECODED_ELEMENTS`` (``worker.default_limits``), and what
+the coordinator takes of a reply (:data:`REPLY_FIGURES`, :data:`REPLY_FIGURE_CHARS`) is tested to hold
+what the harness may send.
 
 This module is the bottom floor: it imports nothing of ``autograder``.
 
@@ -50,8 +53,8 @@ class Limit:
         return f"{number} {self.unit}"
 
 
-# -- The sandbox job: what each notebook runs under (``autograder grade --timeout/--memory`` and the
-#    traits of ``SandboxedGrade`` change the first two) ----------------------------------------------
+# -- The sandbox: what each notebook runs under (``autograder grade --timeout`` and ``--memory``, and the
+#    traits ``SandboxedGrade.timeout`` and ``memory_mb``, change the seconds and the memory) ------------
 WALL_SECONDS = Limit("wall_seconds", 60, "s", "the whole notebook, first cell to last (--timeout)")
 CPU_SECONDS = Limit("cpu_seconds", 60, "s", "CPU time of the notebook's processes (--timeout sets it to the wall time + 1)")
 CELL_SECONDS = Limit("cell_seconds", 30, "s", "one cell, as nbgrader's per-cell timeout")
@@ -59,7 +62,7 @@ CALL_SECONDS = Limit("call_seconds", 10, "s", "one call of a check on the studen
 MEMORY_MB = Limit("memory_mb", 1024, "MiB", "address space of each sandboxed process and the sandbox's memory cgroup (--memory)")
 PROCESSES = Limit("processes", 32, "processes", "processes the sandbox's uid may have (a fork bomb stops here)")
 FILE_BYTES = Limit("file_bytes", 16 * _MIB, "bytes", "largest file (and fd-level output) a notebook may write")
-TMP_MB = Limit("tmp_mb", 256, "MiB", "the sandbox's private /tmp and /dev/shm, tmpfs counted against the machine's memory")
+TMP_MB = Limit("tmp_mb", 256, "MiB", "each notebook's private /tmp and /dev/shm (Sandbox(tmp_mb=...)), tmpfs in the machine's memory")
 STREAM_CHARS = Limit("stream_chars", 10_000, "characters", "printed text kept per cell (enforced again by the coordinator)")
 FRAME_BYTES = Limit("frame_bytes", 64 * _MIB, "bytes", "everything one notebook may send back to the grader")
 REPLY_BYTES = Limit("reply_bytes", 32 * _MIB, "bytes", "one reply: one cell's output or one call's outcome")
@@ -67,7 +70,7 @@ REPLY_BYTES = Limit("reply_bytes", 32 * _MIB, "bytes", "one reply: one cell's ou
 # -- The submitted file, checked by the intake before anything of it is parsed or run ----------------
 NOTEBOOK_BYTES = Limit("notebook_bytes", 20 * _MIB, "bytes", "size of a submitted .ipynb file")
 CELLS = Limit("cells", 2_000, "cells", "cells in a submitted notebook (an honest one of this course has at most 32)")
-JSON_DEPTH = Limit("json_depth", 100, "levels", "nesting of a submitted notebook's JSON (deeper exhausts a parser's recursion)")
+JSON_DEPTH = Limit("json_depth", 100, "levels", "nesting of a submitted notebook's JSON, measured on the raw bytes (the parser recurses per level)")
 PARSE_SECONDS = Limit("parse_seconds", 20, "s", "time to parse and validate a submitted notebook")
 
 #: The limits a sandbox job carries, in the order the job dict has always had.
@@ -85,6 +88,9 @@ READ_VALUES_CHARS = Limit("read_values_chars", 20_000, "characters",
 AUTOGRADED_SOURCE_CELLS = Limit("autograded_source_cells", 1_000, "cells",
                                 "cells the source notebook adds to a student's, in an autograded notebook the "
                                 "class report reads (its bytes may grow by frame_bytes)")
+REPLY_FIGURES = Limit("reply_figures", 8, "figures", "figures taken from one cell's reply (the harness sends its first 8)")
+REPLY_FIGURE_CHARS = Limit("reply_figure_chars", 3 * _MIB, "characters",
+                           "one figure's base64 taken from a reply (the harness' 2 MiB PNG cap is 2.7 MiB as base64)")
 FRAME_NODES = Limit("frame_nodes", 1_000_000, "nodes",
                     "JSON containers and separators in one reply from the sandbox (a few MB of Python objects)")
 
@@ -126,7 +132,7 @@ PAGE_FORMULA_CHARS = Limit("page_formula_chars", 3_000, "characters",
 PAGE_PLAIN_CHARS = Limit("page_plain_chars", 200_000, "characters",
                          "written answers shown as plain text per page beyond the Markdown budget (the rest named)")
 TEXT_FORMULAS = Limit("text_formulas", 500, "formulas",
-                      "formulas made MathML in one text outside a page's budget (a million $x$ cost bounded time)")
+                      "formulas made MathML in one text given no page budget; the rest stay TeX (a million $x$ cost bounded time)")
 
 # -- The exchange, the class and its tools -------------------------------------------------------------
 INBOX_ENTRIES = Limit("inbox_entries", 200_000, "entries",
@@ -174,5 +180,5 @@ def job(**overrides) -> dict:
     return made
 
 
-__all__ = ["FILE", "Limit", "SANDBOX_JOB", "TABLE", "job", "table_text"] + [limit_name for limit_name, value in dict(globals()).items()
-                                                               if isinstance(value, Limit)]
+__all__ = ["FILE", "Limit", "SANDBOX_JOB", "TABLE", "job", "table_text"] + [
+    constant for constant, value in dict(globals()).items() if isinstance(value, Limit)]

@@ -15,8 +15,8 @@ import pytest
 from autograder.feedback import nbgrader_pages, page
 from autograder.feedback.nbgrader_pages import PLAIN_KEY, ReadableFeedback, bound_page
 from autograder.limits import (
-    HIGHLIGHT_CELL_CHARS, HIGHLIGHT_CELL_TOKENS, HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS, NBCONVERT_PAGE_STUDENT_BYTES,
-    PAGE_TEXT_CHARS,
+    GRADER_PAGE_STUDENT_BYTES, HIGHLIGHT_CELL_CHARS, HIGHLIGHT_CELL_TOKENS, HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS,
+    NBCONVERT_PAGE_STUDENT_BYTES, PAGE_TEXT_CHARS,
 )
 
 HEAVY = "a+1;" * 2450  # ~9.8 KB of one-character tokens: slow to highlight, 24x its size as markup
@@ -85,6 +85,9 @@ def test_outputs_and_figures_share_the_page_budget():
     text = nbformat.v4.new_output("stream", name="stdout", text="z" * PAGE_TEXT_CHARS.value)
     ours = page.render(_notebook(["print('z')"] * 1900, outputs=[text]), TASK, [], [])
     assert len(ours.encode()) < 5_000_000 and "[Not shown: this page shows at most" in ours
+    # The page tells the budget it keeps (3.5 MB), not the budget rounded down (it said 3 MB).
+    assert f"shows at most {GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code" in ours
+    assert "at most 3.5 MB" in ours and "at most 3 MB" not in ours
 
 
 def test_nbconvert_page_marks_cells_plain_and_cuts_sources(at_the_limits):

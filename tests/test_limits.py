@@ -80,8 +80,14 @@ def _module_bounds(tree) -> list:
             targets, value = [node.target], node.value
         else:
             continue
+        pairs = []
         for target in targets:
-            if isinstance(target, ast.Name) and BOUND_NAME.search(target.id.lstrip("_")) and _numeric(value):
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                pairs += zip(target.elts, value.elts)  # A_MAX, B_MAX = 8, 3 * 1024
+            else:
+                pairs.append((target, value))
+        for target, assigned in pairs:
+            if isinstance(target, ast.Name) and BOUND_NAME.search(target.id.lstrip("_")) and _numeric(assigned):
                 found.append((target.id, node.lineno))
     return found
 
@@ -101,8 +107,10 @@ def test_no_bound_is_defined_outside_the_table():
 def test_the_scan_finds_a_bound_and_a_limits_dict():
     """The scan above is not vacuous: it finds the shapes the grader's bounds used to have."""
     tree = ast.parse("PAGE_BYTES = 3_500_000\nDEFAULT_LIMITS = {'wall_seconds': 60}\nMAX_DAYS = 366\n"
-                     "TIMEOUT_SECONDS: float = 2 * 30.0\nNAME = 'x'\nSTUDENT_PAGE = Limit('a', 1, 'b', 'c')\n")
-    assert [name for name, _ in _module_bounds(tree)] == ["PAGE_BYTES", "DEFAULT_LIMITS", "MAX_DAYS", "TIMEOUT_SECONDS"]
+                     "TIMEOUT_SECONDS: float = 2 * 30.0\nNAME = 'x'\nSTUDENT_PAGE = Limit('a', 1, 'b', 'c')\n"
+                     "MAX_FIGURES, MAX_FIGURE_CHARS = 8, 3 * 1024 * 1024\n")
+    assert [name for name, _ in _module_bounds(tree)] == ["PAGE_BYTES", "DEFAULT_LIMITS", "MAX_DAYS", "TIMEOUT_SECONDS",
+                                                          "MAX_FIGURES", "MAX_FIGURE_CHARS"]
 
 
 def test_the_exemptions_are_still_needed():
@@ -150,6 +158,23 @@ def test_the_help_scan_sees_a_restated_default():
     assert [bool(RESTATED_DEFAULT.search(text)) for _, text in _help_texts(tree)] == [True, True, False]
 
 
+def _restated_job_defaults(tree) -> list:
+    """``limits.get("wall_seconds", 60)``: a job limit's name read with a number as its fallback."""
+    names = {limit.name for limit in limits.SANDBOX_JOB + limits.FILE} | {"decoded_elements"}
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value in names
+            and _numeric(node.args[1])]
+
+
+def test_no_job_limit_is_read_with_a_number_as_its_default():
+    restated = [f"autograder/{path.relative_to(PACKAGE).as_posix()}:{line}" for path in _python_files()
+                if path.relative_to(PACKAGE).as_posix() not in OWN_BOUNDS
+                for line in _restated_job_defaults(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not restated, "a job limit's default restated (read it from autograder.limits):\n" + "\n".join(restated)
+    assert _restated_job_defaults(ast.parse('limits.get("wall_seconds", 60)\nlimits.get("wall_seconds", W.value)')) == [1]
+
+
 def test_every_limit_has_a_unit_a_one_line_why_and_one_name():
     assert len(limits.TABLE) >= 40
     names = [limit.name for limit in limits.TABLE]
@@ -187,6 +212,17 @@ def test_the_grader_and_the_intake_read_the_table():
         intake.check_text(b" " * too_many)
 
 
+def test_the_trusted_side_takes_what_the_harness_may_send():
+    """The harness (which keeps its own bounds in the sandbox) sends no more figures, nor larger, than the
+    coordinator takes on receipt."""
+    import base64
+
+    from autograder.grading import harness
+
+    assert harness.FIGURES_PER_CELL <= limits.REPLY_FIGURES.value
+    assert len(base64.b64encode(b"\0" * harness.FIGURE_BYTES)) <= limits.REPLY_FIGURE_CHARS.value
+
+
 def test_the_two_page_budgets_are_two_limits():
     """The grader's page and nbconvert's pages give the student's code and outputs different room (nbconvert's
     markup per cell is heavier); both keep a page under 5 MB (benchmarks/README.md, ``--highlight``)."""
@@ -221,3 +257,11 @@ def test_the_nbgrader_traits_show_the_table():
     traits = SandboxedGrade.class_traits()
     assert f"default {limits.WALL_SECONDS.value:g}" in traits["timeout"].help
     assert f"default {limits.MEMORY_MB.value}" in " ".join(traits["memory_mb"].help.split())
+
+
+def test_the_tables_doctests():
+    """``autograder/limits.py`` is outside pytest's doctest paths: its examples run here."""
+    import doctest
+
+    result = doctest.testmod(limits, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 5 and result.failed == 0

@@ -73,7 +73,7 @@ def _cost(text: str) -> int:
 
 def _cut(text: str, room: int) -> tuple:
     """``text`` cut so that its escaped form fits ``room`` bytes (with a note), and what it costs."""
-    note = _CUT_NOTE.format(count="{count}", mb=NBCONVERT_PAGE_STUDENT_BYTES.value // 1_000_000)
+    note = _CUT_NOTE.format(count="{count}", mb=f"{NBCONVERT_PAGE_STUDENT_BYTES.value / 1e6:g}")
     if room <= 0:
         return note.format(count=len(text)).lstrip("\n"), 0
     # Each character costs at least one byte: no more than ``room`` of them can fit. Escaped once,
@@ -135,7 +135,7 @@ def bound_page(nb, *, plain_markup_per_char: int = 1) -> None:
                 kept.append(output)
         if len(kept) < len(cell.get("outputs", [])):
             kept.append(nbformat.v4.new_output("stream", name="stdout", text=(
-                f"[Outputs not shown: this page shows at most {NBCONVERT_PAGE_STUDENT_BYTES.value // 1_000_000} MB of your code "
+                f"[Outputs not shown: this page shows at most {NBCONVERT_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code "
                 "and its outputs.]\n")))
         cell.outputs = kept
 

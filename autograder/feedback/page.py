@@ -255,7 +255,7 @@ def _plain(text: str, room: int, css: str = "") -> str:
         cut = cut[:amp]
     shown = len(html.unescape(cut))
     return (f"<pre{attribute}>{cut}</pre><p class='label'>[... {len(text) - shown} more characters not shown: "
-            f"this page shows at most {GRADER_PAGE_STUDENT_BYTES.value // 1_000_000} MB of your code and its outputs]</p>")
+            f"this page shows at most {GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code and its outputs]</p>")
 
 
 def _text(text: str, css: str = "out") -> str:
@@ -301,7 +301,7 @@ class _Page:
         elif self.room > 0:
             self.room = 0
             self.parts.append(f"<p class='label'>[Not shown: this page shows at most "
-                              f"{GRADER_PAGE_STUDENT_BYTES.value // 1_000_000} MB of your code and its outputs.]</p>")
+                              f"{GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code and its outputs.]</p>")
 
     def code(self, source: str) -> str:
         """The cell's code: highlighted within the budgets, else as escaped plain text (cut to the room left)."""
@@ -317,7 +317,7 @@ class _Page:
                 return markup
         if self.room <= 0:  # spent: the code is named, not escaped (escaping 20 MB is a bill too)
             return f"<p class='label'>[{len(source)} characters of code not shown: this page shows at most " \
-                   f"{GRADER_PAGE_STUDENT_BYTES.value // 1_000_000} MB of your code and its outputs]</p>"
+                   f"{GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code and its outputs]</p>"
         markup = _plain(source, self.room)
         self.room = max(0, self.room - _size(markup))
         return markup
@@ -356,7 +356,7 @@ class _Page:
             return
         encoded = base64.b64encode(raw).decode("ascii")
         if len(encoded) + 400 > self.room:
-            self.student(f"<p>(A figure is not shown: this page shows at most {GRADER_PAGE_STUDENT_BYTES.value // 1_000_000} MB "
+            self.student(f"<p>(A figure is not shown: this page shows at most {GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB "
                          "of your code and its outputs.)</p>")
             return
         self.room -= len(encoded)

@@ -48,7 +48,7 @@ import uuid
 from pathlib import Path
 
 from autograder.grading.harness import HEADER, MAX_FRAME, frame_bytes
-from autograder.limits import FRAME_NODES, TMP_MB
+from autograder.limits import FRAME_NODES, REPLY_FIGURE_CHARS, REPLY_FIGURES, TMP_MB
 
 log = logging.getLogger(__name__)
 
@@ -436,14 +436,10 @@ def plan_units(steps: list, rng: random.Random | None = None) -> list:
     return units
 
 
-#: Figures kept per cell and the largest one (base64 of the harness' 2 MB PNG cap), enforced on receipt.
-MAX_FIGURES, MAX_FIGURE_CHARS = 8, 3 * 1024 * 1024
-
-
 def _figures(value) -> list:
     if not isinstance(value, list):
         return []
-    return [item for item in value[:MAX_FIGURES] if isinstance(item, str) and len(item) <= MAX_FIGURE_CHARS]
+    return [item for item in value[:REPLY_FIGURES.value] if isinstance(item, str) and len(item) <= REPLY_FIGURE_CHARS.value]
 
 
 def _clip(text, limit: int) -> str:

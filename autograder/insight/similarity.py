@@ -438,7 +438,7 @@ def _text(value) -> str:
     :data:`~autograder.limits.SIMILARITY_SHOWN_CHARS` (the page never holds a whole 20 MB cell)."""
     text = str(value)
     cut = len(text) - SIMILARITY_SHOWN_CHARS.value
-    text = text[:SHOWN_CELL_CHARS].replace("\0", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+    text = text[:SIMILARITY_SHOWN_CHARS.value].replace("\0", "\ufffd").encode("utf-8", "replace").decode("utf-8")
     return html.escape(text) + (f"\n[... {cut:,} more characters not shown]" if cut > 0 else "")
 
 
