@@ -52,7 +52,17 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _grade_limits() -> str:
+    """The limits every notebook is graded under, from the one table (:mod:`autograder.limits`)."""
+    from autograder.limits import FILE, SANDBOX_JOB, TABLE, table_text
+
+    return ("limits (autograder/limits.py; --timeout sets the seconds, --memory the memory):\n"
+            + table_text(limit for limit in TABLE if limit in SANDBOX_JOB + FILE))
+
+
 def _parser() -> argparse.ArgumentParser:
+    from autograder.limits import CALL_SECONDS, CELL_SECONDS, MEMORY_MB, WALL_SECONDS
+
     parser = argparse.ArgumentParser(prog="autograder", description="The Module 6 course kit for instructors.")
     parser.add_argument("--version", action="version", version=f"autograder (module6-instructor) {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -63,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
                     "The configuration is nbgrader's own, read as its commands read it (every "
                     "nbgrader_config.py of `jupyter --paths`, then the course's); nbgrader settings given "
                     "as --Class.trait=value (e.g. --CourseDirectory.db_url=sqlite:///other.db) come last.",
-        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=_grade_limits() + "\n\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     grade.add_argument("assignment", help="assignment name, e.g. module6")
     grade.add_argument("--student", action="append", dest="students", metavar="ID",
                        help="grade only this student (repeatable)")
@@ -72,9 +82,11 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--dask", metavar="ADDRESS",
                        help="grade on a Dask cluster, e.g. tcp://scheduler:8786 (pip install 'module6-instructor[dask]')")
     grade.add_argument("--report", metavar="FILE", help="write one JSON object per graded cell to FILE")
-    grade.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per notebook (default 60)")
+    grade.add_argument("--timeout", type=float, default=None, metavar="S",
+                       help=f"seconds per notebook (default {WALL_SECONDS.value:g}; each cell at most "
+                            f"{CELL_SECONDS.value:g}, each call of a check at most {CALL_SECONDS.value:g})")
     grade.add_argument("--memory", type=int, default=None, metavar="MB",
-                       help="memory per sandboxed process (default 1024)")
+                       help=f"memory per sandboxed process (default {MEMORY_MB.value})")
     grade.add_argument("--force", action="store_true", help="grade again even unchanged submissions")
     grade.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -92,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_insight_commands(commands) -> None:
     """``autograder report`` and ``autograder similarity`` (see :mod:`autograder.insight`)."""
+    from autograder.insight.similarity import MIN_SIMILARITY, MIN_TEXT_SIMILARITY
+
     report = commands.add_parser(
         "report", help="a class report (HTML page and CSV files): scores, pass rates, misconceptions, crashes",
         description="Run in the course directory once ASSIGNMENT is graded, by `autograder grade`, "
@@ -106,8 +120,9 @@ def _add_insight_commands(commands) -> None:
         description="Run in the course directory; compares submitted/<student>/ASSIGNMENT/*.ipynb.")
     similarity.add_argument("assignment", help="assignment name, e.g. module6")
     similarity.add_argument("--min-similarity", type=float, default=None, metavar="F",
-                            help="weighted similarity a cell pair must reach, between 0 and 1 (default 0.8 for "
-                                 "code, 0.5 for written answers, compared word for word)")
+                            help=f"weighted similarity a cell pair must reach, between 0 and 1 (default "
+                                 f"{MIN_SIMILARITY:g} for code, {MIN_TEXT_SIMILARITY:g} for written answers, "
+                                 "compared word for word)")
     for sub in (report, similarity):
         sub.add_argument("--course-dir", default=".", metavar="DIR", help="course directory (default: .)")
         sub.add_argument("--output", metavar="DIR", help="folder for the pages (default: COURSE_DIR/reports)")

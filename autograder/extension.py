@@ -27,10 +27,9 @@ import math
 import re
 import warnings
 
+from autograder.limits import EXTENSION_DAYS
 from autograder.student_ids import check_student_id
 
-#: The longest extension taken, in days (more is surely a typo: the year has a term or two).
-MAX_DAYS = 366
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}")
 UNTIL_FORMS = "2026-12-20 17:00 (UTC), 2026-12-20 17:00 Europe/Berlin or 2026-12-20T17:00+01:00"
 
@@ -100,8 +99,8 @@ def parse_until(text: str) -> datetime.datetime:
 
 def _extension(due, *, until: datetime.datetime | None, days: float | None) -> datetime.timedelta:
     if days is not None:
-        if not (isinstance(days, (int, float)) and math.isfinite(days) and 0 < days <= MAX_DAYS):
-            raise ExtensionError(f"--days should be a number of days above 0 and at most {MAX_DAYS}, not {days!r}")
+        if not (isinstance(days, (int, float)) and math.isfinite(days) and 0 < days <= EXTENSION_DAYS.value):
+            raise ExtensionError(f"--days should be a number of days above 0 and at most {EXTENSION_DAYS.value}, not {days!r}")
         return datetime.timedelta(days=days)
     if until <= due:
         raise ExtensionError(f"--until {_shown(until)} is not after the due date {_shown(due)}: an extension "
@@ -242,4 +241,4 @@ def describe(made: Deadline, *, removed: bool = False, display_zone: str = "UTC"
     return "\n".join(lines)
 
 
-__all__ = ["Deadline", "ExtensionError", "MAX_DAYS", "describe", "give", "parse_until"]
+__all__ = ["Deadline", "ExtensionError", "describe", "give", "parse_until"]

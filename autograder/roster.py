@@ -29,10 +29,9 @@ import dataclasses
 import unicodedata
 from pathlib import Path
 
+from autograder.limits import ROSTER_FIELD_CHARS
 from autograder.student_ids import check_student_id
 
-#: nbgrader's gradebook columns for names and e-mail (``String(128)``, nbgrader 0.9.6 ``api.Student``).
-MAX_FIELD = 128
 #: Problems listed at most in one error (the rest are counted).
 SHOWN_PROBLEMS = 20
 
@@ -76,8 +75,8 @@ def split_name(name: str) -> tuple:
 
 def text_problem(value: str) -> str | None:
     """What makes ``value`` unfit as a name or e-mail shown in formgrader and written to CSV, or None."""
-    if len(value) > MAX_FIELD:
-        return f"is {len(value)} characters long, more than the gradebook's {MAX_FIELD}"
+    if len(value) > ROSTER_FIELD_CHARS.value:
+        return f"is {len(value)} characters long, more than the gradebook's {ROSTER_FIELD_CHARS.value}"
     for char in value:
         if unicodedata.category(char)[0] == "C":
             return f"holds the control character U+{ord(char):04X}"

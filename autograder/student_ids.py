@@ -5,7 +5,7 @@ A student id is a name nbgrader turns into folders (``submitted/<id>/``, the exc
 cells of CSV files that instructors open in spreadsheets. So it must be safe in all of them at once.
 The rule (:func:`check_student_id`):
 
-* 1 to :data:`MAX_LENGTH` (100) characters, the longest id the student package's own check takes
+* 1 to :data:`~autograder.limits.STUDENT_ID_CHARS` (100) characters, the longest id the student package's own check takes
   (``course.variants.check_id_form``), well inside nbgrader's 128-character gradebook column and a
   file name's 255 bytes with the exchange's suffix;
 * only ASCII letters, digits and ``.``, ``_``, ``-``, ``@``;
@@ -36,11 +36,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-#: The longest id taken (see the module docstring).
-MAX_LENGTH = 100
+from autograder.limits import STUDENT_ID_CHARS
+
 #: The whole rule as one expression (the checks below say which part a refused id breaks).
-SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,%d}" % (MAX_LENGTH - 1))
-RULE = ("a student id is 1 to 100 ASCII letters, digits, '.', '_', '-' and '@', starting with a letter or a "
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,%d}" % (STUDENT_ID_CHARS.value - 1))
+RULE = (f"a student id is 1 to {STUDENT_ID_CHARS.value} ASCII letters, digits, '.', '_', '-' and '@', starting with a letter or a "
         "digit (such as m6student1, s1234567, ada.lovelace or ada@uni.example)")
 
 _FIRST = {
@@ -69,8 +69,8 @@ def problem_of(value) -> str | None:
         return f"should be text, not {type(value).__name__}"
     if not value:
         return "is empty"
-    if len(value) > MAX_LENGTH:
-        return f"is {len(value)} characters long, more than {MAX_LENGTH}"
+    if len(value) > STUDENT_ID_CHARS.value:
+        return f"is {len(value)} characters long, more than {STUDENT_ID_CHARS.value}"
     for position, char in enumerate(value, 1):
         where = f"(character {position})"
         if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn"):
@@ -108,7 +108,7 @@ def check_student_id(value, what: str = "student id") -> str:
     if problem is None:
         return value
     if isinstance(value, str):  # repr: a control character or a lookalike stays visible
-        shown = repr(value[:MAX_LENGTH + 20]) + ("..." if len(value) > MAX_LENGTH + 20 else "")
+        shown = repr(value[:STUDENT_ID_CHARS.value + 20]) + ("..." if len(value) > STUDENT_ID_CHARS.value + 20 else "")
     else:
         shown = f"{type(value).__name__} value"
     raise ValueError(f"{what} {shown} {problem}; {RULE}")
@@ -119,4 +119,4 @@ def is_safe(value) -> bool:
     return isinstance(value, str) and SAFE_ID.fullmatch(value) is not None
 
 
-__all__ = ["MAX_LENGTH", "RULE", "SAFE_ID", "check_student_id", "is_safe", "problem_of"]
+__all__ = ["RULE", "SAFE_ID", "check_student_id", "is_safe", "problem_of"]

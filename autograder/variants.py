@@ -26,6 +26,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Mapping
 
+from autograder.limits import ID_CELL_CHARS
 from course import variants as family_registry
 
 #: The course directory's file that holds the secret (mode 0600, created on first grading, never in git).
@@ -95,23 +96,22 @@ def numbers_lines(stem: str, student: str | None) -> list:
     return list(family.rows(family_registry.parameters(stem, student)))
 
 
-#: Characters of a submitted ``STUDENT_ID`` cell read for the id at the most. The released cell has 253
-#: (three comment lines and ``STUDENT_ID = ""``), an id at most 100. A longer cell is never parsed on the
-#: trusted side, and the grader runs the released cell in its place (see the worker). Parsing is what
-#: costs: ``ast.parse`` builds a Python object per node (a 4 MB list took 10 s and 1.4 GB of the grading
-#: process), and nesting 1,000 levels deep (``a+a+...``, 6 KB) raises ``RecursionError`` while the tree is
-#: built (caught: such a cell reads as no id).
-ID_CELL_CHARS = 10_000
+# A submitted ``STUDENT_ID`` cell is read for the id up to ``ID_CELL_CHARS`` characters. The released cell
+# has 253 (three comment lines and ``STUDENT_ID = ""``), an id at most 100. A longer cell is never parsed on the
+# trusted side, and the grader runs the released cell in its place (see the worker). Parsing is what
+# costs: ``ast.parse`` builds a Python object per node (a 4 MB list took 10 s and 1.4 GB of the grading
+# process), and nesting 1,000 levels deep (``a+a+...``, 6 KB) raises ``RecursionError`` while the tree is
+# built (caught: such a cell reads as no id).
 
 
 def id_cell_readable(source) -> bool:
-    """Whether a submitted ``STUDENT_ID`` cell is small enough to be read for an id (:data:`ID_CELL_CHARS`)."""
-    return isinstance(source, str) and len(source) <= ID_CELL_CHARS
+    """Whether a submitted ``STUDENT_ID`` cell is small enough to be read for an id (:data:`~autograder.limits.ID_CELL_CHARS`)."""
+    return isinstance(source, str) and len(source) <= ID_CELL_CHARS.value
 
 
 def _cell_statements(source: str) -> list | None:
     """The top-level statements of a submitted cell, parsed (never run); None when it does not parse or is
-    over :data:`ID_CELL_CHARS` (never parsed: bounded before parsing)."""
+    over :data:`~autograder.limits.ID_CELL_CHARS` (never parsed: bounded before parsing)."""
     import ast
     if not id_cell_readable(source or ""):
         return None
@@ -133,7 +133,7 @@ def _binds_an_id(node) -> bool:
 def typed_id(source: str) -> str | None:
     """The id a submitted ``student_id`` cell typed (``STUDENT_ID = "..."``, the last such line), read
     without running it; None when the cell does not say (left "", changed beyond reading, not a string,
-    longer than :data:`ID_CELL_CHARS`: then it is not read at all).
+    longer than :data:`~autograder.limits.ID_CELL_CHARS`: then it is not read at all).
 
     >>> typed_id('STUDENT_ID = "ann"'), typed_id('STUDENT_ID = "ann"\\nx = ' + 'a+' * 3000 + 'a')
     ('ann', None)
@@ -148,7 +148,7 @@ def typed_id(source: str) -> str | None:
 def only_an_id(source: str) -> bool:
     """Whether a submitted ``student_id`` cell does nothing but bind ``STUDENT_ID`` to a string (and
     comment): then the grader may run the released cell in its place (see the worker). False for a cell
-    over :data:`ID_CELL_CHARS` (never parsed here: see :func:`id_cell_readable`)."""
+    over :data:`~autograder.limits.ID_CELL_CHARS` (never parsed here: see :func:`id_cell_readable`)."""
     statements = _cell_statements(source)
     return statements is not None and all(_binds_an_id(node) for node in statements)
 
@@ -185,5 +185,5 @@ def course_secret(root: str | Path | None, *, create: bool = False) -> bytes | N
     return bytes.fromhex(value)
 
 
-__all__ = ["ID_CELL_CHARS", "SECRET_ENV", "SECRET_FILE", "Variant", "course_secret", "hidden_number", "id_cell_readable",
+__all__ = ["SECRET_ENV", "SECRET_FILE", "Variant", "course_secret", "hidden_number", "id_cell_readable",
            "numbers_lines", "only_an_id", "typed_id", "variant_for"]

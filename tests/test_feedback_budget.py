@@ -14,6 +14,10 @@ import pytest
 
 from autograder.feedback import nbgrader_pages, page
 from autograder.feedback.nbgrader_pages import PLAIN_KEY, ReadableFeedback, bound_page
+from autograder.limits import (
+    GRADER_PAGE_STUDENT_BYTES, HIGHLIGHT_CELL_CHARS, HIGHLIGHT_CELL_TOKENS, HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS,
+    NBCONVERT_PAGE_STUDENT_BYTES, PAGE_TEXT_CHARS,
+)
 
 HEAVY = "a+1;" * 2450  # ~9.8 KB of one-character tokens: slow to highlight, 24x its size as markup
 TASK = {"student": "ann", "assignment": "module6", "stem": "15_stable_log_softmax"}
@@ -47,9 +51,9 @@ def at_the_limits():
 def _fitting(cell: str, count: int) -> int:
     """How many of ``count`` copies of ``cell`` the per-cell and per-page budgets let be highlighted."""
     tokens = page.code_tokens(cell)
-    if len(cell) > page.HIGHLIGHT_CELL_CHARS or tokens > page.HIGHLIGHT_CELL_TOKENS:
+    if len(cell) > HIGHLIGHT_CELL_CHARS.value or tokens > HIGHLIGHT_CELL_TOKENS.value:
         return 0
-    return min(count, page.HIGHLIGHT_PAGE_CHARS // len(cell), page.HIGHLIGHT_PAGE_TOKENS // tokens)
+    return min(count, HIGHLIGHT_PAGE_CHARS.value // len(cell), HIGHLIGHT_PAGE_TOKENS.value // tokens)
 
 
 def test_our_page_highlights_within_the_budget_and_stays_under_5_mb(at_the_limits):
@@ -63,8 +67,8 @@ def test_our_page_highlights_within_the_budget_and_stays_under_5_mb(at_the_limit
 
 
 def test_a_cell_over_the_per_cell_budget_is_escaped_plain_text():
-    big = "<script>alert(1)</script>\n" + "x = 1\n" * (page.HIGHLIGHT_CELL_CHARS // 6 + 1)
-    assert len(big) > page.HIGHLIGHT_CELL_CHARS
+    big = "<script>alert(1)</script>\n" + "x = 1\n" * (HIGHLIGHT_CELL_CHARS.value // 6 + 1)
+    assert len(big) > HIGHLIGHT_CELL_CHARS.value
     ours = page.render(_notebook([big, "y = 2"]), TASK, [], [])
     assert "<script>" not in ours and "&lt;script&gt;alert(1)&lt;/script&gt;" in ours
     assert _highlighted(ours) == 1  # the small cell only
@@ -78,9 +82,12 @@ def test_escaping_is_cut_at_the_room_never_inside_an_entity():
 
 
 def test_outputs_and_figures_share_the_page_budget():
-    text = nbformat.v4.new_output("stream", name="stdout", text="z" * page.MAX_TEXT_CHARS)
+    text = nbformat.v4.new_output("stream", name="stdout", text="z" * PAGE_TEXT_CHARS.value)
     ours = page.render(_notebook(["print('z')"] * 1900, outputs=[text]), TASK, [], [])
     assert len(ours.encode()) < 5_000_000 and "[Not shown: this page shows at most" in ours
+    # The page tells the budget it keeps (3.5 MB), not the budget rounded down (it said 3 MB).
+    assert f"shows at most {GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code" in ours
+    assert "at most 3.5 MB" in ours and "at most 3 MB" not in ours
 
 
 def test_nbconvert_page_marks_cells_plain_and_cuts_sources(at_the_limits):
@@ -88,7 +95,7 @@ def test_nbconvert_page_marks_cells_plain_and_cuts_sources(at_the_limits):
     code = [c for c in theirs.cells if c.cell_type == "code" and not c.metadata.get("nbgrader")]
     highlighted = [c for c in code if not c.metadata.get(PLAIN_KEY)]
     assert len(highlighted) == _fitting(HEAVY, 600)
-    assert sum(len(c.source) for c in code) < nbgrader_pages.STUDENT_PAGE_BYTES + len(code) * 200
+    assert sum(len(c.source) for c in code) < NBCONVERT_PAGE_STUDENT_BYTES.value + len(code) * 200
     assert any("more characters not shown" in c.source for c in code)
 
 

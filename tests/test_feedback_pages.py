@@ -11,7 +11,8 @@ import pytest
 
 from autograder.checks._core import CaseResult, GroupResult
 from autograder.feedback import page as feedback
-from autograder.feedback.markdown import PAGE_FORMULAS, markdown_html
+from autograder.feedback.markdown import markdown_html
+from autograder.limits import PAGE_FORMULAS, PAGE_IMAGES, PAGE_MARKDOWN_COST, PAGE_TEXT_CHARS
 from autograder.feedback.math_markup import mathml
 from autograder.results import METADATA_KEY, GroupVerdict, misconceptions_of
 
@@ -134,11 +135,11 @@ def test_a_forged_image_cannot_inject_markup():
 
 
 def test_output_limits_hold():
-    big = nbformat.v4.new_output("stream", name="stdout", text="x" * (feedback.MAX_TEXT_CHARS + 500))
-    images = [nbformat.v4.new_output("display_data", data={"image/png": PNG})] * (feedback.MAX_IMAGES + 3)
+    big = nbformat.v4.new_output("stream", name="stdout", text="x" * (PAGE_TEXT_CHARS.value + 500))
+    images = [nbformat.v4.new_output("display_data", data={"image/png": PNG})] * (PAGE_IMAGES.value + 3)
     page = feedback.render(_notebook(_group([True]), answer_outputs=[big, *images]), TASK, ROWS, [])
     assert "[... 500 more characters not shown]" in page
-    assert page.count("<img ") == feedback.MAX_IMAGES and "is not shown" in page
+    assert page.count("<img ") == PAGE_IMAGES.value and "is not shown" in page
 
 
 def test_mathml_falls_back_to_source_and_markdown_keeps_code_dollars():
@@ -220,12 +221,12 @@ def test_a_written_answer_of_unclosed_delimiters_costs_one_pass():
 
 
 def test_formulas_and_formatted_text_per_page_are_bounded():
-    many = "$x$ " * (PAGE_FORMULAS + 500)
+    many = "$x$ " * (PAGE_FORMULAS.value + 500)
     page = feedback.render(_with_answers(many), TASK, [], [])
-    assert page.count("<math") == PAGE_FORMULAS
+    assert page.count("<math") == PAGE_FORMULAS.value
     assert page.count('<code class="tex">x</code>') == 500  # the rest stay TeX source, never dropped
-    from autograder.feedback.markdown import PAGE_MARKDOWN_COST, markdown_cost
-    huge = "*emphasis* " * (PAGE_MARKDOWN_COST // markdown_cost("*emphasis* ") + 1)
+    from autograder.feedback.markdown import markdown_cost
+    huge = "*emphasis* " * (PAGE_MARKDOWN_COST.value // markdown_cost("*emphasis* ") + 1)
     page = feedback.render(_with_answers("**short**", huge), TASK, [], [])
     assert "<strong>short</strong>" in page and "as plain text: too long to format" in page
     assert page.count("<em>") == 0

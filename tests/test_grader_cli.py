@@ -292,7 +292,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     import types
 
     from autograder.grading import batch
-    from autograder.grading.worker import DEFAULT_LIMITS
+    from autograder.grading.worker import default_limits
 
     held = {"now": 0, "most": 0}
 
@@ -342,7 +342,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     for number in range(3 * batch.DASK_WINDOW):
         path = tmp_path / f"{number}.ipynb"
         path.write_text(json.dumps({"cells": [], "n": number}))
-        tasks.append({"stem": f"s{number}", "root": str(tmp_path), "parts": [path.name], "limits": DEFAULT_LIMITS})
+        tasks.append({"stem": f"s{number}", "root": str(tmp_path), "parts": [path.name], "limits": default_limits()})
     done = list(batch._execute(tasks, batch.Options("toy", dask="tcp://nowhere:1")))
     assert [task["stem"] for task, _, _ in done] == [task["stem"] for task in tasks]
     assert all(error is None and json.loads(result["text"])["n"] == int(task["stem"][1:])

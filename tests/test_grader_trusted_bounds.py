@@ -37,11 +37,11 @@ import pytest
 
 from autograder.authoring.scratch_course import ASSIGNMENT, generate_release, make_course_copy
 from autograder.demo.simulate import write_class
-from autograder.feedback.markdown import PAGE_MARKDOWN_COST, markdown_cost
+from autograder.feedback.markdown import markdown_cost
 from autograder.grading import batch
 from autograder.grading.batch import Options, run
 from autograder.grading.gradebook import GradebookWriter
-from autograder.variants import ID_CELL_CHARS
+from autograder.limits import ID_CELL_CHARS, PAGE_MARKDOWN_COST
 
 pytestmark = pytest.mark.slow
 
@@ -90,9 +90,9 @@ def _written(nb):
 
 def _at_budget(piece: str) -> str:
     """``piece`` repeated as far as one page's Markdown budget goes (formatted, not shown as plain text)."""
-    count = PAGE_MARKDOWN_COST // markdown_cost(piece)
+    count = PAGE_MARKDOWN_COST.value // markdown_cost(piece)
     text = piece * count
-    assert markdown_cost(text) <= PAGE_MARKDOWN_COST
+    assert markdown_cost(text) <= PAGE_MARKDOWN_COST.value
     return text
 
 
@@ -234,7 +234,7 @@ def test_a_megabyte_id_cell_is_neither_parsed_nor_run_and_the_notebook_is_graded
     tests = [row for row in rows if row["grade_id"].startswith("test_")]
     assert tests and all(row["score"] == row["max_score"] for row in tests), rows  # the released cell ran
     page = (graded["courses"]["megabyte_id"] / "feedback" / THIRD / ASSIGNMENT / f"{STEM}.html").read_text()
-    assert f"more than {ID_CELL_CHARS:,} characters, so the grader neither read nor ran it" in page
+    assert f"more than {ID_CELL_CHARS.value:,} characters, so the grader neither read nor ran it" in page
 
 
 def test_a_deeply_nested_id_cell_costs_only_its_own_run(graded):

@@ -12,6 +12,7 @@ import pytest
 
 from autograder.authoring.scratch_course import make_course_copy
 from autograder.insight import similarity
+from autograder.limits import SIMILARITY_CELL_CHARS, SIMILARITY_STUDENT_TOKENS
 
 STEM, CELL = "15_stable_log_softmax", "stable_log_softmax"
 
@@ -393,8 +394,8 @@ def test_what_one_student_may_cost_to_parse_is_bounded(tmp_path):
 
     from autograder.feedback.page import code_tokens
 
-    dense = "a+1;" * (similarity.STUDENT_TOKENS // 4 - 10)
-    assert similarity.MAX_CELL_CHARS >= len(dense) and code_tokens(dense) <= similarity.STUDENT_TOKENS
+    dense = "a+1;" * (SIMILARITY_STUDENT_TOKENS.value // 4 - 10)
+    assert SIMILARITY_CELL_CHARS.value >= len(dense) and code_tokens(dense) <= SIMILARITY_STUDENT_TOKENS.value
     honest, _ = _course(tmp_path / "honest", {"a": HONEST[0], "b": HONEST[1], "c": HONEST[2]})
     hostile, _ = _course(tmp_path / "hostile", {"a": HONEST[0], "b": HONEST[1], "c": dense})
 

@@ -8,17 +8,18 @@ import doctest
 import pytest
 
 from autograder import student_ids
-from autograder.student_ids import MAX_LENGTH, check_student_id, is_safe, problem_of
+from autograder.limits import STUDENT_ID_CHARS
+from autograder.student_ids import check_student_id, is_safe, problem_of
 
 REAL = [
     "ann", "m6student1", "s1234567", "ada.lovelace", "ada_lovelace", "ada-lovelace", "ada@uni.example",
     "firstname.lastname@students.faculty.university.example", "A1", "7", "jdoe42", "AdaLovelace",
-    "x" * MAX_LENGTH,
+    "x" * STUDENT_ID_CHARS.value,
 ]
 
 REFUSED = {
     "": "is empty",
-    "x" * (MAX_LENGTH + 1): f"{MAX_LENGTH + 1} characters long",
+    "x" * (STUDENT_ID_CHARS.value + 1): f"{STUDENT_ID_CHARS.value + 1} characters long",
     "ann lee": "whitespace",
     " ann": "whitespace",
     "ann\n": "control character",

@@ -18,8 +18,9 @@ from typing import Iterable, Mapping, Sequence
 
 from autograder.results import METADATA_KEY, GroupVerdict, verdict_text
 from autograder.checks._core import (
-    IN_PROCESS_TIMEOUT, Case, Central, CheckResult, ExerciseCheck, Gate, Group, Outcome, Verdict, judge_cases, perform_cases,
+    Case, Central, CheckResult, ExerciseCheck, Gate, Group, Outcome, Verdict, judge_cases, perform_cases,
 )
+from autograder.limits import SELFSTUDY_CALL_SECONDS
 
 
 def _module_names() -> dict:
@@ -101,7 +102,7 @@ def judge(stem: str, outcomes: Mapping[str, Sequence[Outcome]], groups: Iterable
 
 
 def run_check(stem: str, namespace: dict, groups: Iterable[str] | None = None, *,
-              timeout: float | None = IN_PROCESS_TIMEOUT, variant=None) -> CheckResult:
+              timeout: float | None = SELFSTUDY_CALL_SECONDS.value, variant=None) -> CheckResult:
     """Plan, perform in this process against ``namespace`` (e.g. ``globals()``), and judge.
 
     Without a ``variant``, a notebook's own ``numbers`` (its :func:`course.variants.your_numbers`)

@@ -22,11 +22,10 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from autograder.channel import Call, Raised, Returned, Unreadable, decode_outcome, perform_call
 from autograder.results import GroupVerdict, verdict_text
+from autograder.limits import SELFSTUDY_CALL_SECONDS
 
 Outcome = Returned | Raised | Unreadable
 
-#: Seconds a single student call may take when a check runs inside the student's own kernel.
-IN_PROCESS_TIMEOUT = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -667,7 +666,7 @@ def _central_verdict(check: ExerciseCheck, outcomes: Mapping[str, Sequence[Outco
             f"earns at most {share} of its points: {found[0].message}", found[0].misconception)
 
 
-def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = IN_PROCESS_TIMEOUT) -> dict:
+def perform_cases(cases: Iterable[Case], namespace: dict, *, timeout: float | None = SELFSTUDY_CALL_SECONDS.value) -> dict:
     """Run every call of ``cases`` against ``namespace`` in this process, through the channel's bytes."""
     # Each call's arguments are rebuilt from their encoding, so a function that mutates its inputs
     # cannot change what the judge or a later case sees.

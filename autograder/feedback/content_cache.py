@@ -8,7 +8,7 @@ byte. It lives in one grading process (a pool or Dask worker): each process has 
 is ever written anywhere, and what it returns depends only on the text asked about.
 
 It is bounded in characters (keys and values), not entries: student code is at most
-``page.HIGHLIGHT_CELL_CHARS`` per cell, and its Pygments markup up to 25 characters per character.
+``autograder.limits.HIGHLIGHT_CELL_CHARS`` per cell, and its Pygments markup up to 25 characters per character.
 The least recently used entries go first; an entry larger than a tenth of the bound is never kept.
 """
 

@@ -31,7 +31,8 @@ import nh3
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from autograder.feedback.math_markup import MAX_FORMULAS, mathml
+from autograder.feedback.math_markup import mathml
+from autograder.limits import PAGE_FORMULA_CHARS, PAGE_FORMULAS, PAGE_MARKDOWN_COST, PAGE_PLAIN_CHARS, TEXT_FORMULAS
 
 #: Elements MathML needs to draw what ``latex2mathml`` writes (no ``maction``, ``annotation-xml``,
 #: ``semantics`` or ``mglyph``: the first links and toggles, the others carry HTML inside MathML).
@@ -71,26 +72,21 @@ CLASSES = {"code": {"tex"}}
 #: (its ``\\href``, ``\\style`` and ``\\unicode`` have been ways in before).
 WRAPPER_CLASSES = "module6-written tex2jax_ignore mathjax_ignore"
 _WRAPPER = f'<div class="{WRAPPER_CLASSES}">'
-#: What the written answers of one notebook (one page) may cost to format, in units of
-#: :func:`markdown_cost`: every character costs 1, and each character at which Markdown syntax can start
-#: (the inline parser's terminators: ``*``, ``_``, ``[``, ``$``, ``<``, ``&``, ``\\``, the newline and the rest
-#: of markdown-it's set, plus ``|`` and the tab) 10 more. Formatting runs in the grading process, outside
-#: the sandbox's clock, and what costs is markdown-it's parse, per syntax character, not per character:
-#: 10,000 characters of plain words take under a millisecond, 10,000 of ``[*`` or ``1. a`` lines about half a
-#: second (a class of three took 6.6 times as long with one answer of 190,000 such characters under the
-#: old 200,000-character budget). An answer over what is left is shown as plain text. An honest answer
-#: (a tenth of its characters syntax) of 10,000 characters costs some 19,000.
-PAGE_MARKDOWN_COST = 20_000
-#: Formulas made MathML per page, and the TeX characters they may hold in all (``latex2mathml`` costs per
-#: character: 10,000 characters of formulas took as long as the worst Markdown above). Beyond either, a
-#: formula is shown as its TeX source.
-PAGE_FORMULAS = 300
-PAGE_FORMULA_CHARS = 3_000
-#: Characters of written answers shown as plain text per page (beyond the Markdown budget); the rest is
-#: named, not shown (the whole answer stays in the submitted notebook), so that every page, formgrader's
-#: grading view included, stays small whatever the answer holds.
-PAGE_PLAIN_CHARS = 200_000
-#: The extra cost of one syntax character (see :data:`PAGE_MARKDOWN_COST`).
+# What the written answers of one notebook (one page) may cost to format: the budgets PAGE_MARKDOWN_COST,
+# PAGE_FORMULAS, PAGE_FORMULA_CHARS and PAGE_PLAIN_CHARS of :mod:`autograder.limits`. The Markdown cost is in
+# units of :func:`markdown_cost`: every character costs 1, and each character at which Markdown syntax can
+# start (the inline parser's terminators: ``*``, ``_``, ``[``, ``$``, ``<``, ``&``, ``\\``, the newline and the
+# rest of markdown-it's set, plus ``|`` and the tab) 10 more. Formatting runs in the grading process, outside
+# the sandbox's clock, and what costs is markdown-it's parse, per syntax character, not per character:
+# 10,000 characters of plain words take under a millisecond, 10,000 of ``[*`` or ``1. a`` lines about half a
+# second (a class of three took 6.6 times as long with one answer of 190,000 such characters under the
+# old 200,000-character budget). An answer over what is left is shown as plain text. An honest answer
+# (a tenth of its characters syntax) of 10,000 characters costs some 19,000. ``latex2mathml`` costs per TeX
+# character (10,000 characters of formulas took as long as the worst Markdown above): beyond the formula
+# budgets a formula is shown as its TeX source. Plain text beyond its budget is named, not shown (the whole
+# answer stays in the submitted notebook), so that every page, formgrader's grading view included, stays
+# small whatever the answer holds.
+#: The extra cost of one syntax character (see :data:`autograder.limits.PAGE_MARKDOWN_COST`).
 _SYNTAX_COST = 10
 
 
@@ -100,10 +96,10 @@ class Budget:
     formulas made MathML and their TeX characters (one-item lists, shared with the renderer), and
     characters shown as plain text."""
 
-    cost: int = PAGE_MARKDOWN_COST
-    formulas: list = dataclasses.field(default_factory=lambda: [PAGE_FORMULAS])
-    tex: list = dataclasses.field(default_factory=lambda: [PAGE_FORMULA_CHARS])
-    plain: int = PAGE_PLAIN_CHARS
+    cost: int = PAGE_MARKDOWN_COST.value
+    formulas: list = dataclasses.field(default_factory=lambda: [PAGE_FORMULAS.value])
+    tex: list = dataclasses.field(default_factory=lambda: [PAGE_FORMULA_CHARS.value])
+    plain: int = PAGE_PLAIN_CHARS.value
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,7 +112,7 @@ def _syntax_characters():
 
 
 def markdown_cost(text: str, cap: int | None = None) -> int:
-    """What formatting ``text`` as Markdown costs, in the units of :data:`PAGE_MARKDOWN_COST`.
+    """What formatting ``text`` as Markdown costs, in the units of :data:`autograder.limits.PAGE_MARKDOWN_COST`.
 
     With ``cap``, any value over ``cap`` may be returned as soon as the cost is known to exceed it (a
     20 MB answer is not scanned).
@@ -197,8 +193,8 @@ def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None, t
     """Sanitized HTML for Markdown ``text``: formulas as MathML, headings ``demote`` levels down.
 
     ``formulas`` and ``tex`` (one-item lists, shared across calls) are how many formulas, and TeX characters
-    in all, may still become MathML; default: :data:`~autograder.feedback.math_markup.MAX_FORMULAS` and
-    :data:`PAGE_FORMULA_CHARS` for this text alone. The caller bounds ``text`` itself
+    in all, may still become MathML; default: :data:`~autograder.limits.TEXT_FORMULAS` and
+    :data:`~autograder.limits.PAGE_FORMULA_CHARS` for this text alone. The caller bounds ``text`` itself
     (:func:`written_answer_html` for students' answers; the instructor's cells are the course's own).
 
     >>> "<math" in markdown_html("Let $y_{<t}$ be the prefix.")
@@ -208,8 +204,8 @@ def markdown_html(text: str, *, demote: int = 0, formulas: list | None = None, t
     """
     if not isinstance(text, str):
         raise TypeError(f"markdown_html: text must be a str, got {type(text).__name__}")
-    budget = [MAX_FORMULAS] if formulas is None else formulas
-    tex_budget = [PAGE_FORMULA_CHARS] if tex is None else tex
+    budget = [TEXT_FORMULAS.value] if formulas is None else formulas
+    tex_budget = [PAGE_FORMULA_CHARS.value] if tex is None else tex
     # NUL is replaced as CommonMark says (U+FFFD); markdown-it does it too, html5ever would drop it.
     if not isinstance(demote, int) or not 0 <= demote <= 5:
         raise ValueError(f"markdown_html: demote must be an int from 0 to 5, got {demote!r}")
@@ -298,6 +294,6 @@ def inert_cell_source(source: str) -> str:
     return freeze(again) if again is not None else notebook_cell_source(source)
 
 
-__all__ = ["ATTRIBUTES", "Budget", "PAGE_FORMULAS", "PAGE_FORMULA_CHARS", "PAGE_MARKDOWN_COST", "PAGE_PLAIN_CHARS", "TAGS", "TOO_LONG", "URL_SCHEMES",
+__all__ = ["ATTRIBUTES", "Budget", "TAGS", "TOO_LONG", "URL_SCHEMES",
            "WRAPPER_CLASSES", "freeze", "frozen_html", "inert_cell_source", "markdown_cost", "markdown_html", "notebook_cell_source",
            "sanitize", "written_answer_html"]

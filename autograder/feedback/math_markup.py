@@ -15,6 +15,8 @@ import html
 import re
 import secrets
 
+from autograder.limits import TEXT_FORMULAS
+
 try:
     from latex2mathml.converter import convert as _to_mathml
 except ImportError:  # pragma: no cover - a declared dependency; TeX source is the fallback
@@ -28,9 +30,6 @@ _INLINE = ((re.compile(r"(?<![\\$])\$(?![\s$])([^$\n]+?)(?<!\s)\$(?!\$)"), None,
            ("\\(", "\\)", False, 1))
 # Code spans and fenced blocks keep their dollars.
 _CODE = (("```", "```", True, 0), (re.compile(r"`[^`\n]*`"), None, False, 0))
-#: Formulas converted to MathML per text (a student's written answer); the rest stay TeX source, so
-#: that an answer made of a million ``$x$`` costs the grader a bounded time.
-MAX_FORMULAS = 500
 _CODE_SLOT = re.compile(r"CODESLOT[0-9a-f]{12}X")
 
 
@@ -147,7 +146,7 @@ def substitute_math(text: str, render=None) -> str:
 
 def _budgeted_mathml(budget: list | None = None):
     """``render(tex, display)``: MathML for the first ``budget[0]`` formulas, TeX source after that."""
-    budget = [MAX_FORMULAS] if budget is None else budget
+    budget = [TEXT_FORMULAS.value] if budget is None else budget
 
     def render(tex: str, display: bool) -> str:
         budget[0] -= 1
@@ -202,4 +201,4 @@ def fit_markdown_headings(source: str, current: int) -> tuple[str, int]:
     return "\n".join(lines), current
 
 
-__all__ = ["MAX_FORMULAS", "fit_heading_levels", "fit_markdown_headings", "mathml", "substitute_math"]
+__all__ = ["fit_heading_levels", "fit_markdown_headings", "mathml", "substitute_math"]

@@ -13,10 +13,10 @@ hidden tests and renders with the ``module6_feedback`` template (``autograder/fe
 * the outputs of cells that ran after the first hidden test are dropped and the page says so in one
   sentence (:mod:`autograder.feedback.withheld`: the same rule as the grader's own page);
 * what nbconvert spends on the page is bounded whatever the notebook holds (:func:`bound_page`): code
-  is highlighted by Pygments up to :data:`HIGHLIGHT_CELL_CHARS` characters and :data:`HIGHLIGHT_CELL_TOKENS`
-  tokens per cell and :data:`HIGHLIGHT_PAGE_CHARS` and :data:`HIGHLIGHT_PAGE_TOKENS` per page (Pygments
+  is highlighted by Pygments within the same budgets as the grader's own page (``HIGHLIGHT_*`` of
+  :mod:`autograder.limits`: characters and tokens per cell and per page; Pygments
   costs per token), the rest is shown as escaped plain text (the template's
-  ``input`` block), and the student's code and outputs fill at most :data:`STUDENT_PAGE_BYTES` of the
+  ``input`` block), and the student's code and outputs fill at most ``NBCONVERT_PAGE_STUDENT_BYTES`` of the
   page; beyond, the page says what was left out. The autograded notebook itself is not changed
   (this runs on nbconvert's copy) and the student's file stays in ``submitted/``.
 
@@ -46,6 +46,7 @@ from autograder.feedback import withheld
 from autograder.feedback.markdown import inert_cell_source
 from autograder.feedback.math_markup import fit_markdown_headings, substitute_math
 from autograder.results import GroupVerdict, verdicts_of
+from autograder.limits import HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS, NBCONVERT_PAGE_STUDENT_BYTES
 
 #: The folder holding the ``module6_feedback`` nbconvert template.
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -61,17 +62,6 @@ CSS = """
 math[display=block]{margin:.6rem 0}
 """
 
-#: Code highlighted per cell and per page (characters); the same reasoning as the grader's own page
-#: (``autograder.feedback.page.HIGHLIGHT_CELL_CHARS``), with less per page because nbconvert's
-#: markup per token is larger.
-HIGHLIGHT_CELL_CHARS = 20_000
-HIGHLIGHT_PAGE_CHARS = 50_000
-#: Tokens highlighted per cell and per page (Pygments' cost is per token: see
-#: ``autograder.feedback.page.HIGHLIGHT_PAGE_TOKENS``, the same numbers).
-HIGHLIGHT_CELL_TOKENS = grader_feedback.HIGHLIGHT_CELL_TOKENS
-HIGHLIGHT_PAGE_TOKENS = grader_feedback.HIGHLIGHT_PAGE_TOKENS
-#: Bytes of page the student's code and outputs may fill (escaped text, figures as base64).
-STUDENT_PAGE_BYTES = 3_000_000
 #: Upper bound of the markup Pygments makes per character of code (measured: 24 for ``a+1;``).
 _MARKUP_PER_CHAR = 30
 PLAIN_KEY = "module6_plain"
@@ -84,7 +74,7 @@ def _cost(text: str) -> int:
 
 def _cut(text: str, room: int) -> tuple:
     """``text`` cut so that its escaped form fits ``room`` bytes (with a note), and what it costs."""
-    note = _CUT_NOTE.format(count="{count}", mb=STUDENT_PAGE_BYTES // 1_000_000)
+    note = _CUT_NOTE.format(count="{count}", mb=f"{NBCONVERT_PAGE_STUDENT_BYTES.value / 1e6:g}")
     if room <= 0:
         return note.format(count=len(text)).lstrip("\n"), 0
     # Each character costs at least one byte: no more than ``room`` of them can fit. Escaped once,
@@ -120,7 +110,8 @@ def bound_page(nb, *, plain_markup_per_char: int = 1) -> None:
     """
     if not isinstance(plain_markup_per_char, int) or plain_markup_per_char < 1:
         raise ValueError(f"plain_markup_per_char: expected a whole number >= 1, got {plain_markup_per_char!r}")
-    highlight_room, token_room, room = HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS, STUDENT_PAGE_BYTES
+    highlight_room, token_room = HIGHLIGHT_PAGE_CHARS.value, HIGHLIGHT_PAGE_TOKENS.value
+    room = NBCONVERT_PAGE_STUDENT_BYTES.value
     for cell in nb.cells:
         if cell.get("cell_type") != "code" or withheld.is_hidden_test(cell):
             continue  # test cells hold a docstring and the grader's verdicts
@@ -145,7 +136,7 @@ def bound_page(nb, *, plain_markup_per_char: int = 1) -> None:
                 kept.append(output)
         if len(kept) < len(cell.get("outputs", [])):
             kept.append(nbformat.v4.new_output("stream", name="stdout", text=(
-                f"[Outputs not shown: this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB of your code "
+                f"[Outputs not shown: this page shows at most {NBCONVERT_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code "
                 "and its outputs.]\n")))
         cell.outputs = kept
 
@@ -299,7 +290,6 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "HIGHLIGHT_CELL_CHARS", "HIGHLIGHT_CELL_TOKENS", "HIGHLIGHT_PAGE_CHARS",
-           "HIGHLIGHT_PAGE_TOKENS", "InertWrittenAnswers", "PLAIN_KEY",
-           "ReadableFeedback", "STUDENT_PAGE_BYTES", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
+__all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "InertWrittenAnswers", "PLAIN_KEY",
+           "ReadableFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
            "math_to_mathml"]

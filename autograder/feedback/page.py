@@ -30,6 +30,10 @@ from autograder.feedback.math_markup import fit_heading_levels
 from autograder.feedback.content_cache import PAGES
 from autograder.feedback.rubric import is_rubric_cell
 from autograder.results import GroupVerdict, Status, verdicts_of
+from autograder.limits import (
+    CELL_SECONDS, GRADER_PAGE_STUDENT_BYTES, HIGHLIGHT_CELL_CHARS, HIGHLIGHT_CELL_TOKENS, HIGHLIGHT_PAGE_CHARS,
+    HIGHLIGHT_PAGE_TOKENS, MEMORY_MB, PAGE_IMAGE_BYTES, PAGE_IMAGES, PAGE_TEXT_CHARS, WALL_SECONDS,
+)
 
 try:
     from pygments import highlight
@@ -43,22 +47,13 @@ except ImportError:  # pragma: no cover - pygments comes with nbconvert
     highlight = None
     _PYGMENTS_CSS = ""
 
-#: Printed text kept per output on the page (the sandbox already caps what a cell may print).
-MAX_TEXT_CHARS = 10_000
-# What the written answers of one page may cost to format is bounded by markdown.Budget (PAGE_MARKDOWN_COST,
-# PAGE_FORMULAS, PAGE_FORMULA_CHARS, PAGE_PLAIN_CHARS): see autograder/feedback/markdown.py.
-#: What the trusted side spends on a notebook's code, whatever the notebook holds. Pygments costs about
-#: 6 microseconds and makes up to 25 bytes of markup per character of code made of tiny tokens
-#: (``a+1;a+1;...``): code is highlighted up to these many characters per cell and per page (an honest
-#: notebook of this course has under 10,000 in all), the rest is shown as escaped plain text.
-HIGHLIGHT_CELL_CHARS = 20_000
-HIGHLIGHT_PAGE_CHARS = 50_000
-#: ... and up to these many tokens (:func:`code_tokens`), per cell and per page: Pygments' cost is per
-#: token, about 30 microseconds each on one core, so that 50,000 characters of ``a+1;`` (one token per
-#: character) cost 1.5 s where 50,000 of comments cost 30 ms. The code cells of an honest notebook of
-#: this course hold at most 6,400 (its instructor's cells included; its longest cell 2,600).
-HIGHLIGHT_CELL_TOKENS = 5_000
-HIGHLIGHT_PAGE_TOKENS = 12_000
+# Every budget of this page is a bound of :mod:`autograder.limits` (one table): printed text per output
+# (PAGE_TEXT_CHARS), figures (PAGE_IMAGES, PAGE_IMAGE_BYTES), the student's bytes (GRADER_PAGE_STUDENT_BYTES),
+# code highlighted by Pygments, per cell and per page, in characters and in tokens (HIGHLIGHT_*: Pygments
+# costs about 6 microseconds and up to 25 bytes of markup per character of code made of tiny tokens, and
+# about 30 microseconds per token, so that 50,000 characters of ``a+1;`` cost 1.5 s where 50,000 of comments
+# cost 30 ms; beyond, code is escaped plain text), and what the written answers may cost to format
+# (PAGE_MARKDOWN_COST, PAGE_FORMULAS, PAGE_FORMULA_CHARS, PAGE_PLAIN_CHARS: see autograder/feedback/markdown.py).
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 
 
@@ -82,18 +77,12 @@ def highlightable(source: str, chars_left: int, tokens_left: int) -> tuple:
     that counting them too is bounded per page (else 2,000 cells of 9,800 one-character tokens, each over
     a cell's budget, would all be counted: some 8 s); one over them costs nothing and is plain text.
     """
-    if len(source) > min(HIGHLIGHT_CELL_CHARS, chars_left):
+    if len(source) > min(HIGHLIGHT_CELL_CHARS.value, chars_left):
         return 0, 0, False
     tokens = code_tokens(source)
-    if tokens <= min(HIGHLIGHT_CELL_TOKENS, tokens_left):
+    if tokens <= min(HIGHLIGHT_CELL_TOKENS.value, tokens_left):
         return len(source), tokens, True
     return len(source), 0, False
-#: Bytes (UTF-8) of the page that the student's code and outputs may fill; once spent, the rest is
-#: named, not shown (the whole notebook stays in the submission). The page as a whole stays under 5 MB.
-STUDENT_PAGE_BYTES = 3_500_000
-#: Largest image (bytes, decoded) and number of images shown per page.
-MAX_IMAGE_BYTES = 2 * 1024 * 1024
-MAX_IMAGES = 20
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -166,9 +155,9 @@ def explain(nb, reason: str | None, exit_status=None, limits: dict | None = None
     if incomplete is None:  # some test cases never ran: the notebook stopped before them
         incomplete = any(not case.get("ran", True) for cell in (nb.cells if nb is not None else [])
                          for case in (verdicts_of(cell) or {}).get("cases", []))
-    wall = limits.get("wall_seconds", 60)
-    cell_seconds = limits.get("cell_seconds", 30)
-    memory = limits.get("memory_mb", 1024)
+    wall = limits.get("wall_seconds", WALL_SECONDS.value)
+    cell_seconds = limits.get("cell_seconds", CELL_SECONDS.value)
+    memory = limits.get("memory_mb", MEMORY_MB.value)
     errors = [output for cell in (nb.cells if nb is not None else []) if cell.get("cell_type") == "code"
               for output in cell.get("outputs", []) if output.get("output_type") == "error"]
     restart = "then restart the kernel, run all cells from the top and submit again"
@@ -229,13 +218,13 @@ def _plain(text: str, room: int, css: str = "") -> str:
         cut = cut[:amp]
     shown = len(html.unescape(cut))
     return (f"<pre{attribute}>{cut}</pre><p class='label'>[... {len(text) - shown} more characters not shown: "
-            f"this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB of your code and its outputs]</p>")
+            f"this page shows at most {GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code and its outputs]</p>")
 
 
 def _text(text: str, css: str = "out") -> str:
     text = _ANSI.sub("", text)
-    if len(text) > MAX_TEXT_CHARS:
-        text = text[:MAX_TEXT_CHARS] + f"\n[... {len(text) - MAX_TEXT_CHARS} more characters not shown]"
+    if len(text) > PAGE_TEXT_CHARS.value:
+        text = text[:PAGE_TEXT_CHARS.value] + f"\n[... {len(text) - PAGE_TEXT_CHARS.value} more characters not shown]"
     return f"<pre class='{css}'>{html.escape(text)}</pre>"
 
 
@@ -250,17 +239,18 @@ def _instructor_markdown(source: str) -> str:
 class _Page:
     """Collects the page's parts; tracks the images shown so far and what the student's parts may still cost.
 
-    ``room`` is what is left of :data:`STUDENT_PAGE_BYTES`, ``highlight_room`` of :data:`HIGHLIGHT_PAGE_CHARS`
-    and ``token_room`` of :data:`HIGHLIGHT_PAGE_TOKENS`.
+    ``room`` is what is left of :data:`~autograder.limits.GRADER_PAGE_STUDENT_BYTES`, ``highlight_room`` of
+    :data:`~autograder.limits.HIGHLIGHT_PAGE_CHARS` and ``token_room`` of
+    :data:`~autograder.limits.HIGHLIGHT_PAGE_TOKENS`.
     """
 
     def __init__(self):
         self.parts: list = []
         self.images = 0
         self.figure_number = 0
-        self.room = STUDENT_PAGE_BYTES
-        self.highlight_room = HIGHLIGHT_PAGE_CHARS
-        self.token_room = HIGHLIGHT_PAGE_TOKENS
+        self.room = GRADER_PAGE_STUDENT_BYTES.value
+        self.highlight_room = HIGHLIGHT_PAGE_CHARS.value
+        self.token_room = HIGHLIGHT_PAGE_TOKENS.value
 
     def add(self, markup: str) -> None:
         self.parts.append(markup)
@@ -274,7 +264,7 @@ class _Page:
         elif self.room > 0:
             self.room = 0
             self.parts.append(f"<p class='label'>[Not shown: this page shows at most "
-                              f"{STUDENT_PAGE_BYTES // 1_000_000} MB of your code and its outputs.]</p>")
+                              f"{GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code and its outputs.]</p>")
 
     def code(self, source: str) -> str:
         """The cell's code: highlighted within the budgets, else as escaped plain text (cut to the room left)."""
@@ -290,7 +280,7 @@ class _Page:
                 return markup
         if self.room <= 0:  # spent: the code is named, not escaped (escaping 20 MB is a bill too)
             return f"<p class='label'>[{len(source)} characters of code not shown: this page shows at most " \
-                   f"{STUDENT_PAGE_BYTES // 1_000_000} MB of your code and its outputs]</p>"
+                   f"{GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB of your code and its outputs]</p>"
         markup = _plain(source, self.room)
         self.room = max(0, self.room - _size(markup))
         return markup
@@ -323,13 +313,13 @@ class _Page:
             self.student("<p>(A figure could not be read and is not shown.)</p>")
             return
         size = len(raw)
-        if self.images >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
-            self.student(f"<p>(A figure is not shown: the page keeps at most {MAX_IMAGES} figures of up to "
-                         f"{MAX_IMAGE_BYTES // 1024 // 1024} MB each.)</p>")
+        if self.images >= PAGE_IMAGES.value or size > PAGE_IMAGE_BYTES.value:
+            self.student(f"<p>(A figure is not shown: the page keeps at most {PAGE_IMAGES.value} figures of up to "
+                         f"{PAGE_IMAGE_BYTES.value // 1024 // 1024} MB each.)</p>")
             return
         encoded = base64.b64encode(raw).decode("ascii")
         if len(encoded) + 400 > self.room:
-            self.student(f"<p>(A figure is not shown: this page shows at most {STUDENT_PAGE_BYTES // 1_000_000} MB "
+            self.student(f"<p>(A figure is not shown: this page shows at most {GRADER_PAGE_STUDENT_BYTES.value / 1e6:g} MB "
                          "of your code and its outputs.)</p>")
             return
         self.room -= len(encoded)

@@ -26,6 +26,7 @@ from autograder.grading import state as state_file
 from autograder.results import Status
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
 from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
+from autograder.limits import WALL_SECONDS
 
 STATE_FILE = state_file.STATE_FILE
 
@@ -392,7 +393,7 @@ class _Order:
         self.slow: set = set()
 
     def finished(self, task: dict, result: dict | None) -> None:
-        wall = float((task.get("limits") or {}).get("wall_seconds", 60))
+        wall = float((task.get("limits") or {}).get("wall_seconds", WALL_SECONDS.value))
         if result is not None and (result.get("reason") == "timeout" or float(result.get("seconds", 0)) >= wall / 2):
             self.slow.add(task.get("student"))
 

@@ -55,12 +55,9 @@ from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignme
 from nbgrader.utils import parse_utc
 
 from autograder.grading import receipts
+from autograder.limits import INBOX_ENTRIES, SUBMISSION_ENTRIES
 from autograder.student_ids import check_student_id
 
-#: Entries of the inbox looked at, at most (a class of thousands submits a few times each).
-MAX_INBOX_ENTRIES = 200_000
-#: Files and folders inside one submission, at most (a submission holds tens of files).
-MAX_SUBMISSION_ENTRIES = 10_000
 _READ_CHUNK = 1 << 20
 
 
@@ -161,8 +158,8 @@ class KitCollect(ExchangeCollect):
             with os.scandir(self.inbound_path) as entries:
                 for entry in entries:
                     names.append(entry.name)
-                    if len(names) > MAX_INBOX_ENTRIES:
-                        self.fail(f"{self.inbound_path} holds more than {MAX_INBOX_ENTRIES} entries")
+                    if len(names) > INBOX_ENTRIES.value:
+                        self.fail(f"{self.inbound_path} holds more than {INBOX_ENTRIES.value} entries")
         except PermissionError:
             self.fail("You don't have read permissions for the directory: {}".format(self.inbound_path))
         wanted = self.coursedir.student_id if self.coursedir.student_id else "*"
@@ -297,8 +294,8 @@ def _copy_tree(dir_fd: int, dest: str, where: str, owner, coursedir, budget, lim
     _check_owner(os.fstat(dir_fd), owner, where)
     for name in sorted(os.listdir(dir_fd)):
         budget["entries"] += 1
-        if budget["entries"] > MAX_SUBMISSION_ENTRIES:
-            raise SubmissionRefused(f"it holds more than {MAX_SUBMISSION_ENTRIES} files and folders")
+        if budget["entries"] > SUBMISSION_ENTRIES.value:
+            raise SubmissionRefused(f"it holds more than {SUBMISSION_ENTRIES.value} files and folders")
         relative = f"{where}/{name}" if where else name
         if coursedir.ignore and any(fnmatch.fnmatch(name, pattern) for pattern in coursedir.ignore):
             continue

@@ -597,7 +597,7 @@ def _watch(units_in, replies_out, report_w, job, config, shell, namespace, wire)
     limits = job["limits"]
     isolated = bool(config.get("isolated"))
     if isolated:
-        _fresh_namespaces(int(limits.get("tmp_bytes", 256 * 1024 * 1024)))
+        _fresh_namespaces(int(limits["tmp_bytes"]))
     pid = os.fork()
     if pid == 0:
         os.close(report_w)

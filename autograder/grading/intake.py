@@ -41,15 +41,8 @@ import sys
 import threading
 from pathlib import Path
 
+from autograder.limits import FILE
 from autograder.results import Status
-
-#: Bounds on a submitted notebook, checked before anything of it is parsed or run.
-FILE_LIMITS = {
-    "notebook_bytes": 20 * 1024 * 1024,  # size of the .ipynb file
-    "cells": 2_000,  # cells in it
-    "json_depth": 100,  # nesting of its JSON
-    "parse_seconds": 20,  # time to parse and validate it
-}
 
 #: What each limit is called in messages (each limit hit is a ``rejected`` row naming it).
 LIMIT_NAMES = {
@@ -414,8 +407,13 @@ def json_depth(raw: bytes) -> int:
     return json_shape(raw)[0]
 
 
+#: The bounds on a submitted notebook (:data:`autograder.limits.FILE`), checked before anything of it is
+#: parsed or run, by name.
+_FILE_LIMITS = {limit.name: limit.value for limit in FILE}
+
+
 def _limit(limits: dict, name: str):
-    return (limits or {}).get(name, FILE_LIMITS[name])
+    return (limits or {}).get(name, _FILE_LIMITS[name])
 
 
 def check_text(raw: bytes, limits: dict | None = None) -> str:
@@ -510,6 +508,6 @@ def read_notebook(root, parts, limits: dict | None = None) -> NotebookRead:
         return NotebookRead(shown, problem=_not_a_notebook(error))
 
 
-__all__ = ["Entry", "FILE_LIMITS", "LIMIT_NAMES", "Listing", "NotebookRead", "Refusal", "Refused", "check_text",
+__all__ = ["Entry", "LIMIT_NAMES", "Listing", "NotebookRead", "Refusal", "Refused", "check_text",
            "fingerprint", "json_depth", "json_shape", "list_folder", "locate", "open_file", "parse", "parse_text",
            "read_bytes", "read_notebook", "read_text"]

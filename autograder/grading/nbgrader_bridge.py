@@ -63,6 +63,7 @@ from autograder.grading import state as state_file
 from autograder.results import Status
 from autograder.grading.timestamps import carry_submission_files, submission_time
 from autograder.grading.gradebook import SaveStatedGrades
+from autograder.limits import MEMORY_MB, WALL_SECONDS
 
 #: Set on a notebook by :class:`DropSubmission`, checked by :class:`SandboxedGrade`.
 _PLACEHOLDER_KEY = "module6_placeholder"
@@ -107,9 +108,11 @@ class SandboxedGrade(NbGraderPreprocessor):
     """
 
     timeout = Float(None, allow_none=True,
-                    help="seconds per notebook (as `autograder grade --timeout`; default 60)").tag(config=True)
+                    help=f"seconds per notebook (as `autograder grade --timeout`; default {WALL_SECONDS.value:g})"
+                    ).tag(config=True)
     memory_mb = Integer(None, allow_none=True,
-                        help="memory per sandboxed process in MB (as `autograder grade --memory`)").tag(config=True)
+                        help=f"memory per sandboxed process in MB (as `autograder grade --memory`; default "
+                             f"{MEMORY_MB.value})").tag(config=True)
     no_sandbox = Bool(False, help="grade WITHOUT the bubblewrap sandbox (as `autograder grade --no-sandbox`): "
                                   "only for trying the grader where bubblewrap cannot run, never for credit"
                       ).tag(config=True)

@@ -22,6 +22,7 @@ import dataclasses
 import re
 
 from autograder.channel import ObjectData, Raised, RecordTuple, Returned, SetData, Unreadable
+from autograder.limits import CALL_SECONDS
 
 #: What any exception outside :data:`_SHOWN_EXCEPTIONS` is called in feedback.
 OTHER_EXCEPTION = "an exception"
@@ -69,7 +70,7 @@ def trusted_reason(reason: str, call: dict | None, limits: dict | None = None) -
     if reason == f"{target!r} is not a function":
         return reason
     if reason.startswith("the call did not finish within"):
-        seconds = float((limits or {}).get("call_seconds", 10))
+        seconds = float((limits or {}).get("call_seconds", CALL_SECONDS.value))
         return f"the call did not finish within {seconds:g} s"
     for pattern, phrase in _REASON_FORMS:
         if pattern.search(reason):

@@ -26,9 +26,9 @@ import os
 import stat
 from pathlib import Path
 
+from autograder.limits import RECEIPT_ENTRIES
 
-#: Entries of an inbox folder looked at, at most (a submission holds tens of files).
-MAX_ENTRIES = 100_000
+
 RECEIPT_SUFFIX = ".received.json"
 
 
@@ -48,8 +48,8 @@ def received_time(inbox_folder: str | os.PathLike) -> datetime.datetime:
     for directory, folders, files in os.walk(inbox_folder, followlinks=False):
         for name in folders + files:
             seen += 1
-            if seen > MAX_ENTRIES:
-                raise ValueError(f"{inbox_folder} holds more than {MAX_ENTRIES} entries")
+            if seen > RECEIPT_ENTRIES.value:
+                raise ValueError(f"{inbox_folder} holds more than {RECEIPT_ENTRIES.value} entries")
             info = os.lstat(os.path.join(directory, name))
             latest = max(latest, info.st_ctime)
     return datetime.datetime.fromtimestamp(latest, datetime.timezone.utc).replace(tzinfo=None)

@@ -48,14 +48,13 @@ import uuid
 from pathlib import Path
 
 from autograder.grading.harness import HEADER, MAX_FRAME, frame_bytes
+from autograder.limits import FRAME_NODES, REPLY_FIGURE_CHARS, REPLY_FIGURES, TMP_MB
 
 log = logging.getLogger(__name__)
 
 HARNESS = Path(__file__).with_name("harness.py")
 CHANNEL = Path(__file__).resolve().parents[1] / "channel.py"
 
-#: Upper bound on JSON containers and separators in one reply (a few MB of Python objects at most).
-MAX_FRAME_NODES = 1_000_000
 #: The student's distribution: what the sandbox may show, with what it requires.
 STUDENT_DISTRIBUTION = "module6-course"
 #: Needed by the harness itself (IPython runs the cells); both are in a student's kernel anyway.
@@ -437,14 +436,10 @@ def plan_units(steps: list, rng: random.Random | None = None) -> list:
     return units
 
 
-#: Figures kept per cell and the largest one (base64 of the harness' 2 MB PNG cap), enforced on receipt.
-MAX_FIGURES, MAX_FIGURE_CHARS = 8, 3 * 1024 * 1024
-
-
 def _figures(value) -> list:
     if not isinstance(value, list):
         return []
-    return [item for item in value[:MAX_FIGURES] if isinstance(item, str) and len(item) <= MAX_FIGURE_CHARS]
+    return [item for item in value[:REPLY_FIGURES.value] if isinstance(item, str) and len(item) <= REPLY_FIGURE_CHARS.value]
 
 
 def _clip(text, limit: int) -> str:
@@ -473,7 +468,7 @@ class Sandbox:
         Size of each notebook's private ``/tmp`` and ``/dev/shm``.
     """
 
-    def __init__(self, *, use_bwrap: bool | None = None, tmp_mb: int = 256, ipython: bool = True):
+    def __init__(self, *, use_bwrap: bool | None = None, tmp_mb: int = TMP_MB.value, ipython: bool = True):
         if use_bwrap is False:
             self._bwrap = None
             import warnings
@@ -848,7 +843,7 @@ def _parse_reply(body: bytes) -> dict:
     # Any process in the notebook can write a well-formed frame; a 96 MB one made of tiny
     # containers would cost the coordinator gigabytes to parse. Honest replies carry arrays as
     # base64 strings and need few containers, so count them before parsing.
-    if body.count(b"{") + body.count(b"[") + body.count(b",") > MAX_FRAME_NODES:
+    if body.count(b"{") + body.count(b"[") + body.count(b",") > FRAME_NODES.value:
         raise _Protocol("a reply with too many JSON nodes")
     try:
         reply = json.loads(body.decode("utf-8"))

@@ -17,12 +17,12 @@ import os
 import re
 from pathlib import Path
 
+from autograder.limits import TIMESTAMP_BYTES
+
 TIMESTAMP_FILE = "timestamp.txt"
 SECRET_FILE = "submission_secret.txt"
 #: Files of a submission folder that travel into ``autograded/`` (then into ``feedback/``).
 CARRIED = (TIMESTAMP_FILE, SECRET_FILE)
-#: nbgrader writes ~30 bytes (``2026-11-30 20:41:32.123456 UTC``) and a 128-character secret.
-MAX_BYTES = 1024
 #: What nbgrader's own format can contain; anything else is not a timestamp.
 _TIMESTAMP_TEXT = re.compile(r"[0-9A-Za-z_:+\-.,/ ]{1,64}")
 
@@ -67,7 +67,7 @@ def _read_small(folder, name: str, root=None) -> bytes | None:
 
     base, parts = _below(folder, name, root)
     try:
-        return intake.read_bytes(base, parts, MAX_BYTES)
+        return intake.read_bytes(base, parts, TIMESTAMP_BYTES.value)
     except intake.Refused as refused:
         if refused.refusal.status == Status.MISSING:
             return None
@@ -75,7 +75,7 @@ def _read_small(folder, name: str, root=None) -> bytes | None:
             itself = len(parts) == 1 or intake.locate(base, parts[:-1], folder=True) is None
             raise ValueError(f"{'it is a symbolic link' if itself else refused.refusal.reason} (not followed)") from None
         if refused.refusal.limit == "notebook_bytes":
-            raise ValueError(f"it holds more than {MAX_BYTES} bytes") from None
+            raise ValueError(f"it holds more than {TIMESTAMP_BYTES.value} bytes") from None
         raise ValueError(refused.refusal.reason) from None
 
 

@@ -16,7 +16,7 @@ import time
 import nbformat
 from nbgrader import utils as nbutils
 
-from autograder.channel import Unreadable, decode_outcome
+from autograder.channel import MAX_DECODED_ELEMENTS, Unreadable, decode_outcome
 from autograder.feedback import page as feedback_html
 from autograder.feedback.withheld import withhold_after_hidden_tests
 from autograder.grading.outcome_text import trusted_outcome
@@ -26,34 +26,25 @@ from autograder.feedback.markdown import Budget as WrittenBudget
 from autograder.feedback.markdown import notebook_cell_source
 from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
+from autograder.limits import ID_CELL_CHARS, READ_VALUES_CHARS, job
 from autograder.results import METADATA_KEY, GroupVerdict, Status, misconceptions_of, verdict_text
 from autograder.grading.submission import (
     Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
 from course.variants import STUDENT_ID_GRADE_ID
 
-DEFAULT_LIMITS = {
-    "memory_mb": 1024,  # address space of each sandboxed process (and the sandbox's memory cgroup)
-    "processes": 32,  # processes the sandbox's uid may have
-    "file_bytes": 16 * 1024 * 1024,  # largest file (and fd-level output) a notebook may write
-    "cpu_seconds": 60,
-    "wall_seconds": 60,  # the whole notebook
-    "cell_seconds": 30,  # one cell, as nbgrader's per-cell timeout
-    "call_seconds": 10,  # one call of a check
-    "stream_chars": 10_000,  # printed text kept per cell (enforced again by the coordinator)
-    "frame_bytes": 64 * 1024 * 1024,  # everything the notebook may send back
-    "reply_bytes": 32 * 1024 * 1024,  # one reply (one cell's output or one call's outcome)
-    # Bounds on the submitted file, checked by the intake before anything is parsed or runs:
-    **intake.FILE_LIMITS,
-    # Bounds on what the judge decodes from one call's outcome (array elements plus other values):
-    "decoded_elements": 4_000_000,
-}
-
 _local = threading.local()
 
 
+def default_limits() -> dict:
+    """The limits a notebook is graded under (:func:`autograder.limits.job`) and what the judge decodes from
+    one call's outcome at most (array elements plus other values: the codec's own bound, which it keeps
+    because it is copied into the sandbox alone)."""
+    return dict(job(), decoded_elements=MAX_DECODED_ELEMENTS)
+
+
 def limits_for(timeout: float | None = None, memory_mb: int | None = None) -> dict:
-    limits = dict(DEFAULT_LIMITS)
+    limits = default_limits()
     if timeout is not None:
         limits["wall_seconds"] = float(timeout)
         limits["cpu_seconds"] = max(1, int(timeout) + 1)
@@ -219,7 +210,7 @@ def grade_notebook(task: dict) -> dict:
     """Grade one submitted notebook (see :func:`_grade`): whatever the submission holds, a result.
 
     Every parse of student bytes on this side is bounded before it starts (the intake's limits, the
-    ``STUDENT_ID`` cell's :data:`autograder.variants.ID_CELL_CHARS`, the page budgets). Should a shape
+    ``STUDENT_ID`` cell's :data:`autograder.limits.ID_CELL_CHARS`, the page budgets). Should a shape
     nobody foresaw still make Python's own limits trip while this notebook is processed (a
     ``RecursionError``, a parser's ``MemoryError``), the notebook is refused as ``rejected`` with the reason,
     as an over-limit file is, and the batch goes on: such an exception never stops a batch (it did: exit
@@ -259,7 +250,7 @@ def _grade(task: dict) -> dict:
     stem = task["stem"]
     source_nb = _source_notebook(task["source"])
     notes: list = []
-    limits = {**DEFAULT_LIMITS, **(task.get("limits") or {})}
+    limits = {**default_limits(), **(task.get("limits") or {})}
     read = read_submission(task, limits)
     submitted, rejected = read.notebook, read.refusal
     if rejected is not None:
@@ -515,14 +506,14 @@ def run_released_id_cell(steps: list) -> None:
     does not stop the numbers cell: nobody loses an answer because the id was mistyped, and the
     feedback names the mismatch (:func:`identity_note`). The autograded notebook shows what was typed.
 
-    A cell over :data:`autograder.variants.ID_CELL_CHARS` is neither parsed here nor run: the released
+    A cell over :data:`autograder.limits.ID_CELL_CHARS` is neither parsed here nor run: the released
     cell runs in its place too (megabytes in the id cell cost the sandbox seconds to compile and the
     grading process, before this bound, 10 s and 1.4 GB to parse), and the feedback says so. The bound
     is for all of a notebook's id cells together (a copy of the cell is run too, and 2,000 copies of
     9,999 characters must not cost 2,000 parses): copies beyond it are treated alike."""
-    from autograder.variants import ID_CELL_CHARS, id_cell_readable, only_an_id
+    from autograder.variants import id_cell_readable, only_an_id
     from course.variants import STUDENT_ID_CELL
-    room = ID_CELL_CHARS
+    room = ID_CELL_CHARS.value
     for step in steps:
         if step.get("kind") == "exec" and step.get("id") == STUDENT_ID_GRADE_ID:
             source = step["source"]
@@ -536,10 +527,10 @@ def identity_note(student: str, extraction: Extraction) -> str:
     """A note when the submitted notebook typed another student's id (it showed their numbers), or when
     its ``STUDENT_ID`` cell was too long to be read for one (neither parsed nor run: see
     :func:`run_released_id_cell`)."""
-    from autograder.variants import ID_CELL_CHARS, id_cell_readable, typed_id
+    from autograder.variants import id_cell_readable, typed_id
     texts = extraction.answers.get(STUDENT_ID_GRADE_ID) or []
     if texts and not id_cell_readable(texts[0]):
-        return (f"the STUDENT_ID cell has more than {ID_CELL_CHARS:,} characters, so the grader neither read nor ran "
+        return (f"the STUDENT_ID cell has more than {ID_CELL_CHARS.value:,} characters, so the grader neither read nor ran "
                 f"it: the released cell ran in its place, and the notebook was graded with the numbers of "
                 f"{student!r}. Anything else written in that cell did not run: keep it to the line "
                 "`STUDENT_ID = \"...\"`.")
@@ -551,10 +542,6 @@ def identity_note(student: str, extraction: Extraction) -> str:
             f"capitals count). It was graded with the numbers of {student!r}, not the ones it showed while you "
             f"worked (those of {shown!r}): answers computed from `numbers` followed {student!r}'s numbers, "
             "values typed in for the other numbers did not. Ask your instructor if that was a slip.")
-
-
-#: At most this many characters of read answers are kept per test cell (the report's evidence).
-_READ_VALUES_CHARS = 20_000
 
 
 def read_values(cases: list, decoded: dict) -> dict:
@@ -569,7 +556,7 @@ def read_values(cases: list, decoded: dict) -> dict:
                     values[call["target"]] = encode_value(outcome.value)
                 except Exception:  # a value the channel could not encode again is no evidence
                     continue
-    if len(json.dumps(values)) > _READ_VALUES_CHARS:
+    if len(json.dumps(values)) > READ_VALUES_CHARS.value:
         return {}
     return values
 

@@ -24,6 +24,7 @@ from typing import Iterable
 
 from autograder.grading import intake
 from autograder.insight.variant_matches import of_notebook
+from autograder.limits import AUTOGRADED_SOURCE_CELLS, CELLS, FRAME_BYTES, NOTEBOOK_BYTES, REPORT_TOLD_CHARS, job
 from autograder.results import Status, normalise, verdicts_of
 
 
@@ -53,13 +54,6 @@ def read_jsonl(path: str | Path) -> list:
 #: a cell all of whose cases ran is ``graded``; otherwise the run's reason decides, ``error`` by default).
 _STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, "rejected": Status.REJECTED,
                      "unreadable": Status.UNREADABLE}
-#: What an autograded notebook may hold beyond the submission the grader read: its outputs (all
-#: replies together are capped by the grader's ``frame_bytes``) and the source's own cells.
-_AUTOGRADED_SLACK_BYTES = 64 * 1024 * 1024
-
-
-#: ... and the cells the source notebook adds to the student's.
-_AUTOGRADED_SLACK_CELLS = 1_000
 
 
 def _read_autograded(root: Path, parts: tuple) -> dict:
@@ -69,10 +63,10 @@ def _read_autograded(root: Path, parts: tuple) -> dict:
     The one place this module opens a notebook file; raises :class:`autograder.grading.intake.Refused`
     or ``ValueError`` when it cannot be read within the limits.
     """
-    from autograder.grading.worker import DEFAULT_LIMITS
-
-    limits = dict(DEFAULT_LIMITS, notebook_bytes=DEFAULT_LIMITS["notebook_bytes"] + _AUTOGRADED_SLACK_BYTES,
-                  cells=DEFAULT_LIMITS["cells"] + _AUTOGRADED_SLACK_CELLS)
+    # Beyond the submission the grader read: its outputs (all replies together are capped by the
+    # grader's frame_bytes) and the source notebook's own cells.
+    limits = job(notebook_bytes=NOTEBOOK_BYTES.value + FRAME_BYTES.value,
+                 cells=CELLS.value + AUTOGRADED_SOURCE_CELLS.value)
     data = json.loads(intake.read_text(root, parts, limits))
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ValueError("not a notebook (no cell list)")
@@ -117,10 +111,6 @@ def read_stored(course_dir, assignment: str, students: Iterable[str], stems: Ite
     return out
 
 
-#: Characters of one case's message kept for the report (the checks' sentences are far shorter).
-TOLD_CHARS = 400
-
-
 def _note_told(told: dict | None, notebook: str, record: dict | None) -> None:
     """Count, in ``told[(notebook, key)]``, the message each failed case with a misconception key gave."""
     if told is None or not record:
@@ -130,7 +120,7 @@ def _note_told(told: dict | None, notebook: str, record: dict | None) -> None:
             continue
         key, message = case.get("misconception"), case.get("message")
         if isinstance(key, str) and key and isinstance(message, str) and message.strip():
-            told.setdefault((notebook, key), Counter())[message.strip()[:TOLD_CHARS]] += 1
+            told.setdefault((notebook, key), Counter())[message.strip()[:REPORT_TOLD_CHARS.value]] += 1
 
 
 def _cell_rows(student: str, notebook: str, data: dict, scores: dict, told: dict | None = None) -> list:

@@ -33,8 +33,8 @@ person grades in formgrader). How a pair is scored, per answer cell:
    ``--min-similarity`` sets both kinds' threshold.
 
 **Every cell costs at most its own row, every student at most their budget.** Parsing runs in this
-process with no sandbox around it, on text a student wrote: a cell longer than :data:`MAX_CELL_CHARS`
-is never parsed; a student's cells are parsed up to :data:`STUDENT_TOKENS` tokens in all (counted by one
+process with no sandbox around it, on text a student wrote: a cell longer than :data:`~autograder.limits.SIMILARITY_CELL_CHARS`
+is never parsed; a student's cells are parsed up to :data:`~autograder.limits.SIMILARITY_STUDENT_TOKENS` tokens in all (counted by one
 regular expression before any parser runs, in notebook order: what the parser, the printer and the
 tokenizer cost is per token, some 5 microseconds for honest code and 33 for ``a+1;`` repeated, so
 20 notebooks of 50,000-character cells once cost a class minutes for one student); and whatever
@@ -71,6 +71,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import intake
+from autograder.limits import SIMILARITY_CELL_CHARS, SIMILARITY_SHOWN_CHARS, SIMILARITY_STUDENT_TOKENS
 from autograder.results import Status
 
 #: Tokens per shingle.
@@ -87,15 +88,6 @@ MIN_TEXT_SIMILARITY = 0.5
 MIN_TEXT_EVIDENCE = 6.0
 #: The two kinds of answer cell.
 CODE, TEXT = "code", "text"
-#: Characters of one cell parsed at the most (the longest worked solution has 3,634); a longer
-#: cell is not compared, and says so.
-MAX_CELL_CHARS = 50_000
-#: Tokens (``autograder.feedback.page.code_tokens``) of one student's cells parsed at the most, per
-#: assignment: a student whose solutions are the worked ones has 10,700 (``module6``) or 13,100
-#: (``module6_further``). Cells past it are not compared, and say so.
-STUDENT_TOKENS = 20_000
-#: Characters of a cell shown on the page (cells are side by side; the rest is cut, and says so).
-SHOWN_CELL_CHARS = 8_000
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -141,13 +133,13 @@ def normalise(code: str) -> list | None:
 def tokens_of(code) -> list:
     """The normalised token list of ``code``; :class:`Uncomparable` (with the reason) when there is none.
 
-    Bounded: nothing longer than :data:`MAX_CELL_CHARS` is parsed, and every error the parser, the
+    Bounded: nothing longer than :data:`~autograder.limits.SIMILARITY_CELL_CHARS` is parsed, and every error the parser, the
     printer or the tokenizer can raise on hostile text is this cell's alone.
     """
     if not isinstance(code, str):
         raise Uncomparable("the cell's source is not text")
-    if len(code) > MAX_CELL_CHARS:
-        raise Uncomparable(f"longer than {MAX_CELL_CHARS:,} characters ({len(code):,}): not parsed")
+    if len(code) > SIMILARITY_CELL_CHARS.value:
+        raise Uncomparable(f"longer than {SIMILARITY_CELL_CHARS.value:,} characters ({len(code):,}): not parsed")
     if "\0" in code:
         raise Uncomparable("holds a NUL character, which Python source cannot")
     try:
@@ -203,15 +195,15 @@ def text_tokens(text) -> list:
 
     NFKC-normalised and case folded; punctuation, Markdown and LaTeX markup are dropped (``\\frac``
     leaves the word ``frac``; ``_`` separates words), and every word made of digits alone is ``NUM``.
-    Bounded like code cells: nothing longer than :data:`MAX_CELL_CHARS` is read.
+    Bounded like code cells: nothing longer than :data:`~autograder.limits.SIMILARITY_CELL_CHARS` is read.
 
     >>> text_tokens("The **sum** is unchanged: $\\log 1 = 0$.") == text_tokens("the sum is UNCHANGED, log 7 = 0")
     True
     """
     if not isinstance(text, str):
         raise Uncomparable("the cell's source is not text")
-    if len(text) > MAX_CELL_CHARS:
-        raise Uncomparable(f"longer than {MAX_CELL_CHARS:,} characters ({len(text):,}): not read")
+    if len(text) > SIMILARITY_CELL_CHARS.value:
+        raise Uncomparable(f"longer than {SIMILARITY_CELL_CHARS.value:,} characters ({len(text):,}): not read")
     if "\0" in text:
         raise Uncomparable("holds a NUL character")
     try:
@@ -278,7 +270,7 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
     A cell equal to the released stub (not attempted) is left out; so is a second cell claiming the
     same grade id (the first one counts, as for grading). A notebook that cannot be read is left
     out whole, and appended to ``not_compared`` as a :class:`NotCompared` with the reason; so is a
-    cell past the student's :data:`STUDENT_TOKENS`, whose code is then None (read, never parsed).
+    cell past the student's :data:`~autograder.limits.SIMILARITY_STUDENT_TOKENS`, whose code is then None (read, never parsed).
     """
     course_dir = Path(course_dir)
     skipped = not_compared if not_compared is not None else []
@@ -293,7 +285,7 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
     for student in intake.list_folder(root).named("directory"):
         if intake.locate(root, (student, assignment), folder=True) is not None:
             continue
-        budget = [STUDENT_TOKENS]
+        budget = [SIMILARITY_STUDENT_TOKENS.value]
         for notebook, cells in wanted.items():
             read = intake.read_notebook(root, (student, assignment, f"{notebook}.ipynb"))
             if read.notebook is None:
@@ -326,18 +318,18 @@ def read_answers(course_dir: str | Path, assignment: str, not_compared: list | N
 
 def _over_budget(source, budget: list) -> str:
     """Why ``source`` is not parsed under the student's remaining ``budget`` (a one-item list of tokens,
-    charged here), or "" when it may be. A cell over :data:`MAX_CELL_CHARS` is left to :func:`tokens_of`
+    charged here), or "" when it may be. A cell over :data:`~autograder.limits.SIMILARITY_CELL_CHARS` is left to :func:`tokens_of`
     (its own reason, nothing counted); once the budget is spent, nothing more is counted either."""
     from autograder.feedback.page import code_tokens
 
-    if not isinstance(source, str) or len(source) > MAX_CELL_CHARS:
+    if not isinstance(source, str) or len(source) > SIMILARITY_CELL_CHARS.value:
         return ""
     if budget[0] <= 0:
-        return f"past this student's {STUDENT_TOKENS:,} tokens of cells compared: not parsed"
+        return f"past this student's {SIMILARITY_STUDENT_TOKENS.value:,} tokens of cells compared: not parsed"
     tokens = code_tokens(source)
     budget[0] -= tokens
     if budget[0] < 0:
-        return f"past this student's {STUDENT_TOKENS:,} tokens of cells compared ({tokens:,} in this one): not parsed"
+        return f"past this student's {SIMILARITY_STUDENT_TOKENS.value:,} tokens of cells compared ({tokens:,} in this one): not parsed"
     return ""
 
 
@@ -443,10 +435,10 @@ SHOWN_NOT_COMPARED = 200
 
 def _text(value) -> str:
     """Student text as it may go into the page: escaped, NUL and lone surrogates replaced, cut to
-    :data:`SHOWN_CELL_CHARS` (the page never holds a whole 20 MB cell)."""
+    :data:`~autograder.limits.SIMILARITY_SHOWN_CHARS` (the page never holds a whole 20 MB cell)."""
     text = str(value)
-    cut = len(text) - SHOWN_CELL_CHARS
-    text = text[:SHOWN_CELL_CHARS].replace("\0", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+    cut = len(text) - SIMILARITY_SHOWN_CHARS.value
+    text = text[:SIMILARITY_SHOWN_CHARS.value].replace("\0", "\ufffd").encode("utf-8", "replace").decode("utf-8")
     return html.escape(text) + (f"\n[... {cut:,} more characters not shown]" if cut > 0 else "")
 
 

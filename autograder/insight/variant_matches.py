@@ -129,7 +129,7 @@ def typed_in(data: Mapping) -> str | None:
         if isinstance(meta, dict) and meta.get("grade_id") == STUDENT_ID_GRADE_ID:
             source = cell.get("source")
             text = source if isinstance(source, str) else "".join(s for s in source or () if isinstance(s, str))
-            return typed_id(text)  # over autograder.variants.ID_CELL_CHARS: not read (None), never parsed
+            return typed_id(text)  # over autograder.limits.ID_CELL_CHARS: not read (None), never parsed
     return None
 
 

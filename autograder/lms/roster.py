@@ -28,6 +28,7 @@ import io
 import re
 from pathlib import Path
 
+from autograder.limits import LMS_ROSTER_BYTES, LMS_ROSTER_ROWS
 from .cells import key, nfc
 
 #: Columns of the kit's roster format (``nbgrader_id`` is required).
@@ -38,8 +39,6 @@ CANVAS_ID_COLUMNS = {"ID": "canvas_id", "SIS User ID": "sis_user_id", "SIS Login
                      "Root Account": "root_account", "Section": "section"}
 #: Moodle's user columns, as its grade export names them (English language pack).
 MOODLE_COLUMNS = {"Email address": "email", "Username": "username", "ID number": "idnumber"}
-MAX_BYTES = 20 * 1024 * 1024
-MAX_ROWS = 100_000
 _TITLE_AND_ID = re.compile(r"\A(.*)\s\((\d+)\)\Z", re.DOTALL)  # Canvas's Assignment.title_and_id
 
 
@@ -114,8 +113,8 @@ def _rows(path: Path) -> list:
     except OSError as err:
         raise ValueError(f"roster {path}: cannot read it ({err.strerror}); set c.LmsExport.roster "
                          "to the roster's path") from None
-    if size > MAX_BYTES:
-        raise ValueError(f"roster {path}: {size} bytes, more than the {MAX_BYTES} a roster may have")
+    if size > LMS_ROSTER_BYTES.value:
+        raise ValueError(f"roster {path}: {size} bytes, more than the {LMS_ROSTER_BYTES.value} a roster may have")
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -126,8 +125,8 @@ def _rows(path: Path) -> list:
     delimiter = max(",;\t", key=lambda sep: len(next(csv.reader([first], delimiter=sep), [])))
     rows = []
     for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
-        if len(rows) > MAX_ROWS:
-            raise ValueError(f"roster {path}: more than {MAX_ROWS} lines")
+        if len(rows) > LMS_ROSTER_ROWS.value:
+            raise ValueError(f"roster {path}: more than {LMS_ROSTER_ROWS.value} lines")
         rows.append(row)
     return rows
 
