@@ -292,6 +292,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     import types
 
     from autograder.grading import batch
+    from autograder.grading.task import GradingTask
     from autograder.grading.worker import DEFAULT_LIMITS
 
     held = {"now": 0, "most": 0}
@@ -301,7 +302,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
             self.key, self.task = key, task
 
         def result(self):
-            return {"stem": self.task["stem"], "text": self.task["submission"]}
+            return {"stem": self.task.stem, "text": self.task.submission}
 
         def release(self):
             held["now"] -= 1
@@ -320,7 +321,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
             return {"workers": {"a": {}, "b": {}}}
 
         def submit(self, function, task, pure):
-            assert function is batch._dask_task and not pure and "root" not in task and "parts" not in task
+            assert function is batch._dask_task and not pure and task.root is None and task.parts == ()
             self.count += 1
             held["now"] += 1
             held["most"] = max(held["most"], held["now"])
@@ -342,10 +343,11 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     for number in range(3 * batch.DASK_WINDOW):
         path = tmp_path / f"{number}.ipynb"
         path.write_text(json.dumps({"cells": [], "n": number}))
-        tasks.append({"stem": f"s{number}", "root": str(tmp_path), "parts": [path.name], "limits": DEFAULT_LIMITS})
+        tasks.append(GradingTask(student="ann", assignment="toy", stem=f"s{number}", source="", root=str(tmp_path),
+                                 parts=(path.name,), limits=DEFAULT_LIMITS))
     done = list(batch._execute(tasks, batch.Options("toy", dask="tcp://nowhere:1")))
-    assert [task["stem"] for task, _, _ in done] == [task["stem"] for task in tasks]
-    assert all(error is None and json.loads(result["text"])["n"] == int(task["stem"][1:])
+    assert [task.stem for task, _, _ in done] == [task.stem for task in tasks]
+    assert all(error is None and json.loads(result["text"])["n"] == int(task.stem[1:])
                for task, result, error in done)
     assert held["most"] == batch.DASK_WINDOW
 
