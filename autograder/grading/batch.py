@@ -184,8 +184,8 @@ class _Batch:
             return
         if made.setup_error is not None:
             self.problems += 1
-            self.rows.extend(_row(student, stem, Status.ERROR, f"not graded: the gradebook refused this student "
-                                                               f"({type(made.setup_error).__name__})") for stem in stems)
+            refused = f"not graded: the gradebook refused this student ({type(made.setup_error).__name__})"
+            self.rows.extend(_row(student, stem, Status.ERROR, refused) for stem in stems)
             return
         self.penalties[student] = 0.0
         timestamp = made.timestamp

@@ -25,7 +25,8 @@ grade`` does:
   (the function ``autograder grade`` runs in its workers, which reads the file through the intake
   within the same limits), on the :class:`~autograder.grading.task.GradingTask` that
   :meth:`SandboxedAutograde.init_assignment` made with :func:`~autograder.grading.task.student_tasks`,
-  the one function ``autograder grade`` makes its tasks with too (gradebook setup, missing notebooks) and hands nbgrader the autograded notebook it built; nbgrader's own
+  the one function ``autograder grade`` makes its tasks with too (gradebook setup, missing notebooks),
+  and hands nbgrader the autograded notebook it built; nbgrader's own
   ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook,
   and which keeps "graded by hand" where the graded answer is unchanged) and ``AssignLatePenalties``
   store it, exactly as ``autograder grade`` does; :class:`RememberGraded` records it in the state file

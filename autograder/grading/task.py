@@ -71,7 +71,8 @@ class Plan:
     """What one run grades the notebooks of an assignment with, whichever door (see :func:`make_plan`)."""
 
     assignment: str
-    #: ``stem -> {"source": text, "checksums": {grade_id: checksum}}`` (:func:`~autograder.grading.gradebook.assignment_sources`).
+    #: ``stem -> {"source": text, "checksums": {grade_id: checksum}}``
+    #: (:func:`~autograder.grading.gradebook.assignment_sources`).
     specs: dict
     limits: dict
     #: ``use_bwrap`` and ``variant_secret``: what every task of the run gets; part of the grader's digest.

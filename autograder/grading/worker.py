@@ -1,9 +1,9 @@
 """Grade one notebook: a pure function from a :class:`~autograder.grading.task.GradingTask` to results.
 
 :func:`grade_notebook` takes a frozen task (made only by :func:`autograder.grading.task.student_tasks`)
-and returns plain data, so it runs the same in a process pool or on a Dask worker. It never touches the course directory or the gradebook: the coordinator
-writes the results. Student code runs only in the sandbox; the checks plan the calls and judge the
-decoded outcomes here, in the trusted process.
+and returns plain data, so it runs the same in a process pool or on a Dask worker. It never touches
+the course directory or the gradebook: the coordinator writes the results. Student code runs only in
+the sandbox; the checks plan the calls and judge the decoded outcomes here, in the trusted process.
 """
 
 from __future__ import annotations
