@@ -11,7 +11,7 @@ Two modules keep their own bounds because they are copied into the sandbox alone
 ``autograder`` there: the codec ``autograder/channel.py`` (``MAX_ARRAY_BYTES``, ``MAX_ITEMS``,
 ``MAX_DEPTH``, ``MAX_STRING``, ``MAX_MESSAGE``, ``MAX_DECODED_ELEMENTS``, ``MAX_EXACT_DIGITS``) and the
 harness ``autograder/grading/harness.py`` (``MAX_FRAME``, ``FIGURES_PER_CELL``, ``FIGURE_BYTES``). The
-job's ``decoded_elements`` is the codec's ``MAX_DECODED_ELEMENTS`` (``worker.default_limits``), and what
+job's ``decoded_elements`` is the codec's ``MAX_DECODED_ELEMENTS`` (``grading.task.default_limits``), and what
 the coordinator takes of a reply (:data:`REPLY_FIGURES`, :data:`REPLY_FIGURE_CHARS`) is tested to hold
 what the harness may send.
 

@@ -5,6 +5,7 @@
     python benchmarks/bench_throughput.py nbgrader  [--students 2]                # ratio to plain nbgrader autograde
     python benchmarks/bench_throughput.py dask      [--students 20] [--workers 1,2,4]
     python benchmarks/bench_throughput.py outputs   --students 6 --save DIR       # scores, rows and pages, for a diff
+    python benchmarks/bench_throughput.py outputs   --door nbgrader --save DIR    # the same, through nbgrader autograde
 
 Every mode builds a scratch course with both assignments (``module6``: 20 notebooks, ``module6_further``:
 4), releases them with nbgrader and writes a class that cycles through three kinds of student per
@@ -129,7 +130,7 @@ def instrument(counters: Counters) -> None:
 
     from autograder import checks
     from autograder.feedback import page
-    from autograder.grading import batch, gradebook, intake, sandbox, worker
+    from autograder.grading import batch, gradebook, intake, sandbox, state, worker
 
     wrap = counters.wrap
     wrap(batch, "grade_notebook", "worker: grade_notebook (all)")
@@ -151,9 +152,9 @@ def instrument(counters: Counters) -> None:
     wrap(gradebook.GradebookWriter, "save", "coordinator: gradebook rows (SaveAutoGrades)")
     wrap(gradebook.GradebookWriter, "assign_late_penalty", "coordinator: late penalty")
     wrap(gradebook.GradebookWriter, "prepare_student", "coordinator: prepare the student")
-    wrap(batch, "_write_state", "coordinator: state file")
+    wrap(state, "write_state", "coordinator: state file")
     wrap(intake, "fingerprint", "coordinator: submission digest (intake)")
-    wrap(batch, "_grader_fingerprint", "coordinator: grader fingerprint (once)")
+    wrap(state, "grader_fingerprint", "coordinator: grader fingerprint (once)")
     wrap(batch, "assignment_sources", "coordinator: assignment sources (once)")
     wrap(batch, "run", "batch.run (all)")
     _sandbox_cpu(counters, sandbox.Sandbox)
@@ -195,10 +196,10 @@ def _sandbox_cpu(counters: Counters, cls) -> None:
 def floor_run(all_steps: list) -> dict:
     """Every graded notebook's steps, in turn, in ONE already started notebook process: no fork, no
     namespaces, no judge, no page, no gradebook per notebook. Wall and CPU (of the whole sandbox)."""
-    from autograder.grading import sandbox, worker
+    from autograder.grading import sandbox, task
 
     box = sandbox.Sandbox()
-    limits = worker.limits_for(timeout=3600)
+    limits = task.limits_for(timeout=3600)
     steps = [step for notebook in all_steps for step in notebook]
     box.start(limits["memory_mb"])
     wall = time.perf_counter()
@@ -418,7 +419,12 @@ def on_dask(args) -> int:
 
 
 def outputs(args) -> int:
-    """Grade a class and save its scores, report rows, autograded notebooks and pages under ``--save``."""
+    """Grade a class and save its scores, report rows, autograded notebooks and pages under ``--save``.
+
+    ``--door grade`` (the default) grades with ``autograder grade --force`` and saves its report's rows;
+    ``--door nbgrader`` grades the same class with ``nbgrader autograde --force`` in the scratch course
+    (whose ``nbgrader_config.py`` sends it through the sandboxed grader) and saves the rows of the state
+    files both doors write (every notebook of this class is submitted: those are the report's rows)."""
     save = Path(args.save)
     if save.exists():
         raise SystemExit(f"--save: {save} exists; give a new folder")
@@ -426,15 +432,19 @@ def outputs(args) -> int:
         env = frozen(base)
         course = build_course(base, args.students)
         for assignment in ASSIGNMENTS:
-            proc = subprocess.run([sys.executable, "-m", "autograder", "grade", assignment, "--jobs", str(args.jobs),
-                                   "--no-progress", "--force", "--report", str(base / f"{assignment}.jsonl")],
-                                  cwd=course, capture_output=True, text=True, env=env)
+            if args.door == "nbgrader":
+                command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"]
+            else:
+                command = [sys.executable, "-m", "autograder", "grade", assignment, "--jobs", str(args.jobs),
+                           "--no-progress", "--force", "--report", str(base / f"{assignment}.jsonl")]
+            proc = subprocess.run(command, cwd=course, capture_output=True, text=True, env=env)
             if proc.returncode != 0:
                 print(proc.stdout, proc.stderr)
                 return 1
         save.mkdir(parents=True)
         for assignment in ASSIGNMENTS:
-            rows = [json.loads(line) for line in (base / f"{assignment}.jsonl").read_text().splitlines()]
+            rows = (_state_rows(course, assignment) if args.door == "nbgrader" else
+                    [json.loads(line) for line in (base / f"{assignment}.jsonl").read_text().splitlines()])
             rows.sort(key=lambda row: json.dumps(row, sort_keys=True))
             (save / f"{assignment}.rows.json").write_text(json.dumps(rows, indent=1, sort_keys=True))
         shutil.copytree(course / "autograded", save / "autograded")
@@ -448,6 +458,17 @@ def outputs(args) -> int:
         _dump_comments(course, save / "comments.json")
     print(f"saved to {save}")
     return 0
+
+
+def _state_rows(course: Path, assignment: str) -> list:
+    """Every row the state files of ``assignment`` hold (:mod:`autograder.grading.state`)."""
+    from autograder.grading.state import STATE_FILE
+
+    rows = []
+    for path in sorted((course / "autograded").glob(f"*/{assignment}/{STATE_FILE}")):
+        for entry in json.loads(path.read_text()).values():
+            rows.extend(entry["rows"])
+    return rows
 
 
 def _dump_comments(course: Path, target: Path) -> None:
@@ -478,6 +499,8 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--workers", default="1,2,4", help="dask: local worker counts")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="profile: also the top N functions")
     parser.add_argument("--save", help="outputs: a new folder for the results")
+    parser.add_argument("--door", choices=("grade", "nbgrader"), default="grade",
+                        help="outputs: grade with `autograder grade` (default) or `nbgrader autograde`")
     parser.add_argument("--keep", action="store_true", help="keep the scratch course")
     args = parser.parse_args(argv)
     defaults = {"profile": 10, "class": 100, "nbgrader": 2, "dask": 20, "outputs": 6}

@@ -56,7 +56,7 @@ def _measured(task):
     finally:
         after = resource.getrusage(resource.RUSAGE_SELF)
         with open(os.environ["BENCH_TRUSTED_LOG"], "a") as handle:
-            handle.write(json.dumps({"student": task["student"], "wall": time.perf_counter() - started,
+            handle.write(json.dumps({"student": task.student, "wall": time.perf_counter() - started,
                                      "cpu": after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
                                      "rss_mb": after.ru_maxrss / 1024}) + "\n")
 

@@ -39,9 +39,9 @@ if _fail or _recurse:
     from autograder.grading import worker as _worker
     _grade, _extract = _worker._grade, _worker.extract
     def _failing(task):
-        if task["student"] in _fail:
+        if task.student in _fail:
             raise OSError("the grader failed (a test hook)")
-        _worker._current = task["student"]
+        _worker._current = task.student
         return _grade(task)
     def _recursing(source, submitted):
         if getattr(_worker, "_current", None) in _recurse and submitted is not None:

@@ -19,14 +19,6 @@ FOLDERS = ("autograder", "course", "tools", "deploy", "benchmarks")
 #: The most lines a function may take.
 LIMIT = 100
 
-#: Functions other issue-37 branches are splitting (``path:qualified name``). The lead empties this set
-#: once those branches are merged; nothing may be added to it.
-KNOWN_UNTIL_MERGE = {
-    "autograder/grading/batch.py:run",  # h37-task: batch.run read as its stages
-    "autograder/grading/batch.py:_execute",  # h37-task
-}
-
-
 def _functions(tree: ast.AST, prefix: str = ""):
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -55,8 +47,7 @@ def long_functions(root: Path = ROOT, limit: int = LIMIT) -> dict:
 
 
 def test_no_function_outside_the_tests_is_over_100_lines():
-    found = long_functions()
-    over = {name: lines for name, lines in found.items() if name not in KNOWN_UNTIL_MERGE}
+    over = long_functions()
     assert not over, "functions over 100 lines (split each by what its parts are about): " + ", ".join(
         f"{name} ({lines} lines)" for name, lines in sorted(over.items()))
 
@@ -70,9 +61,3 @@ def test_the_measure_sees_a_long_function(tmp_path):
     for folder in FOLDERS[1:]:
         (tmp_path / folder).mkdir()
     assert long_functions(tmp_path) == {"autograder/deep/mod.py:Holder.long": LIMIT + 1}
-
-
-def test_the_known_long_functions_still_exist():
-    """Each entry of KNOWN_UNTIL_MERGE names a function that is still too long: an entry whose function
-    was split (or renamed) must leave the set, so that it cannot hide a new long function later."""
-    assert KNOWN_UNTIL_MERGE <= set(long_functions()), KNOWN_UNTIL_MERGE - set(long_functions())

@@ -134,7 +134,7 @@ def test_without_bubblewrap_it_warns_and_still_limits(course):
     with pytest.warns(SandboxWarning, match="NOT|CAN READ"):
         box = Sandbox(use_bwrap=False)
     try:
-        from autograder.grading.worker import limits_for
+        from autograder.grading.task import limits_for
         steps = [{"kind": "exec", "id": "a", "source": "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS))"}]
         result = box.run(steps, limits_for(timeout=10, memory_mb=700))
         (frame,) = result.cells.values()
@@ -292,7 +292,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     import types
 
     from autograder.grading import batch
-    from autograder.grading.worker import default_limits
+    from autograder.grading.task import GradingTask, default_limits
 
     held = {"now": 0, "most": 0}
 
@@ -301,7 +301,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
             self.key, self.task = key, task
 
         def result(self):
-            return {"stem": self.task["stem"], "text": self.task["submission"]}
+            return {"stem": self.task.stem, "text": self.task.submission}
 
         def release(self):
             held["now"] -= 1
@@ -320,7 +320,7 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
             return {"workers": {"a": {}, "b": {}}}
 
         def submit(self, function, task, pure):
-            assert function is batch._dask_task and not pure and "root" not in task and "parts" not in task
+            assert function is batch._dask_task and not pure and task.root is None and task.parts == ()
             self.count += 1
             held["now"] += 1
             held["most"] = max(held["most"], held["now"])
@@ -342,10 +342,11 @@ def test_a_dask_batch_holds_a_window_of_submissions_not_the_class(tmp_path, monk
     for number in range(3 * batch.DASK_WINDOW):
         path = tmp_path / f"{number}.ipynb"
         path.write_text(json.dumps({"cells": [], "n": number}))
-        tasks.append({"stem": f"s{number}", "root": str(tmp_path), "parts": [path.name], "limits": default_limits()})
+        tasks.append(GradingTask(student="ann", assignment="toy", stem=f"s{number}", source="", root=str(tmp_path),
+                                 parts=(path.name,), limits=default_limits()))
     done = list(batch._execute(tasks, batch.Options("toy", dask="tcp://nowhere:1")))
-    assert [task["stem"] for task, _, _ in done] == [task["stem"] for task in tasks]
-    assert all(error is None and json.loads(result["text"])["n"] == int(task["stem"][1:])
+    assert [task.stem for task, _, _ in done] == [task.stem for task in tasks]
+    assert all(error is None and json.loads(result["text"])["n"] == int(task.stem[1:])
                for task, result, error in done)
     assert held["most"] == batch.DASK_WINDOW
 

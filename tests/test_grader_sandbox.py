@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.sandbox import Sandbox, bubblewrap
-from autograder.grading.worker import limits_for
+from autograder.grading.task import limits_for
 
 # Locally a machine without bubblewrap skips these; under CI (CI=true, which installs it) they must run.
 pytestmark = pytest.mark.skipif(bubblewrap() is None and os.environ.get("CI", "").lower() != "true",

@@ -72,7 +72,7 @@ def _measured(task):
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     result = worker.grade_notebook(task)
     after = resource.getrusage(resource.RUSAGE_SELF)
-    record = {"student": task["student"], "wall": time.perf_counter() - started,
+    record = {"student": task.student, "wall": time.perf_counter() - started,
               "cpu": after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
               "rss_mb": after.ru_maxrss / 1024}
     with open(os.environ["TRUSTED_BOUNDS_LOG"], "a") as handle:

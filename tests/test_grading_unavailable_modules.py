@@ -47,9 +47,11 @@ def test_a_scipy_answer_is_told_that_scipy_is_not_available():
     for cell in released.cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == "stable_log_softmax":
             cell.source = SCIPY_ANSWER
-    out = worker.grade_notebook({
-        "student": "s", "assignment": "module6", "stem": stem, "checksums": {}, "limits": {}, "options": {},
-        "source": (ROOT / "source" / "module6" / f"{stem}.ipynb").read_text(), "submission": nbformat.writes(released)})
+    from autograder.grading.task import GradingTask
+
+    out = worker.grade_notebook(GradingTask(
+        student="s", assignment="module6", stem=stem, source=(ROOT / "source" / "module6" / f"{stem}.ipynb").read_text(),
+        submission=nbformat.writes(released)))
     graded = [row for row in out["rows"] if row["grade_id"].startswith("test_")]
     assert graded and all(row["score"] == 0 for row in graded)
     for row in graded:
@@ -60,7 +62,7 @@ def test_a_scipy_answer_is_told_that_scipy_is_not_available():
 @needs_bwrap
 def test_the_sandbox_reports_the_module_as_a_field_of_the_cell_reply():
     from autograder.grading.sandbox import Sandbox
-    from autograder.grading.worker import limits_for
+    from autograder.grading.task import limits_for
 
     box = Sandbox(tmp_mb=32)
     try:

@@ -63,12 +63,6 @@ FLOORS = {
     "autograder.kernel_manager": 6,
 }
 
-#: Edges that break the layers today on this branch and are removed by other pieces of issue 37, each
-#: ``(importer, imported)`` with the piece that removes it. The lead empties this set after merging them;
-#: an edge listed here that no longer exists fails (so the set only shrinks).
-KNOWN_UNTIL_MERGE: set = set()
-
-
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -245,6 +239,15 @@ def test_the_graph_is_read():
     assert ("autograder.exercises.01_stop_reasons.check", "autograder.exercises.01_stop_reasons.key") in found
 
 
+def test_the_floor_check_sees_an_upward_edge():
+    """An edge from the truth up to the grader is reported with its place; one down, or sideways, is not."""
+    found = {("autograder.reference.kl", "autograder.grading.worker"): ["autograder/reference/kl.py:9"],
+             ("autograder.grading.worker", "autograder.reference.kl"): ["autograder/grading/worker.py:3"],
+             ("autograder.grading.worker", "autograder.grading.task"): ["autograder/grading/worker.py:4"]}
+    assert upward(found) == [("autograder.reference.kl", "autograder.grading.worker", (0, 5),
+                              ["autograder/reference/kl.py:9"])]
+
+
 def test_the_cycle_finder_finds_cycles():
     """Tarjan's components on a small graph: two cycles (one through three modules), a self-contained
     chain, and an edge between the cycles that joins nothing."""
@@ -273,20 +276,11 @@ def test_no_import_cycle():
 
 
 def test_imports_only_go_down():
-    """Every edge goes to the same floor or a lower one, except the listed edges of pieces not merged yet."""
+    """Every edge goes to the same floor or a lower one."""
     bad = []
     for importer, imported, (low, high), places in upward(edges()):
-        if (importer, imported) in KNOWN_UNTIL_MERGE:
-            continue
         bad.append(f"{importer} (floor {low}) imports {imported} (floor {high}) at {', '.join(places)}")
     assert not bad, "imports that go up a floor (docs/DESIGN.md, Layers):\n" + "\n".join(bad)
-
-
-def test_known_until_merge_only_shrinks():
-    """Each listed exception still exists (when one is fixed, strike it from the set)."""
-    still = {(importer, imported) for importer, imported, _, _ in upward(edges())}
-    gone = sorted(KNOWN_UNTIL_MERGE - still)
-    assert not gone, f"no longer upward, remove from KNOWN_UNTIL_MERGE: {gone}"
 
 
 def test_course_never_imports_autograder():

@@ -258,17 +258,18 @@ def test_similarity_and_report_read_through_the_intake(doors, monkeypatch):
 
 def test_the_dask_path_ships_the_same_refusals(doors):
     """On Dask the coordinator reads each file through the intake and ships its text or its refusal."""
-    from autograder.grading.worker import default_limits, read_submission
+    from autograder.grading.task import GradingTask, default_limits
+    from autograder.grading.worker import read_submission
 
     root = doors["ours"] / "submitted"
     for student, (status, words) in REFUSED.items():
         parts = (student, "toy", f"{STEM}.ipynb")
-        try:
-            shipped = {"submission": intake.read_text(root, parts, default_limits())}
-        except intake.Refused as refused:
-            shipped = {"refused": refused.refusal.as_dict()}
+        task = GradingTask(student=student, assignment="toy", stem=STEM, source="", limits=default_limits(),
+                           root=str(root), parts=parts)
+        shipped = task.shipped()
+        assert shipped.root is None and shipped.parts == () and (shipped.submission is None) != (shipped.refused is None)
         on_worker = read_submission(shipped, default_limits())
-        here = read_submission({"root": str(root), "parts": list(parts)}, default_limits())
+        here = read_submission(task, default_limits())
         assert on_worker.refusal == here.refusal and here.refusal.status == status, student
         assert words in here.refusal.reason
 

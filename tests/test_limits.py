@@ -203,7 +203,7 @@ def test_a_limit_is_frozen_and_the_job_is_fresh():
 def test_the_grader_and_the_intake_read_the_table():
     from autograder.channel import MAX_DECODED_ELEMENTS
     from autograder.grading import intake
-    from autograder.grading.worker import default_limits, limits_for
+    from autograder.grading.task import default_limits, limits_for
 
     assert default_limits() == dict(limits.job(), decoded_elements=MAX_DECODED_ELEMENTS)
     assert limits_for(5, 512)["wall_seconds"] == 5 and limits_for(5, 512)["memory_mb"] == 512

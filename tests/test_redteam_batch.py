@@ -185,7 +185,7 @@ def _dies_once_on_bob(task):
     """A stand-in for the worker's entry point (module level, so the pool can pickle it)."""
     from autograder.grading import worker
     marker = Path(os.environ["REDTEAM_DIE_MARKER"])
-    if task["student"] == "bob" and not marker.exists():
+    if task.student == "bob" and not marker.exists():
         marker.write_text("x")
         os.kill(os.getpid(), signal.SIGKILL)
     return worker.grade_notebook(task)

@@ -85,8 +85,9 @@ def test_the_numbers_cell_stops_without_an_id_and_shows_the_example(monkeypatch,
 
 def test_the_grader_starts_a_varying_notebook_signed_in_as_the_submitting_student(monkeypatch):
     """What the worker puts in the notebook's environment makes the numbers cell show that student's."""
+    from autograder.grading.task import GradingTask
     from autograder.grading.worker import notebook_environment
-    task = {"student": "ada"}
+    task = GradingTask(student="ada", assignment="module6", stem=STEM, source="")
     environ = notebook_environment(task, variants.variant_for(STEM, "ada"))
     assert environ == {"JUPYTERHUB_USER": "ada"}
     assert notebook_environment(task, variants.variant_for("15_stable_log_softmax", "ada")) == {}

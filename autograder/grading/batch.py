@@ -23,10 +23,11 @@ from autograder.grading.gradebook import (
 )
 from autograder.grading import intake
 from autograder.grading import state as state_file
-from autograder.results import Status
+from autograder.grading.task import GradingTask, make_plan, student_tasks
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
-from autograder.grading.worker import close_sandbox, grade_notebook, grading_options, limits_for
+from autograder.grading.worker import close_sandbox, grade_notebook
 from autograder.limits import WALL_SECONDS
+from autograder.results import Status
 
 STATE_FILE = state_file.STATE_FILE
 
@@ -48,15 +49,6 @@ class Options:
     nbgrader_args: tuple = ()
 
 
-def _grader_fingerprint(course_root: str | Path | None = None) -> str:
-    """See :func:`autograder.grading.state.grader_fingerprint` (kept here so that benchmarks can time it)."""
-    return state_file.grader_fingerprint(course_root)
-
-
-def _digest(*parts) -> str:
-    return state_file.digest_of(*parts)
-
-
 def _pool_init() -> None:
     from multiprocessing import util
     util.Finalize(None, close_sandbox, exitpriority=100)
@@ -71,7 +63,7 @@ def _pool_init() -> None:
         pass
 
 
-def _dask_task(task: dict) -> dict:
+def _dask_task(task: GradingTask) -> dict:
     return grade_notebook(task)
 
 
@@ -103,10 +95,6 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _write_state(path: Path, state: dict) -> None:
-    state_file.write_state(path, state)
-
-
 def _row(student, stem, status, feedback, grade_id=None, max_score=None, score=None) -> dict:
     return {"student": student, "notebook": stem, "grade_id": grade_id, "score": score, "max_score": max_score,
             "status": status, "feedback": feedback}
@@ -127,223 +115,241 @@ def run(options: Options) -> int:
         from autograder.grading.sandbox import _cached_view, require_sandbox
         require_sandbox()  # before anything is touched: no sandbox, no grading (unless --no-sandbox)
         _cached_view()  # the allow-list, read from the installed metadata once, before workers fork
-    coursedir = course_directory(options.course_dir, options.nbgrader_args)
-    assignment = options.assignment
-    specs = assignment_sources(coursedir, assignment)
-    students = submitted_students(coursedir, assignment, options.students)
-    limits = limits_for(*_configured_limits(coursedir, options))
-    task_options = grading_options(coursedir.root, options.use_bwrap)
-    grader = _digest(_grader_fingerprint(coursedir.root), task_options)  # = state_file.grader_digest(...)
+    return _Batch(options).run()
 
-    rows: list = []
-    tasks: list = []
-    skipped = 0
-    states: dict = {}
-    problems = 0
-    penalties: dict = {}
-    with GradebookWriter(coursedir, assignment) as writer:
-        root = submitted_root(coursedir)
-        for student in students:
-            # Every file below is found and opened through the intake: no link followed anywhere.
-            refusal = intake.locate(root, (student, assignment), folder=True)
-            if refusal is not None:
-                # Submissions arriving by zip, rsync or a shared drive may link to another student's
-                # work or to the course's own files: reported, never read.
-                problems += 1
-                rows.extend(_row(student, stem, refusal.status, refusal.feedback) for stem in specs)
-                continue
+
+class _Batch:
+    """One run of ``autograder grade``, read as its stages (:meth:`run`):
+
+    1. the plan (:func:`~autograder.grading.task.make_plan`, as nbgrader's door makes it) and each
+       student's tasks (:meth:`take_student`: :func:`~autograder.grading.task.student_tasks`, the one
+       function every door makes tasks with), minus the notebooks unchanged since they were graded,
+       whose rows are replayed from the state file;
+    2. execution (:func:`_execute`: process pool, one process, or Dask), each result stored as it
+       comes (:meth:`store`) in the gradebook's open transaction;
+    3. commits (:meth:`commit_pending`) of many notebooks at once, then their state files;
+    4. the report, the summary and the exit status (:meth:`report`).
+    """
+
+    def __init__(self, options: Options):
+        self.options = options
+        self.coursedir = course_directory(options.course_dir, options.nbgrader_args)
+        self.assignment = options.assignment
+        specs = assignment_sources(self.coursedir, self.assignment)
+        self.students = submitted_students(self.coursedir, self.assignment, options.students)
+        timeout, memory_mb = _configured_limits(self.coursedir, options)
+        self.plan = make_plan(self.coursedir, self.assignment, timeout=timeout, memory_mb=memory_mb,
+                              use_bwrap=options.use_bwrap, specs=specs)
+        self.writer: GradebookWriter | None = None
+        self.rows: list = []
+        self.tasks: list = []
+        self.skipped = self.problems = self.failures = 0
+        self.states: dict = {}
+        self.penalties: dict = {}
+        self.failed: list = []
+        self.chunks: list = []  # each graded notebook's rows, in the order they finished
+        self.pending: list = []  # (task, result, chunk): in the gradebook's open transaction, not committed yet
+        self.opened = 0.0  # when the oldest pending notebook was stored
+        self.held = 0  # characters of autograded text the pending notebooks hold (kept for a replay)
+        self.progress: _Progress | None = None
+
+    def run(self) -> int:
+        with GradebookWriter(self.coursedir, self.assignment) as self.writer:
+            for student in self.students:
+                self.take_student(student)
+            self.progress = _Progress(len(self.tasks), self.options.progress)
+            started = time.perf_counter()
             try:
-                timestamp = writer.prepare_student(student)
-            except Exception as error:  # noqa: BLE001 - an odd folder name costs only that student
-                writer.rollback()
-                problems += 1
-                rows.extend(_row(student, stem, Status.ERROR, f"not graded: the gradebook refused this student "
-                                                         f"({type(error).__name__})") for stem in specs)
-                continue
-            penalties[student] = 0.0
-            if timestamp.problem:
-                # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
-                print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
-                rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
-                             "max_score": None, "feedback": timestamp.problem,
-                             "status": Status.TIMESTAMP_DISPUTED if timestamp.disputed else Status.BAD_TIMESTAMP})
-            # The same file, and the same entries, as nbgrader's door writes (autograder/grading/state.py).
-            state = state_file.read_state(state_file.state_path(coursedir, student, assignment))
-            states[student] = state
-            for stem, spec in specs.items():
-                parts = (student, assignment, f"{stem}.ipynb")
-                refusal = intake.locate(root, parts)
-                if refusal is not None and refusal.status == Status.SYMLINK:
-                    problems += 1
-                    rows.append(_row(student, stem, Status.SYMLINK, refusal.feedback))
-                    state.pop(stem, None)
-                    continue
-                if refusal is not None and refusal.status == Status.MISSING:
-                    for grade_id, max_score in writer.zero_missing(student, stem):
-                        rows.append(_row(student, stem, Status.MISSING, "this notebook was not submitted",
-                                         grade_id, max_score, 0.0))
-                    state.pop(stem, None)
-                    continue
-                # Anything else (a FIFO, a device, a folder) goes to a worker, which rejects it unread.
-                digest = state_file.notebook_digest(root, parts, spec, grader, limits)
-                previous = state.get(stem)
-                produced = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / f"{stem}.ipynb"
-                if not options.force and state_file.unchanged(previous, digest, produced):
-                    rows.extend(previous.get("rows", []))
-                    skipped += 1
-                    penalties[student] += writer.assign_late_penalty(student, stem, commit=False) or 0.0
-                    continue
-                # The worker reads the file itself (within the limits): the coordinator holds no submission.
-                tasks.append({"student": student, "assignment": assignment, "stem": stem,
-                              "source": spec["source"], "checksums": spec["checksums"],
-                              "root": str(root), "parts": list(parts),
-                              "limits": limits, "options": task_options, "digest": digest})
-            # The late penalties of this student's notebooks that are not graded again: one commit per
-            # student (a later student's gradebook refusal rolls back only that student's changes).
-            writer.commit()
+                if self.tasks:
+                    for task, result, error in _execute(_cheap_first(self.tasks), self.options):
+                        self.store(task, result, error)
+            finally:
+                # Interrupted or not, what was graded completely is kept.
+                self.commit_pending()
+            self.rows.extend(row for chunk in self.chunks for row in chunk)
+            elapsed = time.perf_counter() - started
+        _carry_and_warn(self.coursedir, self.assignment, list(self.penalties), self.penalties)
+        return self.report(elapsed)
 
-        progress = _Progress(len(tasks), options.progress)
-        failures = 0
-        failed: list = []
-        timings: list = []
-        chunks: list = []  # each graded notebook's rows, in the order they finished
-        pending: list = []  # (task, result, chunk): in the gradebook's open transaction, not committed yet
-        opened = 0.0  # when the oldest pending notebook was stored
-        held = 0  # characters of autograded text the pending notebooks hold (kept for a replay)
-        started = time.perf_counter()
+    # -- 1. the plan: each student's tasks, what is unchanged replayed
 
-        def save_state(student: str) -> None:
-            try:
-                # Streamed: what is graded is on disk now, whatever happens to the batch later.
-                _write_state(state_file.state_path(coursedir, student, assignment), states[student])
-            except OSError as failure:
-                sys.stderr.write(f"autograder: could not save the state of {student}: {failure}\n")
-
-        def give_up(task: dict, chunk: list, error: BaseException | None) -> None:
-            nonlocal failures
-            student, stem = task["student"], task["stem"]
-            failures += 1
-            failed.append((student, stem))
-            chunk[:] = [_row(student, stem, Status.ERROR, f"grading failed: {type(error).__name__}: {error}")]
-            states[student].pop(stem, None)
-
-        def store_rows(task: dict, result: dict) -> None:
-            """The notebook's scores, comments and late penalty into the open transaction (not committed).
-
-            What a person graded by hand stays graded where what they saw is unchanged: the cells' digests
-            of the last grading, from the state file (not yet replaced: that happens after the commit)."""
-            previous = states[task["student"]].get(task["stem"])
-            seen = previous.get("cells") if isinstance(previous, dict) else None
-            writer.save(task["student"], task["stem"], result["autograded"], commit=False, seen=seen)
-            penalty = writer.assign_late_penalty(task["student"], task["stem"], commit=False) or 0.0
-            result["_penalty"] = penalty
-
-        def replay(entries: list) -> list:
-            """After a rollback: each of ``entries`` stored and committed on its own, as before batches.
-            Returns those that could be stored; the others are given up (their rows say why)."""
-            kept = []
-            for task, result, chunk in entries:
-                try:
-                    store_rows(task, result)
-                    writer.commit()
-                except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
-                    writer.rollback()
-                    give_up(task, chunk, failure)
-                    save_state(task["student"])
-                else:
-                    kept.append((task, result, chunk))
-            return kept
-
-        def commit_pending() -> None:
-            """One transaction for every pending notebook, then their state files: a state file never
-            names a grade the gradebook does not hold (a crash before the commit grades them again)."""
-            if not pending:
-                return
-            entries = list(pending)
-            pending.clear()
-            try:
-                writer.commit()
-            except Exception:  # noqa: BLE001 - the database refused the batch: each notebook alone
-                writer.rollback()
-                entries = replay(entries)
-            touched = []
-            for task, result, chunk in entries:
-                student = task["student"]
-                penalties[student] += result.pop("_penalty", 0.0)
-                states[student][task["stem"]] = state_file.entry(result)
-                if student not in touched:
-                    touched.append(student)
-            for student in touched:
-                save_state(student)
-
-        def store(task: dict, result: dict | None, error: BaseException | None) -> None:
-            nonlocal opened, held
-            student, stem = task["student"], task["stem"]
-            chunk: list = []
-            chunks.append(chunk)
-            # The sandbox failed (twice) on this notebook: the grader's failure, not a grade. Its partial
-            # results replace nothing: a grade, autograded notebook and feedback page from an earlier
-            # run stay as they were; the rows say what happened and the exit status asks for a re-run.
-            grader_failed = result is not None and result.get("reason") == "sandbox"
-            if result is not None and not grader_failed:
-                try:
-                    write_outputs(coursedir, assignment, result)
-                    result.pop("feedback", None)  # on disk now; a pending notebook keeps only what it may replay
-                    store_rows(task, result)
-                except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
-                    # The rollback takes the other pending notebooks' rows with it: stored again one by one.
-                    writer.rollback()
-                    earlier = list(pending)
-                    pending.clear()
-                    pending.extend(replay(earlier))
-                    result, error = None, failure
-            if result is None:
-                give_up(task, chunk, error)
-                save_state(student)
+    def take_student(self, student: str) -> None:
+        """The student's tasks (:func:`student_tasks`), their rows for what is not graded, and the tasks
+        to grade; the late penalties of the notebooks not graded again are committed once per student
+        (a later student's gradebook refusal rolls back only that student's changes)."""
+        made = student_tasks(self.plan, self.writer, student)
+        stems = self.plan.specs
+        if made.refusal is not None:
+            self.problems += 1
+            self.rows.extend(_row(student, stem, made.refusal.status, made.refusal.feedback) for stem in stems)
+            return
+        if made.setup_error is not None:
+            self.problems += 1
+            refused = f"not graded: the gradebook refused this student ({type(made.setup_error).__name__})"
+            self.rows.extend(_row(student, stem, Status.ERROR, refused) for stem in stems)
+            return
+        self.penalties[student] = 0.0
+        timestamp = made.timestamp
+        if timestamp.problem:
+            # Student-written data: reported, never fatal (nbgrader's "no timestamp" semantics).
+            print(f"autograder: warning: {timestamp.problem}", file=sys.stderr)
+            self.rows.append({"student": student, "notebook": TIMESTAMP_FILE, "grade_id": None, "score": None,
+                              "max_score": None, "feedback": timestamp.problem,
+                              "status": Status.TIMESTAMP_DISPUTED if timestamp.disputed else Status.BAD_TIMESTAMP})
+        # The same file, and the same entries, as nbgrader's door writes (autograder/grading/state.py).
+        state = self.states[student] = state_file.read_state(state_file.state_path(self.coursedir, student,
+                                                                                  self.assignment))
+        for stem in stems:
+            if stem in made.refused:
+                self.problems += 1
+                self.rows.append(_row(student, stem, Status.SYMLINK, made.refused[stem].feedback))
+                state.pop(stem, None)
+            elif stem in made.missing:
+                self.rows.extend(_row(student, stem, Status.MISSING, "this notebook was not submitted", grade_id,
+                                      max_score, 0.0) for grade_id, max_score in made.missing[stem][1])
+                state.pop(stem, None)
             else:
-                chunk.extend(result["rows"])
-                timings.append(result["seconds"])
-                if grader_failed:
-                    # Never remembered as this notebook's grade either: the next run grades it again.
-                    states[student].pop(stem, None)
-                    failed.append((student, stem))
-                    save_state(student)
-                else:
-                    if not pending:
-                        opened, held = time.monotonic(), 0
-                    pending.append((task, result, chunk))
-                    held += len(result["autograded"])
-            if pending and (len(pending) >= COMMIT_NOTEBOOKS or held >= COMMIT_CHARS
-                            or time.monotonic() - opened >= COMMIT_SECONDS):
-                commit_pending()
-            progress.step(f"{student}/{stem}")
+                self.take_task(made.tasks[stem], state.get(stem))
+        self.writer.commit()
 
-        try:
-            if tasks:
-                for task, result, error in _execute(_cheap_first(tasks), options):
-                    store(task, result, error)
-        finally:
-            # Interrupted or not, what was graded completely is kept.
-            commit_pending()
-        rows.extend(row for chunk in chunks for row in chunk)
-        elapsed = time.perf_counter() - started
+    def take_task(self, task: GradingTask, previous) -> None:
+        """Queue ``task``, unless its notebook is unchanged since it was graded (by either door)."""
+        produced = Path(self.coursedir.format_path(self.coursedir.autograded_directory, task.student,
+                                                   self.assignment)) / f"{task.stem}.ipynb"
+        if not self.options.force and state_file.unchanged(previous, task.digest, produced):
+            self.rows.extend(previous.get("rows", []))
+            self.skipped += 1
+            self.penalties[task.student] += self.writer.assign_late_penalty(task.student, task.stem,
+                                                                            commit=False) or 0.0
+            return
+        self.tasks.append(task)
 
-    _carry_and_warn(coursedir, assignment, list(penalties), penalties)
-    status = 0
-    if options.report:
+    # -- 2. each result as it comes
+
+    def store(self, task: GradingTask, result: dict | None, error: BaseException | None) -> None:
+        student, stem = task.student, task.stem
+        chunk: list = []
+        self.chunks.append(chunk)
+        # The sandbox failed (twice) on this notebook: the grader's failure, not a grade. Its partial
+        # results replace nothing: a grade, autograded notebook and feedback page from an earlier
+        # run stay as they were; the rows say what happened and the exit status asks for a re-run.
+        grader_failed = result is not None and result.get("reason") == "sandbox"
+        if result is not None and not grader_failed:
+            try:
+                write_outputs(self.coursedir, self.assignment, result)
+                result.pop("feedback", None)  # on disk now; a pending notebook keeps only what it may replay
+                self.store_rows(task, result)
+            except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
+                # The rollback takes the other pending notebooks' rows with it: stored again one by one.
+                self.writer.rollback()
+                earlier = list(self.pending)
+                self.pending.clear()
+                self.pending.extend(self.replay(earlier))
+                result, error = None, failure
+        if result is None:
+            self.give_up(task, chunk, error)
+            self.save_state(student)
+        else:
+            chunk.extend(result["rows"])
+            if grader_failed:
+                # Never remembered as this notebook's grade either: the next run grades it again.
+                self.states[student].pop(stem, None)
+                self.failed.append((student, stem))
+                self.save_state(student)
+            else:
+                if not self.pending:
+                    self.opened, self.held = time.monotonic(), 0
+                self.pending.append((task, result, chunk))
+                self.held += len(result["autograded"])
+        if self.pending and (len(self.pending) >= COMMIT_NOTEBOOKS or self.held >= COMMIT_CHARS
+                             or time.monotonic() - self.opened >= COMMIT_SECONDS):
+            self.commit_pending()
+        self.progress.step(f"{student}/{stem}")
+
+    def store_rows(self, task: GradingTask, result: dict) -> None:
+        """The notebook's scores, comments and late penalty into the open transaction (not committed).
+
+        What a person graded by hand stays graded where what they saw is unchanged: the cells' digests
+        of the last grading, from the state file (not yet replaced: that happens after the commit)."""
+        previous = self.states[task.student].get(task.stem)
+        seen = previous.get("cells") if isinstance(previous, dict) else None
+        self.writer.save(task.student, task.stem, result["autograded"], commit=False, seen=seen)
+        penalty = self.writer.assign_late_penalty(task.student, task.stem, commit=False) or 0.0
+        result["_penalty"] = penalty
+
+    def give_up(self, task: GradingTask, chunk: list, error: BaseException | None) -> None:
+        self.failures += 1
+        self.failed.append((task.student, task.stem))
+        chunk[:] = [_row(task.student, task.stem, Status.ERROR, f"grading failed: {type(error).__name__}: {error}")]
+        self.states[task.student].pop(task.stem, None)
+
+    def save_state(self, student: str) -> None:
         try:
-            reporting.write_jsonl(options.report, rows)
-        except OSError as error:
-            sys.stderr.write(f"autograder: the report could not be written: {error}\n")
-            status = 1
-    text = reporting.summary(rows, graded=len(tasks), skipped=skipped, failures=failures, seconds=elapsed)
-    if options.use_bwrap is False:
-        text += ("\nWARNING: graded WITHOUT the sandbox (--no-sandbox): student code could read the course files "
-                 "and the reference solutions. Do not use these grades for credit.")
-    if problems:
-        text += f"\n{problems} submission(s) not graded (symbolic links or names the gradebook refused): see the report."
-    sys.stdout.write(text + "\n")
-    return status or _exit_status(failed)
+            # Streamed: what is graded is on disk now, whatever happens to the batch later.
+            state_file.write_state(state_file.state_path(self.coursedir, student, self.assignment),
+                                   self.states[student])
+        except OSError as failure:
+            sys.stderr.write(f"autograder: could not save the state of {student}: {failure}\n")
+
+    # -- 3. commits, then state files
+
+    def commit_pending(self) -> None:
+        """One transaction for every pending notebook, then their state files: a state file never
+        names a grade the gradebook does not hold (a crash before the commit grades them again)."""
+        if not self.pending:
+            return
+        entries = list(self.pending)
+        self.pending.clear()
+        try:
+            self.writer.commit()
+        except Exception:  # noqa: BLE001 - the database refused the batch: each notebook alone
+            self.writer.rollback()
+            entries = self.replay(entries)
+        touched = []
+        for task, result, chunk in entries:
+            self.penalties[task.student] += result.pop("_penalty", 0.0)
+            self.states[task.student][task.stem] = state_file.entry(result)
+            if task.student not in touched:
+                touched.append(task.student)
+        for student in touched:
+            self.save_state(student)
+
+    def replay(self, entries: list) -> list:
+        """After a rollback: each of ``entries`` stored and committed on its own, as before batches.
+        Returns those that could be stored; the others are given up (their rows say why)."""
+        kept = []
+        for task, result, chunk in entries:
+            try:
+                self.store_rows(task, result)
+                self.writer.commit()
+            except Exception as failure:  # noqa: BLE001 - one notebook's results must not stop the batch
+                self.writer.rollback()
+                self.give_up(task, chunk, failure)
+                self.save_state(task.student)
+            else:
+                kept.append((task, result, chunk))
+        return kept
+
+    # -- 4. the report
+
+    def report(self, elapsed: float) -> int:
+        status = 0
+        if self.options.report:
+            try:
+                reporting.write_jsonl(self.options.report, self.rows)
+            except OSError as error:
+                sys.stderr.write(f"autograder: the report could not be written: {error}\n")
+                status = 1
+        text = reporting.summary(self.rows, graded=len(self.tasks), skipped=self.skipped, failures=self.failures,
+                                 seconds=elapsed)
+        if self.options.use_bwrap is False:
+            text += ("\nWARNING: graded WITHOUT the sandbox (--no-sandbox): student code could read the course "
+                     "files and the reference solutions. Do not use these grades for credit.")
+        if self.problems:
+            text += (f"\n{self.problems} submission(s) not graded (symbolic links or names the gradebook refused): "
+                     "see the report.")
+        sys.stdout.write(text + "\n")
+        return status or _exit_status(self.failed)
 
 
 #: Graded notebooks stored in one gradebook transaction at the most, and the longest a stored notebook
@@ -369,9 +375,9 @@ def _cheap_first(tasks: list) -> list:
     before). The size is the file's own ``lstat``, looked up through the intake (the worker refuses a
     link or a FIFO anyway).
     """
-    def size(task: dict) -> int:
+    def size(task: GradingTask) -> int:
         try:
-            return intake.size_of(task["root"], task["parts"])
+            return intake.size_of(task.root, task.parts)
         except (OSError, KeyError, ValueError):
             return 0
 
@@ -392,15 +398,15 @@ class _Order:
         self.tasks = tasks
         self.slow: set = set()
 
-    def finished(self, task: dict, result: dict | None) -> None:
-        wall = float((task.get("limits") or {}).get("wall_seconds", WALL_SECONDS.value))
+    def finished(self, task: GradingTask, result: dict | None) -> None:
+        wall = float(task.limits.get("wall_seconds", WALL_SECONDS.value))
         if result is not None and (result.get("reason") == "timeout" or float(result.get("seconds", 0)) >= wall / 2):
-            self.slow.add(task.get("student"))
+            self.slow.add(task.student)
 
     def next(self):
         """The index of the next task, or None when none is left."""
         for position, i in enumerate(self.waiting):
-            if self.tasks[i].get("student") not in self.slow:
+            if self.tasks[i].student not in self.slow:
                 return self.waiting.pop(position)
         return self.waiting.pop(0) if self.waiting else None
 
@@ -457,47 +463,9 @@ def _as_completed(futures: dict):
 
 
 def _execute(tasks: list, options: Options):
-    """Yield ``(task, result, error)`` as notebooks finish."""
+    """Yield ``(task, result, error)`` as notebooks finish: on Dask, in this process, or in a pool."""
     if options.dask:
-        from distributed import Client, as_completed
-        with Client(options.dask) as client:
-            # Dask workers may not see the course directory: each task ships its submission's text,
-            # read (within the limits) only when a slot frees up, so that the coordinator and the
-            # scheduler hold a window of submissions at a time, never the whole class.
-            window = max(DASK_WINDOW, 2 * len(client.scheduler_info().get("workers", {})))
-            order = _Order(range(len(tasks)), tasks)
-            running = as_completed()
-            index: dict = {}
-
-            def submit_next() -> None:
-                number = order.next()
-                if number is None:
-                    return
-                task = tasks[number]
-                shipped = {key: value for key, value in task.items() if key not in ("root", "parts")}
-                try:
-                    # Read through the intake here (the Dask worker parses it within the same limits).
-                    shipped["submission"] = intake.read_text(task["root"], task["parts"], task["limits"])
-                except intake.Refused as refused:
-                    shipped["refused"] = refused.refusal.as_dict()
-                future = client.submit(_dask_task, shipped, pure=False)
-                index[future.key] = task
-                running.add(future)
-
-            for _ in range(window):
-                submit_next()
-            for future in running:
-                task = index.pop(future.key)
-                try:
-                    result = future.result()
-                except Exception as error:  # noqa: BLE001
-                    order.finished(task, None)
-                    yield task, None, error
-                else:
-                    order.finished(task, result)
-                    yield task, result, None
-                future.release()
-                submit_next()
+        yield from _execute_on_dask(tasks, options.dask)
         return
     jobs = options.jobs or os.cpu_count() or 1
     if jobs <= 1:
@@ -510,12 +478,55 @@ def _execute(tasks: list, options: Options):
         finally:
             close_sandbox()
         return
+    yield from _execute_in_pools(tasks, jobs)
+
+
+def _execute_on_dask(tasks: list, address: str):
+    """:func:`_execute` on the Dask cluster at ``address``."""
+    from distributed import Client, as_completed
+    with Client(address) as client:
+        # Dask workers may not see the course directory: each task ships its submission's text,
+        # read (within the limits) only when a slot frees up, so that the coordinator and the
+        # scheduler hold a window of submissions at a time, never the whole class.
+        window = max(DASK_WINDOW, 2 * len(client.scheduler_info().get("workers", {})))
+        order = _Order(range(len(tasks)), tasks)
+        running = as_completed()
+        index: dict = {}
+
+        def submit_next() -> None:
+            number = order.next()
+            if number is None:
+                return
+            task = tasks[number]
+            # Read through the intake here (the Dask worker parses it within the same limits).
+            future = client.submit(_dask_task, task.shipped(), pure=False)
+            index[future.key] = task
+            running.add(future)
+
+        for _ in range(window):
+            submit_next()
+        for future in running:
+            task = index.pop(future.key)
+            try:
+                result = future.result()
+            except Exception as error:  # noqa: BLE001
+                order.finished(task, None)
+                yield task, None, error
+            else:
+                order.finished(task, result)
+                yield task, result, None
+            future.release()
+            submit_next()
+
+
+def _execute_in_pools(tasks: list, jobs: int):
+    """:func:`_execute` in a pool of ``jobs`` forked processes, rebuilt when a worker dies: the notebooks
+    it held are graded again, and one that was in flight twice is graded alone (:data:`MAX_ATTEMPTS`)."""
     # Load every needed check (and build its cases) here, before the workers fork: they all judge
     # with the one version whose fingerprint was taken, even if the tree changes during the batch.
     from autograder import checks
-    for stem in sorted({task["stem"] for task in tasks}):
+    for stem in sorted({task.stem for task in tasks}):
         checks.plan(stem)
-    context = multiprocessing.get_context("fork")
     attempts: dict = {}
     queue = list(range(len(tasks)))
     while queue:
@@ -525,43 +536,50 @@ def _execute(tasks: list, options: Options):
         batches = ([(shared, jobs)] if shared else []) + [([i], 1) for i in alone]
         queue = []
         for indices, workers in batches:
-            broken = False
-            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_pool_init) as pool:
-                # One spare notebook per pool keeps every worker busy; the rest wait in ``order``.
-                order = _Order(indices, tasks)
-                futures: dict = {}
+            queue.extend((yield from _one_pool(tasks, indices, workers, attempts)))
 
-                def submit_next() -> None:
-                    i = order.next()
-                    if i is not None:
-                        futures[pool.submit(grade_notebook, tasks[i])] = i
 
-                for _ in range(workers + 1):
-                    submit_next()
-                for future in _as_completed(futures):
-                    i = futures.pop(future)
-                    try:
-                        result = future.result()
-                    except BrokenProcessPool:
-                        # A worker died (out of memory, killed): the notebooks it held are graded again.
-                        broken = True
-                        attempts[i] = attempts.get(i, 0) + 1
-                        if attempts[i] >= MAX_ATTEMPTS:
-                            yield tasks[i], None, RuntimeError("the grading process died on this notebook "
-                                                               f"{MAX_ATTEMPTS} times (out of memory?)")
-                        else:
-                            queue.append(i)
-                        continue
-                    except Exception as error:  # noqa: BLE001
-                        yield tasks[i], None, error
-                        if not broken:
-                            submit_next()
-                        continue
-                    order.finished(tasks[i], result)
-                    yield tasks[i], result, None
-                    if not broken:
-                        submit_next()
-                # A broken pool takes no more work: what was still waiting is graded in the next round.
-                queue.extend(order.rest())
-            if broken:
+def _one_pool(tasks: list, indices: list, workers: int, attempts: dict):
+    """Grade ``tasks[i]`` for ``i`` in ``indices`` in one pool of ``workers`` processes, yielding as
+    :func:`_execute` does; returns the indices to grade again (those of a pool that broke)."""
+    again: list = []
+    broken = False
+    context = multiprocessing.get_context("fork")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_pool_init) as pool:
+        # One spare notebook per pool keeps every worker busy; the rest wait in ``order``.
+        order = _Order(indices, tasks)
+        futures: dict = {}
+
+        def submit_next() -> None:
+            i = order.next()
+            if i is not None:
+                futures[pool.submit(grade_notebook, tasks[i])] = i
+
+        for _ in range(workers + 1):
+            submit_next()
+        for future in _as_completed(futures):
+            i = futures.pop(future)
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                # A worker died (out of memory, killed): the notebooks it held are graded again.
+                broken = True
+                attempts[i] = attempts.get(i, 0) + 1
+                if attempts[i] >= MAX_ATTEMPTS:
+                    yield tasks[i], None, RuntimeError("the grading process died on this notebook "
+                                                       f"{MAX_ATTEMPTS} times (out of memory?)")
+                else:
+                    again.append(i)
                 continue
+            except Exception as error:  # noqa: BLE001
+                yield tasks[i], None, error
+                if not broken:
+                    submit_next()
+                continue
+            order.finished(tasks[i], result)
+            yield tasks[i], result, None
+            if not broken:
+                submit_next()
+        # A broken pool takes no more work: what was still waiting is graded in the next round.
+        again.extend(order.rest())
+    return again

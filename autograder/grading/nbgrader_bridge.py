@@ -23,7 +23,10 @@ grade`` does:
 * ``autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties, RememberGraded]``:
   :class:`SandboxedGrade` grades the submitted file with :func:`autograder.grading.worker.grade_notebook`
   (the function ``autograder grade`` runs in its workers, which reads the file through the intake
-  within the same limits) and hands nbgrader the autograded notebook it built; nbgrader's own
+  within the same limits), on the :class:`~autograder.grading.task.GradingTask` that
+  :meth:`SandboxedAutograde.init_assignment` made with :func:`~autograder.grading.task.student_tasks`,
+  the one function ``autograder grade`` makes its tasks with too (gradebook setup, missing notebooks),
+  and hands nbgrader the autograded notebook it built; nbgrader's own
   ``SaveAutoGrades`` (through ``SaveStatedGrades``, whose comments also name an unreadable notebook,
   and which keeps "graded by hand" where the graded answer is unchanged) and ``AssignLatePenalties``
   store it, exactly as ``autograder grade`` does; :class:`RememberGraded` records it in the state file
@@ -45,7 +48,6 @@ missing, with a warning), as ``autograder grade`` does.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import fnmatch
 import os
 from pathlib import Path
@@ -60,7 +62,7 @@ from traitlets import Bool, Float, Integer
 
 from autograder.grading import intake
 from autograder.grading import state as state_file
-from autograder.results import Status
+from autograder.grading.task import GradingTask, Plan, make_plan, student_tasks
 from autograder.grading.timestamps import carry_submission_files, submission_time
 from autograder.grading.gradebook import SaveStatedGrades
 from autograder.limits import MEMORY_MB, WALL_SECONDS
@@ -131,18 +133,12 @@ class SandboxedGrade(NbGraderPreprocessor):
         info = resources["nbgrader"]
         student, assignment, stem = info["student"], info["assignment"], info["notebook"]
         coursedir = _coursedir_of(self)
-        plan = converter.plan(assignment)
-        if stem not in plan.specs:
+        # The task the converter made for this student (task.student_tasks, as `autograder grade` makes it).
+        task = converter.task(student, assignment, stem)
+        if task is None:
             raise RuntimeError(f"notebook {stem!r} is not part of {assignment!r} in the gradebook")
-        spec = plan.specs[stem]
         if not self.no_sandbox:
             self._require_sandbox(coursedir, student, assignment)
-        parts = [student, assignment, f"{stem}.ipynb"]
-        # The worker reads the file itself, through the intake: within the limits, no link followed.
-        task = {"student": student, "assignment": assignment, "stem": stem, "source": spec["source"],
-                "checksums": spec["checksums"], "root": str(plan.root), "parts": parts,
-                "limits": plan.limits, "options": plan.options,
-                "digest": state_file.notebook_digest(plan.root, parts, spec, plan.grader, plan.limits)}
         atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
         result = grade_notebook(task)
         if result.get("reason") == "sandbox":
@@ -256,17 +252,6 @@ def _placeholder():
 _DEFAULT_LAYOUT = os.path.join("{nbgrader_step}", "{student_id}", "{assignment_id}")
 
 
-@dataclasses.dataclass(frozen=True)
-class _Plan:
-    """What one run grades the notebooks of an assignment with (see :meth:`SandboxedAutograde.plan`)."""
-
-    specs: dict
-    limits: dict
-    options: dict
-    grader: str
-    root: Path
-
-
 class SandboxedAutograde(Autograde):
     """nbgrader's ``Autograde`` converter, with every student file found and read through the intake.
 
@@ -287,24 +272,27 @@ class SandboxedAutograde(Autograde):
             if message:
                 raise SystemExit(message)
         self._plans = {}
+        self._made = {}
         super().start()
 
-    def plan(self, assignment: str) -> "_Plan":
+    def plan(self, assignment: str) -> Plan:
         """What every notebook of ``assignment`` is graded with in this run (made once): the gradebook's
         sources and checksums, the limits and sandbox choice of ``c.SandboxedGrade``, the course secret and
-        the grader's digest, exactly as ``autograder grade`` makes them (so both doors' digests agree)."""
-        from autograder.grading.gradebook import assignment_sources, submitted_root
-        from autograder.grading.worker import grading_options, limits_for
-
+        the grader's digest, made by :func:`~autograder.grading.task.make_plan` as ``autograder grade``
+        makes them (so both doors' digests agree)."""
         plans = self.__dict__.setdefault("_plans", {})
         if assignment not in plans:
             settings = SandboxedGrade(config=self.config)
-            options = grading_options(self.coursedir.root, False if settings.no_sandbox else None)
-            plans[assignment] = _Plan(specs=assignment_sources(self.coursedir, assignment),
-                                      limits=limits_for(settings.timeout, settings.memory_mb), options=options,
-                                      grader=state_file.grader_digest(self.coursedir.root, options),
-                                      root=submitted_root(self.coursedir))
+            plans[assignment] = make_plan(self.coursedir, assignment, timeout=settings.timeout,
+                                          memory_mb=settings.memory_mb,
+                                          use_bwrap=False if settings.no_sandbox else None)
         return plans[assignment]
+
+    def task(self, student: str, assignment: str, stem: str) -> GradingTask | None:
+        """The task :meth:`init_assignment` made for this notebook (None: not one of the gradebook's,
+        or not a file to grade)."""
+        made = self.__dict__.get("_made", {}).get((student, assignment))
+        return None if made is None else made.tasks.get(stem)
 
     def _regrades_everything(self) -> bool:
         """``nbgrader autograde --force``: every notebook again. formgrader's button (nbgrader's API, whose
@@ -343,13 +331,11 @@ class SandboxedAutograde(Autograde):
         if self._sanitizing:
             info = self.init_single_notebook_resources(notebook_filename)["nbgrader"]
             student, assignment, stem = info["student"], info["assignment"], info["notebook"]
-            plan = self.plan(assignment)
-            if stem in plan.specs and not self._regrades_everything():
-                parts = (student, assignment, f"{stem}.ipynb")
-                digest = state_file.notebook_digest(plan.root, parts, plan.specs[stem], plan.grader, plan.limits)
+            task = self.task(student, assignment, stem)
+            if task is not None and not self._regrades_everything():
                 entry = state_file.read_state(state_file.state_path(self.coursedir, student, assignment)).get(stem)
                 produced = Path(self._format_dest(assignment, student)) / f"{stem}.ipynb"
-                if state_file.unchanged(entry, digest, produced):
+                if state_file.unchanged(entry, task.digest, produced):
                     with GradebookWriter(self.coursedir, assignment) as writer:
                         writer.assign_late_penalty(student, stem)
                     self.log.info("%s/%s: unchanged since it was graded (by autograder grade or nbgrader autograde): "
@@ -492,11 +478,50 @@ class SandboxedAutograde(Autograde):
             raise NbGraderException(msg)
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        """nbgrader's checks of the student and the assignment, then the student's tasks, made by
+        :func:`~autograder.grading.task.student_tasks` as ``autograder grade`` makes them: the submission
+        recorded in the gradebook, every notebook that was not submitted scored zero (nbgrader's rule; a
+        link is neither submitted nor missing: no grade, as under ``autograder grade``)."""
+        from autograder.grading.gradebook import GradebookWriter
+
         root = self._root()
+        self._check_gradebook(assignment_id, student_id)
+        src_path = self._format_source(assignment_id, student_id)
+        self.notebooks = self._known_notebooks(assignment_id)
+        nothing = not self.notebooks and src_path not in getattr(self, "_only_refused", ())
+        with GradebookWriter(self.coursedir, assignment_id) as writer:
+            if nothing:
+                # nbgrader's order: the submission is recorded, then the error below; nothing is zeroed.
+                timestamp = writer.prepare_student(student_id)
+                made = None
+            else:
+                made = student_tasks(self.plan(assignment_id), writer, student_id)
+                if made.refusal is not None:
+                    self._refused(student_id, assignment_id, made.refusal)
+                    self.notebooks = []
+                    return
+                if made.setup_error is not None:
+                    raise made.setup_error
+                self.__dict__.setdefault("_made", {})[(student_id, assignment_id)] = made
+                timestamp = made.timestamp
+        self._log_submission(assignment_id, student_id, timestamp)
+
+        # Nothing of the submission folder is copied: the two files `nbgrader release_feedback` needs
+        # are read through the intake and written here; every other file the grader writes itself.
+        for problem in carry_submission_files(src_path, self._format_dest(assignment_id, student_id), root=root):
+            self.log.warning(problem)
+        if nothing:
+            msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
+            self.log.error(msg)
+            raise NbGraderException(msg)
+        for refusal, _ in made.missing.values():
+            self.log.warning("No submitted file: %s", refusal.reason.removesuffix(" does not exist"))
+
+    def _check_gradebook(self, assignment_id: str, student_id: str) -> None:
+        """nbgrader's own checks before a submission is graded (``Autograde.init_assignment``)."""
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             if self.create_student:
                 self.log.info("Creating/updating student with ID '%s': %s", student_id, {})
-                gb.update_or_create_student(student_id)
             else:
                 try:
                     gb.find_student(student_id)
@@ -511,22 +536,8 @@ class SandboxedAutograde(Autograde):
                 self.log.error(msg)
                 raise NbGraderException(msg) from None
 
-        src_path = self._format_source(assignment_id, student_id)
-        timestamp = self.coursedir.get_existing_timestamp(src_path)  # through the intake (see install)
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            if timestamp:
-                submission = gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
-                self.log.info("%s submitted at %s", submission, timestamp)
-                if submission.total_seconds_late > 0:
-                    self.log.warning("%s is %s seconds late", submission, submission.total_seconds_late)
-            else:
-                gb.update_or_create_submission(assignment_id, student_id)
-
-        # Nothing of the submission folder is copied: the two files `nbgrader release_feedback` needs
-        # are read through the intake and written here; every other file the grader writes itself.
-        for problem in carry_submission_files(src_path, self._format_dest(assignment_id, student_id), root=root):
-            self.log.warning(problem)
-
+    def _known_notebooks(self, assignment_id: str) -> list:
+        """The submitted notebooks that are in the gradebook (nbgrader skips the others, with a warning)."""
         notebooks = []
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             for notebook in self.notebooks:
@@ -537,24 +548,18 @@ class SandboxedAutograde(Autograde):
                     self.log.warning("Skipping unknown notebook: %s", notebook)
                     continue
                 notebooks.append(notebook)
-        self.notebooks = notebooks
-        if not self.notebooks and src_path not in getattr(self, "_only_refused", ()):
-            msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
-            self.log.error(msg)
-            raise NbGraderException(msg)
+        return notebooks
 
-        # A notebook that was not submitted scores zero (nbgrader's rule); a link is not "submitted"
-        # and not "missing" either: it gets no grade, as under `autograder grade`.
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            for notebook in gb.find_assignment(assignment_id).notebooks:
-                refusal = intake.locate(root, (student_id, assignment_id, f"{notebook.name}.ipynb"))
-                if refusal is not None and refusal.status == Status.MISSING:
-                    self.log.warning("No submitted file: %s", refusal.reason.removesuffix(" does not exist"))
-                    submission = gb.find_submission_notebook(notebook.name, assignment_id, student_id)
-                    for grade in submission.grades:
-                        grade.auto_score = 0
-                        grade.needs_manual_grade = False
-                    gb.db.commit()
+    def _log_submission(self, assignment_id: str, student_id: str, timestamp) -> None:
+        """What nbgrader logs of a submission: an unusable ``timestamp.txt``, the time, and how late."""
+        if timestamp.problem:
+            self.log.warning(timestamp.problem)
+        if timestamp.value:
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                submission = gb.find_submission(assignment_id, student_id)
+                self.log.info("%s submitted at %s", submission, timestamp.value)
+                if submission.total_seconds_late > 0:
+                    self.log.warning("%s is %s seconds late", submission, submission.total_seconds_late)
 
 
 def _tolerant_timestamp(self, dest_path: str):

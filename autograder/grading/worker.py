@@ -1,9 +1,9 @@
-"""Grade one notebook: a pure function from (submission, source, options) to results.
+"""Grade one notebook: a pure function from a :class:`~autograder.grading.task.GradingTask` to results.
 
-:func:`grade_notebook` takes plain data and returns plain data, so it runs the same in a process
-pool or on a Dask worker. It never touches the course directory or the gradebook: the coordinator
-writes the results. Student code runs only in the sandbox; the checks plan the calls and judge the
-decoded outcomes here, in the trusted process.
+:func:`grade_notebook` takes a frozen task (made only by :func:`autograder.grading.task.student_tasks`)
+and returns plain data, so it runs the same in a process pool or on a Dask worker. It never touches
+the course directory or the gradebook: the coordinator writes the results. Student code runs only in
+the sandbox; the checks plan the calls and judge the decoded outcomes here, in the trusted process.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 import nbformat
 from nbgrader import utils as nbutils
 
-from autograder.channel import MAX_DECODED_ELEMENTS, Unreadable, decode_outcome
+from autograder.channel import Unreadable, decode_outcome
 from autograder.feedback import page as feedback_html
 from autograder.feedback.withheld import withhold_after_hidden_tests
 from autograder.grading.outcome_text import trusted_outcome
@@ -26,7 +26,8 @@ from autograder.feedback.markdown import Budget as WrittenBudget
 from autograder.feedback.markdown import notebook_cell_source
 from autograder.feedback.rubric import rubric_cell
 from autograder.grading.sandbox import Run, Sandbox
-from autograder.limits import ID_CELL_CHARS, READ_VALUES_CHARS, job
+from autograder.grading.task import GradingTask, default_limits
+from autograder.limits import ID_CELL_CHARS, READ_VALUES_CHARS
 from autograder.results import METADATA_KEY, GroupVerdict, Status, misconceptions_of, verdict_text
 from autograder.grading.submission import (
     Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
@@ -36,33 +37,14 @@ from course.variants import STUDENT_ID_GRADE_ID
 _local = threading.local()
 
 
-def default_limits() -> dict:
-    """The limits a notebook is graded under (:func:`autograder.limits.job`) and what the judge decodes from
-    one call's outcome at most (array elements plus other values: the codec's own bound, which it keeps
-    because it is copied into the sandbox alone)."""
-    return dict(job(), decoded_elements=MAX_DECODED_ELEMENTS)
-
-
-def limits_for(timeout: float | None = None, memory_mb: int | None = None) -> dict:
-    limits = default_limits()
-    if timeout is not None:
-        limits["wall_seconds"] = float(timeout)
-        limits["cpu_seconds"] = max(1, int(timeout) + 1)
-        limits["cell_seconds"] = min(limits["cell_seconds"], float(timeout))
-        limits["call_seconds"] = min(limits["call_seconds"], float(timeout))
-    if memory_mb is not None:
-        limits["memory_mb"] = int(memory_mb)
-    return limits
-
-
-def _sandbox(options: dict) -> Sandbox:
+def _sandbox(use_bwrap: bool | None) -> Sandbox:
     """One sandbox per worker thread, started on first use and reused for every notebook."""
-    key = (options.get("use_bwrap"), options.get("ipython", True))
+    key = use_bwrap
     box = getattr(_local, "sandbox", None)
     if box is None or getattr(_local, "key", None) != key:
         if box is not None:
             box.close()
-        box = Sandbox(use_bwrap=options.get("use_bwrap"), ipython=options.get("ipython", True))
+        box = Sandbox(use_bwrap=use_bwrap)
         _local.sandbox, _local.key = box, key
     return box
 
@@ -167,14 +149,14 @@ _STATUS_OF_REASON = {"timeout": Status.TIMEOUT, "sandbox": Status.GRADER_ERROR, 
                      UNREADABLE: Status.UNREADABLE}
 
 
-def read_submission(task: dict, limits: dict) -> intake.NotebookRead:
+def read_submission(task: GradingTask, limits: dict) -> intake.NotebookRead:
     """The task's notebook through the intake: from ``root``/``parts`` (the worker sees the course), from
     ``submission`` (its text, shipped to a Dask worker), or the ``refused`` refusal the coordinator met."""
-    if task.get("refused"):
-        return intake.NotebookRead("the submission", refusal=intake.Refusal.from_dict(task["refused"]))
-    if "submission" in task:
-        return intake.parse_text(task["submission"], limits)
-    return intake.read_notebook(task["root"], task["parts"], limits)
+    if task.refused is not None:
+        return intake.NotebookRead("the submission", refusal=task.refused)
+    if task.submission is not None:
+        return intake.parse_text(task.submission, limits)
+    return intake.read_notebook(task.root, task.parts, limits)
 #: Notebook metadata key of the autograded notebook naming a state every cell shares (``unreadable``):
 #: the gradebook's comments say it (:class:`autograder.grading.gradebook.SaveStatedGrades`).
 STATE_KEY = "module6_state"
@@ -206,7 +188,7 @@ def _copied(value):
 TOO_COMPLEX = "complexity"
 
 
-def grade_notebook(task: dict) -> dict:
+def grade_notebook(task: GradingTask) -> dict:
     """Grade one submitted notebook (see :func:`_grade`): whatever the submission holds, a result.
 
     Every parse of student bytes on this side is bounded before it starts (the intake's limits, the
@@ -220,23 +202,21 @@ def grade_notebook(task: dict) -> dict:
     try:
         return _grade(task)
     except (RecursionError, MemoryError) as error:
-        if task.get("refused"):
+        if task.refused is not None:
             raise
         refusal = intake.Refusal(Status.REJECTED, TOO_COMPLEX, "the submission is too complex for the grader to "
                                  f"read ({type(error).__name__}): simplify the notebook and submit it again")
-        return _grade({**task, "refused": refusal.as_dict()})
+        return _grade(dataclasses.replace(task, refused=refusal))
 
 
-def _grade(task: dict) -> dict:
+def _grade(task: GradingTask) -> dict:
     """Grade one submitted notebook.
 
     Parameters
     ----------
-    task : dict
-        ``student``, ``assignment``, ``stem``, ``source`` (source notebook JSON text), ``root`` and
-        ``parts`` (the submitted file: a trusted folder and the names below it, read through
-        :mod:`autograder.grading.intake`) or ``submission`` (its JSON text) or ``refused``, ``checksums`` (grade_id -> release checksum
-        from the gradebook), ``limits`` and ``options`` (``use_bwrap``, ``ipython``).
+    task : GradingTask
+        The notebook, its source and checksums, the limits and the sandbox choice, the student (whose
+        numbers and hidden inputs the course secret draws).
 
     Returns
     -------
@@ -247,10 +227,10 @@ def _grade(task: dict) -> dict:
     from autograder import checks
 
     started = time.perf_counter()
-    stem = task["stem"]
-    source_nb = _source_notebook(task["source"])
+    stem = task.stem
+    source_nb = _source_notebook(task.source)
     notes: list = []
-    limits = {**default_limits(), **(task.get("limits") or {})}
+    limits = {**default_limits(), **task.limits}
     read = read_submission(task, limits)
     submitted, rejected = read.notebook, read.refusal
     if rejected is not None:
@@ -272,21 +252,20 @@ def _grade(task: dict) -> dict:
 
     steps, slots = plan_steps(source_nb, extraction, plan_group)
     if variant.parameters:
-        mismatch = identity_note(task["student"], extraction)
+        mismatch = identity_note(task.student, extraction)
         if mismatch:
             notes.append(mismatch)
         run_released_id_cell(steps)
-    options = dict(task.get("options") or {})
     if rejected is not None:
         run = Run({}, {}, UNREADABLE if rejected.limit == UNREADABLE else "rejected")
     elif not steps:
         run = Run({}, {}, "exited", 0)
     else:
-        run = _sandbox(options).run(steps, limits, notebook_environment(task, variant))
+        run = _sandbox(task.use_bwrap).run(steps, limits, notebook_environment(task, variant))
         if run.reason == "sandbox":
             # The sandbox failed (not this notebook's doing as far as we know): once more, fresh.
             close_sandbox()
-            run = _sandbox(options).run(steps, limits, notebook_environment(task, variant))
+            run = _sandbox(task.use_bwrap).run(steps, limits, notebook_environment(task, variant))
     reason = run.reason
     if reason in _REASONS and reason not in ("rejected", UNREADABLE):
         notes.append(_REASONS[reason])
@@ -297,11 +276,13 @@ def _grade(task: dict) -> dict:
         autograded.metadata[STATE_KEY] = {"status": str(Status.UNREADABLE), "comment": f"Not graded: {rejected}."}
     rows = _rows(task, autograded, statuses, rejected)
     # A rejected submission never ran: the page explains it through the notes, not as a crash.
-    html = feedback_html.render(autograded, task, rows, notes, reason=None if rejected else reason,
+    # The page's heading: whose notebook, and the limits its "what happened" may name.
+    heading = {"student": task.student, "assignment": task.assignment, "stem": stem, "limits": task.limits}
+    html = feedback_html.render(autograded, heading, rows, notes, reason=None if rejected else reason,
                                 exit_status=None if rejected else run.status)
-    return {"student": task["student"], "assignment": task["assignment"], "stem": stem,
+    return {"student": task.student, "assignment": task.assignment, "stem": stem,
             "autograded": utf8(nbformat.writes(autograded)), "feedback": utf8(html), "rows": rows, "notes": notes,
-            "reason": reason, "seconds": time.perf_counter() - started, "digest": task.get("digest"),
+            "reason": reason, "seconds": time.perf_counter() - started, "digest": task.digest,
             # What a person grading each graded cell sees (the state file keeps it: see grading/state.py).
             "cells": cell_digests(autograded),
             "rejected": None if rejected is None else rejected.limit,
@@ -311,8 +292,8 @@ def _grade(task: dict) -> dict:
 def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: Run, checks, limits, statuses,
                     variant=None):
     """The autograded notebook; ``statuses`` receives each test cell's status (grade id -> status)."""
-    checksums = task.get("checksums") or {}
-    stem = task["stem"]
+    checksums = task.checksums
+    stem = task.stem
     cell_frames = run.cells
     written = WrittenBudget()  # one formatting budget for all of this notebook's written answers
     by_source: dict = {}
@@ -341,13 +322,13 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             number = next((n for n, s in by_source.get(index, []) if s.kind == "exec-source"), None)
             cell.outputs = _cell_outputs(cell_frames.get(number))
             if cell.get("id") == NUMBERS_CELL:
-                _unnamed(cell.outputs, task["student"])
+                _unnamed(cell.outputs, task.student)
             cells.append(cell)
         elif kind == "answer":
             runs = [n for n, s in by_source.get(index, []) if s.kind == "exec-answer"]
             texts = extraction.answers.get(grade_id, [])
             cell.source = texts[0] if texts else ""
-            if grade_id == STUDENT_ID_GRADE_ID and texts and _types_own_id(texts[0], task["student"]):
+            if grade_id == STUDENT_ID_GRADE_ID and texts and _types_own_id(texts[0], task.student):
                 # The student's own id, typed on a laptop: shown as the release has it (blind grading).
                 cell.source = ("# The submitting student typed their own id here (not shown: formgrader hides names).\n"
                                'STUDENT_ID = ""')
@@ -369,7 +350,7 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cells.append(cell)
             # For formgrader's view only (feedback drops it), with this student's numbers, never their id
             # (formgrader's grading page hides names: see rubric_cell).
-            rubric = rubric_cell(stem, grade_id, student=task["student"] if variant is not None and variant.parameters else None)
+            rubric = rubric_cell(stem, grade_id, student=task.student if variant is not None and variant.parameters else None)
             if rubric is not None:
                 cells.append(rubric)
         elif kind == "test":
@@ -473,30 +454,20 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told
     return [_stream("stdout", text), _points(float(result.points_earned), record.to_json())], status
 
 
-def grading_options(course_root, use_bwrap) -> dict:
-    """The options of every task of a grading run, whichever door started it (``autograder grade``,
-    ``nbgrader autograde`` and formgrader's button through the bridge, Dask): the sandbox choice and
-    the course secret that draws each student's hidden inputs (made on first use, see
-    :func:`autograder.variants.course_secret`)."""
-    from autograder.variants import course_secret
-    secret = course_secret(course_root, create=True)
-    return {"use_bwrap": use_bwrap, "variant_secret": secret.hex() if secret else None}
-
-
-def student_variant(task: dict):
+def student_variant(task: GradingTask):
     """The submitting student's :class:`autograder.variants.Variant` of the task's exercise."""
     from autograder.variants import variant_for
-    secret = (task.get("options") or {}).get("variant_secret")
-    return variant_for(task["stem"], task["student"], bytes.fromhex(secret) if secret else None)
+    secret = task.variant_secret
+    return variant_for(task.stem, task.student, bytes.fromhex(secret) if secret else None)
 
 
-def notebook_environment(task: dict, variant) -> dict:
+def notebook_environment(task: GradingTask, variant) -> dict:
     """What the notebook process's environment says about who it is, for an exercise whose numbers
     vary: the submitting student as their hub sign-in (``JUPYTERHUB_USER``), so the numbers cell shows
     the graded student's numbers exactly as it does on their hub, and nothing states that the notebook
     is graded. A submitted STUDENT_ID that names someone else stops the numbers cell as it stopped on
     the hub. Other notebooks get nothing (they need nothing)."""
-    return {"JUPYTERHUB_USER": str(task["student"])} if variant.parameters else {}
+    return {"JUPYTERHUB_USER": str(task.student)} if variant.parameters else {}
 
 
 def run_released_id_cell(steps: list) -> None:
@@ -593,7 +564,7 @@ def _rows(task, nb, statuses: dict, rejected) -> list:
         else:
             text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream").strip()
             status = statuses.get(grade_id, Status.ERROR)
-        rows.append({"student": task["student"], "notebook": task["stem"], "grade_id": grade_id,
+        rows.append({"student": task.student, "notebook": task.stem, "grade_id": grade_id,
                      "score": None if score is None else float(score), "max_score": float(max_score),
                      "status": status, "feedback": text,
                      "misconceptions": misconceptions_of(cell)})
