@@ -34,6 +34,18 @@ def with_lazy_imports(pythonpath: str = "") -> str:
     return os.pathsep.join([LAZY_IMPORTS, *(p for p in pythonpath.split(os.pathsep) if p and p != LAZY_IMPORTS)])
 
 
+def as_users_run_it() -> dict:
+    """This process's environment without :data:`LAZY_IMPORTS`: for a test that measures a command's cost
+    as a ratio, where the stand-in would take a cost every user pays out of the baseline."""
+    env = dict(os.environ)
+    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != LAZY_IMPORTS]
+    if kept:
+        env["PYTHONPATH"] = os.pathsep.join(kept)
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
 os.environ["PYTHONPATH"] = with_lazy_imports(os.environ.get("PYTHONPATH", ""))
 if LAZY_IMPORTS not in sys.path:
     sys.path.insert(0, LAZY_IMPORTS)
@@ -57,11 +69,17 @@ def _checks_registered_in_a_module_stay_in_it():
     happened or not depending on which worker ran which module first. Each module now starts from
     the course's own exercises, as it does when run alone.
     """
+    from autograder import exercises
     from autograder.checks import CHECKS
 
-    before = set(CHECKS)
+    def forget_all_but_the_course_s_own() -> None:
+        # The registry has no unregister: undo what _Registry.register did (name and check). The course's
+        # own exercises are its folders, read afresh: a check registered before this module began (by a
+        # session-wide fixture, say, which pytest sets up before any module's) goes too.
+        for stem in set(CHECKS) - set(exercises.stems()):
+            CHECKS._names().pop(stem, None)
+            dict.pop(CHECKS, stem, None)
+
+    forget_all_but_the_course_s_own()
     yield
-    for stem in set(CHECKS) - before:
-        # The registry has no unregister: undo what _Registry.register did (name and check).
-        CHECKS._names().pop(stem, None)
-        dict.pop(CHECKS, stem, None)
+    forget_all_but_the_course_s_own()

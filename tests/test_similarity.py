@@ -393,6 +393,7 @@ def test_what_one_student_may_cost_to_parse_is_bounded(tmp_path):
     import resource
 
     from autograder.feedback.page import code_tokens
+    from conftest import as_users_run_it
 
     dense = "a+1;" * (SIMILARITY_STUDENT_TOKENS.value // 4 - 10)
     assert SIMILARITY_CELL_CHARS.value >= len(dense) and code_tokens(dense) <= SIMILARITY_STUDENT_TOKENS.value
@@ -403,7 +404,7 @@ def test_what_one_student_may_cost_to_parse_is_bounded(tmp_path):
         """The command's CPU time (its own work, whatever else the machine is doing)."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run([sys.executable, "-m", "autograder.cli", "similarity", "module6", "--course-dir",
-                               str(course)], capture_output=True, text=True, timeout=300)
+                               str(course)], capture_output=True, text=True, timeout=300, env=as_users_run_it())
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         assert proc.returncode == 0, proc.stderr
         return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
