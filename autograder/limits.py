@@ -15,7 +15,8 @@ job's ``decoded_elements`` is the codec's ``MAX_DECODED_ELEMENTS`` (``grading.ta
 the coordinator takes of a reply (:data:`REPLY_FIGURES`, :data:`REPLY_FIGURE_CHARS`) is tested to hold
 what the harness may send.
 
-This module is the bottom floor: it imports nothing of ``autograder``.
+This module is the bottom floor: it imports nothing of ``autograder`` (only the student package's longest id,
+``course.variants.ID_MAX_CHARS``, which the student package checks on its own).
 
 >>> WALL_SECONDS.shown()
 '60 s'
@@ -28,6 +29,10 @@ This module is the bottom floor: it imports nothing of ``autograder``.
 from __future__ import annotations
 
 import dataclasses
+
+# The student package keeps its own check of an id's form (it never imports autograder): its length is read
+# from there, not written twice.
+from course.variants import ID_MAX_CHARS as _STUDENT_ID_MAX_CHARS
 
 _MIB = 1024 * 1024
 
@@ -143,7 +148,7 @@ RECEIPT_ENTRIES = Limit("receipt_entries", 100_000, "entries",
                         "entries of one inbox folder walked for its receipt time (a submission holds tens)")
 TIMESTAMP_BYTES = Limit("timestamp_bytes", 1024, "bytes",
                         "a submission's timestamp.txt or secret read (nbgrader writes ~30 bytes, the secret 128)")
-STUDENT_ID_CHARS = Limit("student_id_chars", 100, "characters",
+STUDENT_ID_CHARS = Limit("student_id_chars", _STUDENT_ID_MAX_CHARS, "characters",
                          "a student id: what course.variants.check_id_form takes, inside nbgrader's 128-character column")
 ROSTER_FIELD_CHARS = Limit("roster_field_chars", 128, "characters",
                            "a name or e-mail of the roster: nbgrader's gradebook columns (String(128), api.Student)")

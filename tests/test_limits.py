@@ -230,7 +230,8 @@ def test_the_two_page_budgets_are_two_limits():
 
 
 def test_the_student_package_takes_the_same_longest_id():
-    """``course`` never imports ``autograder``: its own id check must agree with the table."""
+    """``course`` never imports ``autograder``: the table reads the student package's longest id, and the
+    student package's own check takes exactly that many characters."""
     from course import variants
 
     longest = "a" * limits.STUDENT_ID_CHARS.value

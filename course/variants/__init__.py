@@ -58,9 +58,12 @@ STUDENT_ID_CELL = (
 #: Where :func:`id_file` is, when set (tests; an image that keeps the file elsewhere).
 ID_FILE_ENV = "MODULE6_STUDENT_ID_FILE"
 
+#: The longest student id, in characters (inside nbgrader's 128-character column). The instructor's
+#: table of bounds (``autograder.limits.STUDENT_ID_CHARS``) reads it from here: one value, both sides.
+ID_MAX_CHARS = 100
 #: What can be a student id: printable, no spaces, none of what nbgrader refuses in one ('*', '+') or
 #: what cannot be a folder name ('/', '\\'); accents and apostrophes are fine (josé, o'brien).
-_ID_FORM = re.compile(r"[^\s/\\*+]{1,100}")
+_ID_FORM = re.compile(r"[^\s/\\*+]{1,%d}" % ID_MAX_CHARS)
 
 
 class StudentIdError(Sentence, ValueError):
@@ -435,6 +438,6 @@ def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numb
     return numbers
 
 
-__all__ = ["ID_FILE_ENV", "NO_ID", "STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers",
+__all__ = ["ID_FILE_ENV", "ID_MAX_CHARS", "NO_ID", "STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers",
            "SCHEME", "StudentIdError", "check_id_form", "example_numbers", "families", "family_data", "forget_id", "id_file",
            "identify", "parameters", "remember_id", "remembered_id", "seed_bytes", "varies", "your_numbers"]
