@@ -12,7 +12,7 @@ import re
 import nbformat
 import pytest
 
-from autograder.feedback import nbgrader_pages, page
+from autograder.feedback import page
 from autograder.feedback.nbgrader_pages import PLAIN_KEY, ReadableFeedback, bound_page
 from autograder.limits import (
     GRADER_PAGE_STUDENT_BYTES, HIGHLIGHT_CELL_CHARS, HIGHLIGHT_CELL_TOKENS, HIGHLIGHT_PAGE_CHARS, HIGHLIGHT_PAGE_TOKENS,
