@@ -158,6 +158,16 @@ def test_numbers_know_their_context_and_a_check_in_the_kernel_judges_with_it(mon
     assert run_check("05_negative_kl", other).points_earned < run_check("05_negative_kl", other).points_available
 
 
+def test_the_course_settings_doctests():
+    """``autograder/course_settings.py`` is outside pytest's doctest paths: its examples run here."""
+    import doctest
+
+    from autograder import course_settings
+
+    result = doctest.testmod(course_settings, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 2 and result.failed == 0
+
+
 # --------------------------------------------------------------------------- the release steps
 
 
