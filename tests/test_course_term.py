@@ -431,6 +431,17 @@ def test_releasing_again_with_another_term_is_refused_and_changes_nothing(course
     assert _tree(course / "release" / ASSIGNMENT) == release
 
 
+def test_a_legacy_release_is_refused_with_the_way_to_keep_it(tmp_path):
+    """A release made before course and term entered the draws (no record) is kept, not re-released
+    with other numbers; the message says so rather than asking to set an empty course id."""
+    from autograder.authoring.release_preprocessors import refusal_text
+
+    text = refusal_text("module6", tmp_path / "release" / "module6", "05_negative_kl.ipynb", CourseTerm(),
+                        CourseTerm(COURSE, TERM))
+    assert "made before the course and term entered the students' numbers" in text
+    assert "Keep that release" in text and "Nothing was changed" in text and "course_id = ''" not in text
+
+
 @pytest.mark.slow
 def test_release_notebooks_that_disagree_stop_the_grader_with_a_clear_error(course, tmp_path):
     import shutil
@@ -452,3 +463,10 @@ def test_release_notebooks_that_disagree_stop_the_grader_with_a_clear_error(cour
         del nb["metadata"]["module6_course_term"]
         path.write_text(json.dumps(nb), encoding="utf-8")
     assert _plan(copy).course_term == CourseTerm()
+    # and nbgrader does not release it again with this course's numbers: refused, nothing removed
+    from autograder.authoring.scratch_course import run_nbgrader
+
+    legacy = _tree(copy / "release" / ASSIGNMENT)
+    run = run_nbgrader(copy, "generate_assignment", ASSIGNMENT, "--force", check=False)
+    assert run.returncode != 0 and "made before the course and term entered" in run.output, run.output
+    assert _tree(copy / "release" / ASSIGNMENT) == legacy

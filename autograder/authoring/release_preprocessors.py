@@ -141,15 +141,22 @@ def _assignments_to_convert(converter) -> list:
 
 def refusal_text(assignment: str, folder, notebook: str, released, configured) -> str:
     """Why ``assignment`` is not released again with context ``configured`` (``folder``'s ``notebook``
-    records ``released``)."""
-    return (f"refusing to generate {assignment!r} with course {configured.course!r} and term {configured.term!r}: "
-            f"its release in {folder} ({notebook}) was made with course {released.course!r} and term "
-            f"{released.term!r}, and "
-            f"the students' numbers follow that (one term's numbers never change after release). Nothing was "
-            f"changed. Set c.CourseDirectory.course_id = {released.course!r} and c.Module6.term = {released.term!r} "
-            "back in nbgrader_config.py to generate this term's assignment again; a new term with new numbers "
-            "starts in a new course directory (nbgrader: one course directory per course and term), or, only if no "
-            f"student has received it yet, after removing {folder}.")
+    records ``released``): what each side says and what to do."""
+    head = (f"refusing to generate {assignment!r} with course {configured.course!r} and term {configured.term!r}: "
+            f"its release in {folder} ({notebook})")
+    if released.empty:
+        # A release made before course and term entered the draws: no config can say "neither" again when the
+        # course has an id, so the way back is to keep that release.
+        return (f"{head} was made before the course and term entered the students' numbers (an earlier version "
+                "of the kit), and its students' numbers follow their ids alone. Nothing was changed. Keep that "
+                "release: grading reads its numbers from it. To release this assignment with numbers of this course "
+                f"and term instead, and only if no student has received it yet, remove {folder} first.")
+    return (f"{head} was made with course {released.course!r} and term {released.term!r}, and the students' "
+            "numbers follow that (one term's numbers never change after release). Nothing was changed. Set "
+            f"c.CourseDirectory.course_id = {released.course!r} and c.Module6.term = {released.term!r} back in "
+            "nbgrader_config.py to generate this term's assignment again; a new term with new numbers starts in a "
+            "new course directory (nbgrader: one course directory per course and term), or, only if no student has "
+            f"received it yet, after removing {folder}.")
 
 
 class CourseTermCell(KitStep):
