@@ -16,7 +16,8 @@ the coordinator takes of a reply (:data:`REPLY_FIGURES`, :data:`REPLY_FIGURE_CHA
 what the harness may send.
 
 This module is the bottom floor: it imports nothing of ``autograder`` (only the student package's longest id,
-``course.variants.ID_MAX_CHARS``, which the student package checks on its own).
+``course.variants.ID_MAX_CHARS``, and its longest course id or term label,
+``course.variants.COURSE_TERM_MAX_CHARS``, which the student package checks on its own).
 
 >>> WALL_SECONDS.shown()
 '60 s'
@@ -32,6 +33,7 @@ import dataclasses
 
 # The student package keeps its own check of an id's form (it never imports autograder): its length is read
 # from there, not written twice.
+from course.variants import COURSE_TERM_MAX_CHARS as _COURSE_TERM_MAX_CHARS
 from course.variants import ID_MAX_CHARS as _STUDENT_ID_MAX_CHARS
 
 _MIB = 1024 * 1024
@@ -150,6 +152,9 @@ TIMESTAMP_BYTES = Limit("timestamp_bytes", 1024, "bytes",
                         "a submission's timestamp.txt or secret read (nbgrader writes ~30 bytes, the secret 128)")
 STUDENT_ID_CHARS = Limit("student_id_chars", _STUDENT_ID_MAX_CHARS, "characters",
                          "a student id: what course.variants.check_id_form takes, inside nbgrader's 128-character column")
+COURSE_TERM_CHARS = Limit("course_term_chars", _COURSE_TERM_MAX_CHARS, "characters",
+                          "a course id or term label entering the draws (course.variants.CourseTerm): nbgrader's "
+                          "course id column, String(128)")
 ROSTER_FIELD_CHARS = Limit("roster_field_chars", 128, "characters",
                            "a name or e-mail of the roster: nbgrader's gradebook columns (String(128), api.Student)")
 LMS_ROSTER_BYTES = Limit("lms_roster_bytes", 20 * _MIB, "bytes", "a roster CSV exported from Canvas or Moodle, read whole")

@@ -7,6 +7,12 @@ instructor's side: this command reads the course directory (for the secret that 
 exercises' hidden inputs, found exactly as the grader finds it: ``$MODULE6_VARIANT_SECRET``, else
 the course directory's secret file) and prints to the instructor's terminal.
 
+The numbers are drawn in the course and term of the assignment's release, read from
+``release/<assignment>`` exactly as the grader reads them (:func:`autograder.course_settings.released_course_term`),
+not from the configuration: a term changed after release changes neither the grades nor this listing.
+Before anything is released, the listing shows the numbers the configured course id and ``c.Module6.term``
+would give, and says so.
+
 The id is checked twice: its form (what nbgrader accepts), and, when the course has a gradebook,
 that the gradebook knows it, because a mistyped id would print someone else's numbers (or nobody's)
 without a word. ``--any-id`` lifts the second check, to see the numbers of a student not yet enrolled.
@@ -32,9 +38,10 @@ def varying_stems(assignment: str) -> list:
             if family_registry.varies(stem) or getattr(checks.CHECKS[stem], "varies", False)]
 
 
-def describe(assignment: str, student: str, secret: bytes | None = None) -> dict:
+def describe(assignment: str, student: str, secret: bytes | None = None, course_term=None) -> dict:
     """``{stem: {"parameters": {...}, "answers": {...}}}`` of every exercise of ``assignment`` that
-    varies, for ``student`` (``autograder variants``). A coding exercise's parameters name its
+    varies, for ``student`` in ``course_term`` (a :class:`course.variants.CourseTerm`; None: the empty
+    context) (``autograder variants``). A coding exercise's parameters name its
     hidden seed (only with a secret) and it has no answers (its answers are functions)."""
     from autograder.exercises import answers_for
     from autograder.variants import variant_for
@@ -42,8 +49,8 @@ def describe(assignment: str, student: str, secret: bytes | None = None) -> dict
     out = {}
     for stem in varying_stems(assignment):
         if family_registry.varies(stem):
-            out[stem] = {"parameters": json_value(family_registry.parameters(stem, student)),
-                         "answers": json_value(answers_for(stem, student))}
+            out[stem] = {"parameters": json_value(family_registry.parameters(stem, student, course_term)),
+                         "answers": json_value(answers_for(stem, student, course_term))}
         else:
             variant = variant_for(stem, student, secret)
             out[stem] = {"parameters": {"hidden_seed": variant.hidden} if variant.hidden is not None else {},
@@ -83,6 +90,8 @@ class Listing:
     student: str
     described: dict
     notes: tuple = ()
+    #: The course and term the numbers were drawn in (the release's; before release, the configured ones).
+    course_term: object = None
 
 
 def _enrolled(root: Path) -> list | None:
@@ -101,6 +110,34 @@ def _enrolled(root: Path) -> list | None:
             return sorted(student.id for student in gb.students)
     except Exception:  # noqa: BLE001 - an unreadable gradebook only costs the enrolment check (said on stderr)
         return None
+
+
+def listing_course_term(root: Path, assignment: str) -> tuple:
+    """``(CourseTerm, note)``: the context of ``assignment``'s release in the course at ``root`` (note None),
+    or, when nothing is released yet, the configured course id and ``c.Module6.term`` with a note saying so.
+    :class:`ListingError` when the release cannot say (its notebooks disagree) or the config cannot be read."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.course_settings import (ReleaseContextError, configured_course_term, release_folder,
+                                            released_contexts, released_course_term)
+    from autograder.grading.errors import GradingError
+    from autograder.grading.gradebook import load_config
+
+    try:
+        config = load_config(root)
+    except GradingError as error:
+        raise ListingError(str(error)) from None
+    coursedir = CourseDirectory(config=config)
+    coursedir.root = str(root)
+    try:
+        if released_contexts(release_folder(coursedir, assignment)):
+            return released_course_term(coursedir, assignment), None
+        configured = configured_course_term(coursedir, config)
+    except (ReleaseContextError, ValueError) as error:
+        raise ListingError(str(error)) from None
+    return configured, (f"{assignment} is not released yet in {root} (no {release_folder(coursedir, assignment)}): "
+                        f"these are the numbers of the configured course {configured.course!r} and term "
+                        f"{configured.term!r}, which a release made now would give")
 
 
 def listing(course_dir: str | Path, assignment: str, student: str, *, any_id: bool = False) -> Listing:
@@ -123,7 +160,8 @@ def listing(course_dir: str | Path, assignment: str, student: str, *, any_id: bo
         root = preflight.check_course_root(course_dir)
     except GradingError as error:
         raise ListingError(str(error)) from None
-    notes = []
+    course_term, note = listing_course_term(root, assignment)
+    notes = [note] if note else []
     enrolled = _enrolled(root)
     if enrolled is None:
         notes.append(f"no gradebook could be read in {root}: {student!r} was not checked against the class")
@@ -138,11 +176,11 @@ def listing(course_dir: str | Path, assignment: str, student: str, *, any_id: bo
         secret = course_secret(root)
     except ValueError as error:
         raise ListingError(str(error)) from None
-    described = describe(assignment, student, secret)
+    described = describe(assignment, student, secret, course_term)
     if secret is None and any(not entry["answers"] for entry in described.values()):
         notes.append("the course has no variant secret yet (the first grading run makes it): the coding "
                      "exercises' hidden inputs are not shown")
-    return Listing(assignment, student, described, tuple(notes))
+    return Listing(assignment, student, described, tuple(notes), course_term)
 
 
 def _shown(value) -> str:
@@ -169,6 +207,8 @@ def text(made: Listing) -> str:
     count = "1 exercise varies" if len(made.described) == 1 else f"{len(made.described)} exercises vary"
     lines = [f"The numbers of student {made.student!r} in {made.assignment} and the answers the grader expects "
              f"for them ({count}):", f"  {EXPECTED_NOTE}"]
+    if made.course_term is not None:
+        lines.append(f"  numbers drawn in course {made.course_term.course!r}, term {made.course_term.term!r}")
     if not made.described:
         lines.append("  (no exercise of this assignment varies)")
     for stem, entry in made.described.items():

@@ -3,7 +3,8 @@
 Two kinds of variation, one :class:`Variant` per (exercise, student):
 
 * **Numbers** (concept exercises with a family in :mod:`course.variants`): the parameters follow from
-  the student's id alone, so the student's notebook shows them; the answers are computed here, by the
+  the student's id and the course's :class:`course.variants.CourseTerm` (the course id and term label
+  the release wrote into the notebook: ``autograder.course_settings``), so the student's notebook shows them; the answers are computed here, by the
   exercise's ``key.answers(parameters)`` from the reference, and never leave the instructor's side.
 * **Hidden inputs** (coding exercises): their random hidden cases are drawn from a seed that mixes the
   course secret (:func:`course_secret`, a file of the course directory that never leaves it) with the
@@ -40,13 +41,15 @@ class Variant:
     """What varies in one exercise for one student.
 
     ``parameters``: the family's numbers (empty when the exercise has no family); ``hidden``: an integer
-    derived from the course secret, or None (the checks' own seeds).
+    derived from the course secret, or None (the checks' own seeds); ``course_term``: the course and term
+    the numbers were drawn in.
     """
 
     stem: str
     student: str | None = None
     parameters: Mapping = dataclasses.field(default_factory=dict)
     hidden: int | None = None
+    course_term: family_registry.CourseTerm = family_registry.CourseTerm()
 
     @property
     def key(self) -> tuple:
@@ -78,22 +81,27 @@ def hidden_number(secret: bytes, stem: str, student: str) -> int:
     return int.from_bytes(mac.digest()[:8], "big")
 
 
-def variant_for(stem: str, student: str | None = None, secret: bytes | None = None) -> Variant:
+def variant_for(stem: str, student: str | None = None, secret: bytes | None = None,
+                course_term: family_registry.CourseTerm | None = None) -> Variant:
     """``student``'s variant of ``stem`` (variant 0 for ``student=None``); ``secret`` draws the hidden
-    inputs (None: the checks' own seeds)."""
+    inputs (None: the checks' own seeds); ``course_term`` is the course and term the numbers are drawn in
+    (None: the empty context, the numbers of every release before course and term entered the draws).
+    The grader passes the context of what was released (``autograder.course_settings.released_course_term``),
+    never the configured one. The hidden inputs do not depend on it: the secret is the course directory's own."""
     if student is not None and not isinstance(student, str):
         raise TypeError(f"student should be a string id or None, not {type(student).__name__}")
-    parameters = family_registry.parameters(stem, student)
+    context = family_registry.CourseTerm() if course_term is None else course_term
+    parameters = family_registry.parameters(stem, student, context)
     hidden = hidden_number(secret, stem, student) if (secret and student) else None
-    return Variant(stem, student or None, parameters, hidden)
+    return Variant(stem, student or None, parameters, hidden, context)
 
 
-def numbers_lines(stem: str, student: str | None) -> list:
-    """The ``(what, value)`` lines of ``student``'s numbers of ``stem`` (as their notebook shows them)."""
+def numbers_lines(stem: str, student: str | None, course_term: family_registry.CourseTerm | None = None) -> list:
+    """The ``(what, value)`` lines of ``student``'s numbers of ``stem`` in ``course_term`` (as their notebook shows them)."""
     family = family_registry.families().get(stem)
     if family is None:
         return []
-    return list(family.rows(family_registry.parameters(stem, student)))
+    return list(family.rows(family_registry.parameters(stem, student, course_term)))
 
 
 # A submitted ``STUDENT_ID`` cell is read for the id up to ``ID_CELL_CHARS`` characters. The released cell

@@ -50,8 +50,10 @@ def released_notebook(stem: str):
     from nbgrader.preprocessors import ClearSolutions
     from autograder.authoring.release_preprocessors import TypedIdCell
 
-    notebook, _ = ClearSolutions().preprocess(copy.deepcopy(source_notebook(stem)), {})
-    notebook, _ = TypedIdCell().preprocess(notebook, {})  # as the course's release does
+    # nbgrader's resources name the notebook's assignment: the kit's release steps change only the kit's notebooks.
+    resources = {"nbgrader": {"assignment": assignment_of(stem, ROOT), "notebook": stem}}
+    notebook, _ = ClearSolutions().preprocess(copy.deepcopy(source_notebook(stem)), resources)
+    notebook, _ = TypedIdCell().preprocess(notebook, resources)  # as the course's release does
     return notebook
 
 

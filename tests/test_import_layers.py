@@ -38,6 +38,7 @@ FLOORS = {
     "autograder.student_ids": 1,
     "autograder.assignment": 1,
     "autograder.channel": 1,
+    "autograder.course_settings": 1,
     # 2: the check protocol (its public face for authors: autograder.checks.authoring) and variants.
     "autograder.checks": 2,
     "autograder.variants": 2,

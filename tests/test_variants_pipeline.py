@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.assignment import ASSIGNMENT, notebook_stems
+from autograder.assignment import ASSIGNMENT, COURSE_ID, notebook_stems
 from autograder.authoring.scratch_course import generate_release, make_course_copy, notebook_points, read_gradebook
 from autograder.demo.simulate import solution_text, write_class
 from autograder.exercises import answers_for
@@ -30,9 +30,13 @@ from course import variants as registry
 pytestmark = pytest.mark.slow
 
 STEMS = [stem for stem in notebook_stems() if registry.varies(stem)]
+#: The course and term the scratch course's release draws in: the kit's own course id, no term label
+#: (its nbgrader_config.py); checked against the release below.
+CONTEXT = registry.CourseTerm(COURSE_ID, "")
 #: The students whose numbers differ (checked below, exercise by exercise).
 ADA, BOB, CAI = "ada", "bob", "cai"
-DIFFERENT = [stem for stem in STEMS if registry.parameters(stem, ADA) != registry.parameters(stem, BOB)]
+DIFFERENT = [stem for stem in STEMS
+             if registry.parameters(stem, ADA, CONTEXT) != registry.parameters(stem, BOB, CONTEXT)]
 
 
 def _cli(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -63,7 +67,7 @@ def _write_literals(course: Path, folder: str, owner: str) -> None:
         nb = nbformat.read(str(path), as_version=4)
         source = {c.metadata["nbgrader"]["grade_id"]: c
                   for c in _answer_cells(nbformat.read(str(source_dir / f"{stem}.ipynb"), as_version=4))}
-        key = answers_for(stem, owner)
+        key = answers_for(stem, owner, CONTEXT)
         for cell in _answer_cells(nb):
             solved = solution_text(source[cell.metadata["nbgrader"]["grade_id"]].source)
             assigned = [t.id for node in ast.parse(solved).body if isinstance(node, ast.Assign)
@@ -108,6 +112,20 @@ def course(tmp_path_factory):
     assert report.returncode == 0, report.stdout + report.stderr
     return {"course": course, "first": first, "second": read_gradebook(course, [ADA, BOB, CAI]),
             "autograded_ada": autograded_ada, "feedback_cai": feedback_cai, "report": report}
+
+
+def test_the_release_draws_in_the_kit_course(course):
+    from autograder.course_settings import release_folder, released_contexts
+
+    class Course:  # what released_contexts needs of nbgrader's CourseDirectory
+        release_directory = "release"
+
+        @staticmethod
+        def format_path(step, student, assignment):
+            return str(course["course"] / step / student / assignment)
+
+    found = released_contexts(release_folder(Course, ASSIGNMENT))
+    assert found and set(found.values()) == {CONTEXT}
 
 
 def test_two_students_have_different_numbers():
@@ -170,7 +188,7 @@ def test_rubric_cell_shows_the_students_numbers(course):
         for cell in rubrics:
             seen += 1
             assert "The numbers of this submission" in cell.source
-            for what, value in numbers_lines(stem, ADA):
+            for what, value in numbers_lines(stem, ADA, CONTEXT):
                 assert f"- {what}: `{value}`" in cell.source
     assert seen >= 5
 
@@ -225,7 +243,7 @@ def test_variants_command_on_the_graded_course(course, capsys):
     # The graded course has its secret, so the coding exercises' hidden seeds are listed too (no answers).
     assert sorted(described) == sorted(varying_stems(ASSIGNMENT)) and set(STEMS) <= set(described)
     for stem in STEMS:
-        assert described[stem]["answers"] == json.loads(json.dumps(json_value(answers_for(stem, ADA))))
+        assert described[stem]["answers"] == json.loads(json.dumps(json_value(answers_for(stem, ADA, CONTEXT))))
     for stem in set(described) - set(STEMS):
         assert described[stem]["answers"] == {} and isinstance(described[stem]["parameters"]["hidden_seed"], int)
     assert main(["variants", ASSIGNMENT, "--student", "adda", *where]) == 2

@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from autograder.assignment import COURSE_ID
 from autograder import checks, exercises, variant_listing, variants
 from autograder.channel import encode_value
 from autograder.checks._concept_answers import number_case
@@ -46,8 +47,8 @@ def toy_family(monkeypatch):
 
     real = exercises.answers_for
     monkeypatch.setattr(exercises, "answers_for",
-                        lambda stem, student=None: key(registry.parameters(stem, student)) if stem == TOY
-                        else real(stem, student))
+                        lambda stem, student=None, course_term=None: key(registry.parameters(stem, student, course_term))
+                        if stem == TOY else real(stem, student, course_term))
     checks.CHECKS.register(ExerciseCheck(TOY, [Group("numbers", 1, "Two numbers")], build_cases))
     yield key
     del checks.CHECKS._names()[TOY]
@@ -157,19 +158,25 @@ def course_dir(tmp_path):
     return tmp_path
 
 
+#: The context of the kit's own course before any release: its course id and the config's empty term.
+KIT_CONTEXT = registry.CourseTerm(COURSE_ID, "")
+
+
 def test_variants_json_and_table(course_dir, capsys):
     from autograder.cli import main
 
     assert main(["variants", "module6", "--student", "ada", "--json", "--course-dir", str(course_dir)]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out) == json.loads(json.dumps(variant_listing.describe("module6", "ada")))
+    assert json.loads(out) == json.loads(json.dumps(variant_listing.describe("module6", "ada", course_term=KIT_CONTEXT)))
     assert STEM in json.loads(out) and "no gradebook" in err
+    # Nothing is released in this course yet: the listing says the numbers are the configured course's.
+    assert "not released yet" in err and repr(COURSE_ID) in err
     assert main(["variants", "module6", "--student", "ada", "--course-dir", str(course_dir)]) == 0
     table = capsys.readouterr().out
-    assert "student 'ada'" in table and STEM in table
-    for name, value in exercises.answers_for(STEM, "ada").items():
+    assert "student 'ada'" in table and STEM in table and f"course {COURSE_ID!r}, term ''" in table
+    for name, value in exercises.answers_for(STEM, "ada", KIT_CONTEXT).items():
         assert f"{name}  " in table and repr(value) in table
-    assert all(f"parameter  {name}" in table for name in registry.parameters(STEM, "ada"))
+    assert all(f"parameter  {name}" in table for name in registry.parameters(STEM, "ada", KIT_CONTEXT))
 
 
 def test_variants_label_the_key_as_the_key_not_as_the_students_answers(course_dir, capsys):
@@ -184,7 +191,7 @@ def test_variants_label_the_key_as_the_key_not_as_the_students_answers(course_di
     assert "answer key" in note and "not the student's answers" in note
     rows = [line.split()[0] for line in table.splitlines() if line.startswith("  ") and len(line.split()) > 2]
     assert {"parameter", "expected"} <= set(rows) and "answer" not in rows
-    for name, value in exercises.answers_for(STEM, "ada").items():
+    for name, value in exercises.answers_for(STEM, "ada", KIT_CONTEXT).items():
         assert any(line.split()[:2] == ["expected", name] and repr(value) in line for line in table.splitlines())
 
 

@@ -12,6 +12,20 @@ Grading is unaffected: nbgrader and the batch grader put the full test cell back
 ``TypedIdCell``: the cell where a laptop student types their id is released as it is (nbgrader would
 turn it into a stub), so a notebook whose numbers vary shows them as soon as the id is typed.
 
+``CourseTermCell``: the course and term enter the released numbers. Right after ``TypedIdCell`` (before
+nbgrader's ``ComputeChecksums`` and ``SaveCells``, so the locked cell's checksum and the gradebook's stored
+cell are those of the released text), it writes the course id and ``c.Module6.term``
+(:func:`autograder.course_settings.configured_course_term`) into the numbers cell's
+``your_numbers("<stem>", STUDENT_ID, course="...", term="...")`` and records them in the notebook's metadata,
+where the grader reads them (:func:`autograder.course_settings.released_course_term`). It refuses, before
+nbgrader removes or writes anything, to release an assignment whose ``release/<assignment>`` already
+records another context: one term's numbers never change after release.
+
+Every step here is the kit's and changes only the notebooks of its assignments
+(:data:`autograder.assignment.ASSIGNMENTS`): the course's other assignments are released exactly as
+nbgrader releases them. :func:`release_steps` is ``GenerateAssignment.preprocessors``: nbgrader 0.9.6's
+default list with these steps in their places.
+
 ``KernelLanguageInfo``: a notebook that does not open already modified. When a kernel starts,
 JupyterLab writes the kernel's ``language_info`` into the notebook's metadata, and a notebook whose
 stored ``language_info`` differs (nbformat keeps only ``{"name": "python"}``) is marked as modified
@@ -24,11 +38,15 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 
 import nbformat
 
 from nbgrader import utils
+from nbgrader.converters.base import NbGraderException
 from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder.assignment import ASSIGNMENTS
 
 #: What a released hidden-test cell says below its docstring.
 NOTE = "# The hidden tests of this part run when your notebook is graded; here this cell does nothing."
@@ -43,7 +61,26 @@ def _only_a_docstring(source: str) -> bool:
             and isinstance(body[0].value.value, str))
 
 
-class TypedIdCell(NbGraderPreprocessor):
+def kit_notebook(resources) -> bool:
+    """Whether the notebook being released belongs to one of the kit's assignments (nbgrader puts the
+    assignment's name in ``resources["nbgrader"]["assignment"]``)."""
+    info = resources.get("nbgrader") if isinstance(resources, dict) else None
+    return isinstance(info, dict) and info.get("assignment") in ASSIGNMENTS
+
+
+class KitStep(NbGraderPreprocessor):
+    """A release step that changes the kit's notebooks only: any other assignment's passes through untouched."""
+
+    def preprocess(self, nb, resources):
+        if not kit_notebook(resources):
+            return nb, resources
+        return self.preprocess_kit(nb, resources)
+
+    def preprocess_kit(self, nb, resources):
+        return super().preprocess(nb, resources)
+
+
+class TypedIdCell(KitStep):
     """Release the cell where a laptop student types their id as it is, not as a stub.
 
     It is a solution cell (so the grader sees what was typed: ``autograder.variants.typed_id``), and
@@ -58,7 +95,7 @@ class TypedIdCell(NbGraderPreprocessor):
         return cell, resources
 
 
-class QuietReleasedTests(NbGraderPreprocessor):
+class QuietReleasedTests(KitStep):
     """Make a released test cell that holds only its docstring print nothing when it runs."""
 
     def preprocess_cell(self, cell, resources, index):
@@ -74,13 +111,139 @@ def kernel_language_info() -> dict:
     return json.loads(json.dumps(IPythonKernel.language_info))
 
 
-class KernelLanguageInfo(NbGraderPreprocessor):
+class KernelLanguageInfo(KitStep):
     """Store the kernel's ``language_info`` in the notebook, so JupyterLab has nothing to change on open."""
 
-    def preprocess(self, nb, resources):
+    def preprocess_kit(self, nb, resources):
         if nb.metadata.get("kernelspec", {}).get("language", "python") == "python":
             nb.metadata["language_info"] = nbformat.from_dict(kernel_language_info())
         return nb, resources
 
 
-__all__ = ["NOTE", "KernelLanguageInfo", "QuietReleasedTests", "kernel_language_info"]
+def _converter(step):
+    """The nbgrader converter a release step was registered by (its exporter's parent), or None."""
+    exporter = getattr(step, "parent", None)
+    converter = getattr(exporter, "parent", None)
+    return converter if getattr(converter, "coursedir", None) is not None else None
+
+
+def _assignments_to_convert(converter) -> list:
+    """The assignment names ``converter`` (nbgrader's ``GenerateAssignment``, after ``init_notebooks``) is
+    about to release, read as nbgrader's ``BaseConverter.convert_notebooks`` reads them."""
+    pattern = converter._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
+    found = []
+    for key in getattr(converter, "assignments", {}) or {}:
+        match = re.match(pattern, key)
+        if match:
+            found.append(match.group("assignment_id"))
+    return found
+
+
+def refusal_text(assignment: str, folder, notebook: str, released, configured) -> str:
+    """Why ``assignment`` is not released again with context ``configured`` (``folder``'s ``notebook``
+    records ``released``): what each side says and what to do."""
+    head = (f"refusing to generate {assignment!r} with course {configured.course!r} and term {configured.term!r}: "
+            f"its release in {folder} ({notebook})")
+    if released.empty:
+        # A release made before course and term entered the draws: no config can say "neither" again when the
+        # course has an id, so the way back is to keep that release.
+        return (f"{head} was made before the course and term entered the students' numbers (an earlier version "
+                "of the kit), and its students' numbers follow their ids alone. Nothing was changed. Keep that "
+                "release: grading reads its numbers from it. To release this assignment with numbers of this course "
+                f"and term instead, and only if no student has received it yet, remove {folder} first.")
+    return (f"{head} was made with course {released.course!r} and term {released.term!r}, and the students' "
+            "numbers follow that (one term's numbers never change after release). Nothing was changed. Set "
+            f"c.CourseDirectory.course_id = {released.course!r} and c.Module6.term = {released.term!r} back in "
+            "nbgrader_config.py to generate this term's assignment again; a new term with new numbers starts in a "
+            "new course directory (nbgrader: one course directory per course and term), or, only if no student has "
+            f"received it yet, after removing {folder}.")
+
+
+class CourseTermCell(KitStep):
+    """Write the course and term into the released numbers cell, and record them in the notebook's metadata.
+
+    ``your_numbers("05_negative_kl", STUDENT_ID)`` is released as ``your_numbers("05_negative_kl",
+    STUDENT_ID, course="<course id>", term="<c.Module6.term>")``: a laptop or Colab student's kernel then
+    draws the numbers the grader uses, from what the notebook says (nothing secret). Every notebook of
+    the assignment records ``{"course": ..., "term": ...}`` in its metadata
+    (:data:`autograder.course_settings.METADATA_KEY`), numbers or not, so the grader can check that a
+    release folder is one release.
+
+    Constructed by nbgrader's converter just before it converts (``BaseConverter.start`` registers the
+    steps after ``init_notebooks`` and before ``convert_notebooks``, which removes an existing release with
+    ``--force``): there it compares the configured context with each kit assignment's existing release
+    and refuses (``NbGraderException``, logged) before anything is removed or written.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        converter = _converter(self)
+        if converter is not None:
+            self._refuse_a_changed_context(converter)
+
+    def _context(self):
+        from autograder.course_settings import configured_course_term
+        converter = _converter(self)
+        if converter is not None:
+            return configured_course_term(converter.coursedir, self.config)
+        from nbgrader.coursedir import CourseDirectory
+        return configured_course_term(CourseDirectory(config=self.config), self.config)
+
+    def _refuse_a_changed_context(self, converter) -> None:
+        from autograder.course_settings import ReleaseContextError, release_folder, released_contexts
+        configured = None
+        for assignment in _assignments_to_convert(converter):
+            if assignment not in ASSIGNMENTS:
+                continue
+            configured = configured or self._context()
+            folder = release_folder(converter.coursedir, assignment)
+            try:
+                released = released_contexts(folder)
+            except ReleaseContextError as error:
+                released, problem = {}, str(error)
+            else:
+                problem = None
+            differing = [(name, ct) for name, ct in released.items() if ct != configured]
+            if problem or differing:
+                message = (f"refusing to generate {assignment!r}: {problem}" if problem
+                           else refusal_text(assignment, folder, differing[0][0], differing[0][1], configured))
+                converter.log.error(message)
+                raise NbGraderException(message)
+
+    def preprocess_kit(self, nb, resources):
+        from autograder.course_settings import METADATA_KEY, is_numbers_cell, released_numbers_source
+        context = self._context()
+        stem = resources["nbgrader"].get("notebook", "")
+        for cell in nb.cells:
+            if is_numbers_cell(cell):
+                cell.source = released_numbers_source(cell.source, stem, context)
+        nb.metadata[METADATA_KEY] = nbformat.from_dict(context.as_dict())
+        return nb, resources
+
+
+def release_steps() -> list:
+    """``GenerateAssignment.preprocessors`` for a course with the kit: nbgrader 0.9.6's default list
+    (``nbgrader.converters.GenerateAssignment.preprocessors``) with the kit's steps in their places.
+
+    * :class:`QuietReleasedTests` right after ``ClearHiddenTests`` (before the second ``ComputeChecksums``);
+    * :class:`TypedIdCell` right after ``ClearSolutions``, then :class:`CourseTermCell`: both before the
+      first ``ComputeChecksums`` and ``SaveCells``, so the gradebook stores, and the checksums cover, the
+      cells as released;
+    * :class:`KernelLanguageInfo` last (metadata only).
+
+    Each is a no-op for an assignment that is not the kit's.
+    """
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, ComputeChecksums, SaveCells
+
+    steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
+    steps.insert(steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
+    steps.insert(steps.index(ClearSolutions) + 1, TypedIdCell)
+    steps.insert(steps.index(TypedIdCell) + 1, CourseTermCell)
+    assert steps.index(CourseTermCell) < steps.index(ComputeChecksums) < steps.index(SaveCells), steps
+    steps.append(KernelLanguageInfo)
+    return steps
+
+
+__all__ = ["NOTE", "CourseTermCell", "KernelLanguageInfo", "KitStep", "QuietReleasedTests", "TypedIdCell",
+           "kernel_language_info", "kit_notebook", "refusal_text", "release_steps"]

@@ -35,6 +35,7 @@ import nbformat
 
 from autograder.exercises import solution_path
 from autograder.assignment import ASSIGNMENT, ASSIGNMENTS, REPO_ROOT, release_dir
+from autograder.course_settings import METADATA_KEY as COURSE_TERM_KEY
 
 ROOT = REPO_ROOT
 RELEASE = release_dir()
@@ -97,6 +98,8 @@ _YOURS_IN_SELFSTUDY = r"\1ours are these until you draw new numbers (which diffe
 def convert(notebook: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
     """The self-study version of one release notebook."""
     nb = copy.deepcopy(notebook)
+    # Self-study draws practice numbers in no course or term: the release's record of its own is not this notebook's.
+    nb.metadata.pop(COURSE_TERM_KEY, None)
     varies = any(cell.get("id") == _NUMBERS_CELL for cell in nb.cells)
     cells = []
     for cell in nb.cells:

@@ -119,7 +119,8 @@ def _variant_shown(stem: str, namespace) -> object:
     numbers = namespace.get("numbers") if isinstance(namespace, Mapping) else None
     if isinstance(numbers, Numbers) and numbers.stem == stem and numbers.identity.student:
         from autograder.variants import variant_for
-        return variant_for(stem, numbers.identity.student)
+        # The numbers' own course and term (the released cell's): the check judges what the notebook shows.
+        return variant_for(stem, numbers.identity.student, course_term=numbers.course_term)
     return None
 
 

@@ -70,12 +70,13 @@ def solution_path(stem: str) -> Path:
     return exercise_dir(stem) / "solution.md"
 
 
-def answers_for(stem: str, student: str | None = None) -> dict:
+def answers_for(stem: str, student: str | None = None, course_term=None) -> dict:
     """``variable -> value`` of ``student``'s answers to concept exercise ``stem`` (the release
-    notebook's answer names); empty when the exercise has no family."""
+    notebook's answer names) in ``course_term`` (a :class:`course.variants.CourseTerm`; None: the empty
+    context); empty when the exercise has no family."""
     if not family_registry.varies(stem):
         return {}
-    return dict(load_key(stem).answers(family_registry.parameters(stem, student)))
+    return dict(load_key(stem).answers(family_registry.parameters(stem, student, course_term)))
 
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")

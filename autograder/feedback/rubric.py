@@ -69,10 +69,11 @@ def tables_as_lists(text: str) -> str:
     return "\n".join(out)
 
 
-def rubric_cell(stem: str, grade_id: str, student: str | None = None):
+def rubric_cell(stem: str, grade_id: str, student: str | None = None, course_term=None):
     """The rubric cell for written answer ``grade_id`` of notebook ``stem``, or None when it has no rubric.
 
-    For an exercise whose numbers vary, ``student``'s numbers head it and its ``{{ name }}`` values are
+    For an exercise whose numbers vary, ``student``'s numbers (in ``course_term``, the released
+    :class:`course.variants.CourseTerm`; None: the empty context) head it and its ``{{ name }}`` values are
     theirs (variant 0's when ``student`` is None). The cell never names the student: formgrader's grading
     view hides names ("Submission #3", nbgrader 0.9.6 ``formgrade/formgrade_macros.html.j2``: the name is
     shown only when the grader clicks to show it), and a rubric that said whose numbers they were would
@@ -86,7 +87,7 @@ def rubric_cell(stem: str, grade_id: str, student: str | None = None):
         return None
     family = family_registry.families().get(stem)
     if family is not None:
-        parameters = family_registry.parameters(stem, student)
+        parameters = family_registry.parameters(stem, student, course_term)
         text = fill(text, stem, parameters)
         who = "this submission" if student else "the example (variant 0)"
         lines = "\n".join(f"- {what}: `{value}`" for what, value in family.rows(parameters))

@@ -5,7 +5,8 @@ door (``nbgrader autograde`` and formgrader's Autograde button, :mod:`autograder
 both
 
 1. make a :class:`Plan` once per run and assignment (:func:`make_plan`): the gradebook's source notebooks
-   and checksums, the limits, the sandbox choice, the course secret and the grader's digest;
+   and checksums, the limits, the sandbox choice, the course secret, the course and term the students'
+   numbers were released in, and the grader's digest;
 2. make each student's tasks with :func:`student_tasks`: the student's folder through the intake, the
    student and the submission in the gradebook, every notebook that was not submitted scored zero, a
    symbolic link refused unread, and one :class:`GradingTask` for every other notebook;
@@ -22,11 +23,14 @@ import dataclasses
 from pathlib import Path
 
 from autograder.channel import MAX_DECODED_ELEMENTS
+from autograder.course_settings import ReleaseContextError, released_course_term
+from autograder.grading.errors import GradingError
 from autograder.grading import intake
 from autograder.grading import state as state_file
 from autograder.results import Status
 from autograder.grading.timestamps import Timestamp
 from autograder.limits import job
+from course.variants import CourseTerm
 
 
 def default_limits() -> dict:
@@ -76,6 +80,9 @@ class GradingTask:
     parts: tuple = ()
     submission: str | None = None
     refused: intake.Refusal | None = None
+    #: The course and term the student's numbers were drawn in: the assignment's release's
+    #: (:func:`autograder.course_settings.released_course_term`), never the configured term.
+    course_term: CourseTerm = CourseTerm()
 
     def shipped(self) -> "GradingTask":
         """This task for a worker that does not see the course (Dask): the submission's text read here,
@@ -102,14 +109,31 @@ class Plan:
     grader: str
     #: The course's ``submitted/`` folder: the trusted root the intake reads below.
     root: Path
+    #: The course and term of the assignment's release (:func:`plan_course_term`): every task's numbers.
+    course_term: CourseTerm = CourseTerm()
 
 
-def grading_options(course_root, use_bwrap) -> dict:
-    """The options of every task of a grading run: the sandbox choice and the course secret that draws
-    each student's hidden inputs (made on first use, see :func:`autograder.variants.course_secret`)."""
+def grading_options(course_root, use_bwrap, course_term: CourseTerm | None = None) -> dict:
+    """The options of every task of a grading run: the sandbox choice, the course secret that draws
+    each student's hidden inputs (made on first use, see :func:`autograder.variants.course_secret`) and
+    the released course and term that draw their numbers (so a regraded release's context is in the digest)."""
     from autograder.variants import course_secret
     secret = course_secret(course_root, create=True)
-    return {"use_bwrap": use_bwrap, "variant_secret": secret.hex() if secret else None}
+    context = CourseTerm() if course_term is None else course_term
+    return {"use_bwrap": use_bwrap, "variant_secret": secret.hex() if secret else None,
+            "course_term": context.as_dict()}
+
+
+def plan_course_term(coursedir, assignment: str) -> CourseTerm:
+    """The course and term ``assignment``'s students' numbers were drawn in, read from the course's release
+    notebooks (:func:`autograder.course_settings.released_course_term`: the instructor's own files, read
+    bounded; every notebook must agree), never from the configuration: the students hold the release, and
+    a term changed in ``nbgrader_config.py`` after it must not change what they are graded against.
+    :class:`~autograder.grading.errors.GradingError` saying why when the release cannot say."""
+    try:
+        return released_course_term(coursedir, assignment)
+    except ReleaseContextError as error:
+        raise GradingError(str(error)) from None
 
 
 def make_plan(coursedir, assignment: str, *, timeout: float | None, memory_mb: int | None,
@@ -122,9 +146,11 @@ def make_plan(coursedir, assignment: str, *, timeout: float | None, memory_mb: i
     if specs is None:
         specs = assignment_sources(coursedir, assignment)
     limits = limits_for(timeout, memory_mb)
-    options = grading_options(coursedir.root, use_bwrap)
+    course_term = plan_course_term(coursedir, assignment)
+    options = grading_options(coursedir.root, use_bwrap, course_term)
     return Plan(assignment=assignment, specs=specs, limits=limits, options=options,
-                grader=state_file.grader_digest(coursedir.root, options), root=submitted_root(coursedir))
+                grader=state_file.grader_digest(coursedir.root, options), root=submitted_root(coursedir),
+                course_term=course_term)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,6 +208,7 @@ def student_tasks(plan: Plan, writer, student: str) -> StudentTasks:
             made.tasks[stem] = GradingTask(
                 student=student, assignment=plan.assignment, stem=stem, source=spec["source"],
                 checksums=spec["checksums"], limits=plan.limits, use_bwrap=plan.options["use_bwrap"],
-                variant_secret=plan.options["variant_secret"], root=str(plan.root), parts=parts,
+                variant_secret=plan.options["variant_secret"], course_term=plan.course_term,
+                root=str(plan.root), parts=parts,
                 digest=state_file.notebook_digest(plan.root, parts, spec, plan.grader, plan.limits))
     return made

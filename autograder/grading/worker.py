@@ -32,7 +32,9 @@ from autograder.results import METADATA_KEY, GroupVerdict, Status, misconception
 from autograder.grading.submission import (
     Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
-from course.variants import STUDENT_ID_GRADE_ID
+from autograder.course_settings import NUMBERS_CELL as NUMBERS_CELL_ID
+from autograder.course_settings import is_numbers_cell, released_numbers_source
+from course.variants import STUDENT_ID_GRADE_ID, CourseTerm
 
 _local = threading.local()
 
@@ -93,7 +95,7 @@ def _types_own_id(source: str, student: str) -> bool:
 
 
 #: The locked cell that shows whose numbers a notebook holds (tools/nbbuild.py ``identity_cells``).
-NUMBERS_CELL = "your-numbers"
+NUMBERS_CELL = NUMBERS_CELL_ID
 
 
 def _unnamed(outputs: list, student: str) -> None:
@@ -164,13 +166,30 @@ STATE_KEY = "module6_state"
 
 
 @functools.lru_cache(maxsize=64)
-def _source_notebook(text: str):
+def _source_notebook(text: str, stem: str = "", course_term: CourseTerm = CourseTerm()):
     """The source notebook parsed once per process: every submission of a notebook has the same source.
+
+    Its numbers cell is the one the students were released (:func:`released_numbers_cell`): the grader
+    runs the source's locked cells, never the submission's, so the notebook draws its numbers in the
+    release's course and term, the ones the keys are computed for.
 
     Shared between submissions, so never modified: :func:`_build_notebook` copies every cell and the
     metadata it changes (:func:`_copied`); extraction and planning only read it.
     """
-    return read_notebook(text)
+    return released_numbers_cell(read_notebook(text), stem, course_term)
+
+
+def released_numbers_cell(nb, stem: str, course_term: CourseTerm):
+    """``nb`` (a source notebook) with its numbers cell as released in ``course_term``: the
+    ``your_numbers`` call of :func:`autograder.course_settings.released_numbers_source`, the text the
+    release step wrote and the gradebook stored (so the autograded notebook's locked cell matches its
+    checksum). Unchanged for the empty context (the source's call is the released one)."""
+    if course_term.empty:
+        return nb
+    for cell in nb.cells:
+        if is_numbers_cell(cell):
+            cell.source = released_numbers_source(cell.source, stem, course_term)
+    return nb
 
 
 def _copied(value):
@@ -228,7 +247,7 @@ def _grade(task: GradingTask) -> dict:
 
     started = time.perf_counter()
     stem = task.stem
-    source_nb = _source_notebook(task.source)
+    source_nb = _source_notebook(task.source, stem, task.course_term)
     notes: list = []
     limits = {**default_limits(), **task.limits}
     read = read_submission(task, limits)
@@ -350,7 +369,8 @@ def _build_notebook(task, source_nb, extraction: Extraction, steps, slots, run: 
             cells.append(cell)
             # For formgrader's view only (feedback drops it), with this student's numbers, never their id
             # (formgrader's grading page hides names: see rubric_cell).
-            rubric = rubric_cell(stem, grade_id, student=task.student if variant is not None and variant.parameters else None)
+            rubric = rubric_cell(stem, grade_id, student=task.student if variant is not None and variant.parameters else None,
+                                 course_term=task.course_term)
             if rubric is not None:
                 cells.append(rubric)
         elif kind == "test":
@@ -455,10 +475,11 @@ def _test_outputs(stem, group, number, steps, run: Run, checks, limits, cap_told
 
 
 def student_variant(task: GradingTask):
-    """The submitting student's :class:`autograder.variants.Variant` of the task's exercise."""
+    """The submitting student's :class:`autograder.variants.Variant` of the task's exercise, drawn in the
+    course and term of the release (the task's, from the plan): whatever the submitted notebook says."""
     from autograder.variants import variant_for
     secret = task.variant_secret
-    return variant_for(task.stem, task.student, bytes.fromhex(secret) if secret else None)
+    return variant_for(task.stem, task.student, bytes.fromhex(secret) if secret else None, task.course_term)
 
 
 def notebook_environment(task: GradingTask, variant) -> dict:

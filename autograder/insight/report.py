@@ -501,7 +501,12 @@ def variant_matches(course_dir: str | Path, assignment: str, students, stored: d
             stored = read_stored(course_dir, assignment, sorted(set(students) | set(members)), stems)
         except Exception:  # noqa: BLE001 - no course directory to read: the rows alone hold no values
             stored = {}
-    return matching.find_matches(stored, set(members) | set(students), stems)
+    # The numbers every member was graded with: drawn in the release's course and term, as the grader drew them.
+    course_term = None
+    if assignment in ASSIGNMENTS:
+        from autograder.variant_listing import listing_course_term
+        course_term, _ = listing_course_term(Path(course_dir), assignment)
+    return matching.find_matches(stored, set(members) | set(students), stems, course_term)
 
 
 def build(course_dir: str | Path, assignment: str, *, results: str | Path | None = None,

@@ -253,12 +253,13 @@ def _decoded(stored: Mapping) -> dict:
     return values
 
 
-def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]) -> tuple:
+def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str], course_term=None) -> tuple:
     """The :class:`VariantMatch` findings of a class, strongest first.
 
     ``stored``: ``(student, stem) -> Stored`` (the graded notebooks' values); ``class_ids``: every
     class member (whose numbers a student could have used, submitted or not); ``stems``: the exercises
-    with numbers, in exercise order.
+    with numbers, in exercise order; ``course_term``: the course and term the release drew every
+    member's numbers in (:func:`autograder.course_settings.released_course_term`; None: the empty context).
     """
     from autograder.exercises import answers_for
     from autograder.variants import variant_for
@@ -274,10 +275,10 @@ def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]
         submitted = {student: item for (student, s), item in stored.items() if s == stem and item.answers}
         if not submitted:
             continue
-        parameters = {student: registry.parameters(stem, student) for student in members}
+        parameters = {student: registry.parameters(stem, student, course_term) for student in members}
         index: dict = defaultdict(list)
         for student in [None, *members]:  # None: variant 0, the example numbers
-            for name, value in answers_for(stem, student).items():
+            for name, value in answers_for(stem, student, course_term).items():
                 entry = fingerprint(value)
                 if entry is not None:
                     index[(name, entry)].append(student)
@@ -286,7 +287,7 @@ def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]
             values = _decoded(item.answers)
             if not values:
                 continue
-            own = _judge(stem, values, variant_for(stem, student))
+            own = _judge(stem, values, variant_for(stem, student, course_term=course_term))
             hits: Counter = Counter()
             for name, value in values.items():
                 if name not in own.failed_targets:
@@ -302,16 +303,16 @@ def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]
                 if key != own_key:
                     sources[key].append(other)
             if item.typed and item.typed != student and item.typed not in hits:
-                typed_parameters = registry.parameters(stem, item.typed)
+                typed_parameters = registry.parameters(stem, item.typed, course_term)
                 key = json.dumps(typed_parameters, sort_keys=True, default=list)
                 if key != own_key:
                     sources[key].append(item.typed)
             for key, ids in sources.items():
-                judged = _judge(stem, values, variant_for(stem, ids[0]))
+                judged = _judge(stem, values, variant_for(stem, ids[0], course_term=course_term))
                 fitting = judged.passed - own.passed
                 if not fitting:
                     continue
-                names = tuple(name for name in _case_order(stem, ids[0]) if name in fitting)
+                names = tuple(name for name in _case_order(stem, ids[0], course_term) if name in fitting)
                 fit = ExerciseFit(stem, names, judged.cases, own.points, judged.points, judged.available)
                 for other in ids:
                     fits[(student, other)].append(fit)
@@ -335,11 +336,11 @@ def find_matches(stored: Mapping, class_ids: Iterable[str], stems: Iterable[str]
     return tuple(found)
 
 
-def _case_order(stem: str, student: str | None) -> list:
+def _case_order(stem: str, student: str | None, course_term=None) -> list:
     from autograder import checks
     from autograder.variants import variant_for
 
-    return [case.name for case in checks.plan(stem, None, variant=variant_for(stem, student))]
+    return [case.name for case in checks.plan(stem, None, variant=variant_for(stem, student, course_term=course_term))]
 
 
 def class_members(course_dir) -> list:

@@ -2,8 +2,10 @@
 
 A concept exercise whose answer is a number, a set or a small table comes in a *family* of variants:
 the same question and the same lesson with other numbers. Which variant a notebook holds follows from
-the student's nbgrader id alone (a hash of the course, the exercise and the id), so the student's
-kernel, the grader and the instructor all compute the same parameters without asking anyone. The course text's
+the student's nbgrader id and the course's :class:`CourseTerm` (a hash of the scheme, the exercise, the id,
+and the course id and term label that the released notebook's numbers cell states), so the student's
+kernel, the grader and the instructor all compute the same parameters without asking anyone, and the
+same id gets other numbers in another course or another term. The course text's
 own numbers are **variant 0**: the documentation, self-study's first view and the instructor's source
 notebooks show them.
 
@@ -71,6 +73,77 @@ class StudentIdError(Sentence, ValueError):
     the sentence alone: :mod:`course._sentence`)."""
 
     label = "StudentIdError"
+
+
+#: The longest course id or term label of a :class:`CourseTerm`, in characters: nbgrader's course id
+#: column (``nbgrader.api.Course.id``, ``String(128)``). The instructor's table of bounds
+#: (``autograder.limits.COURSE_TERM_CHARS``) reads it from here.
+COURSE_TERM_MAX_CHARS = 128
+
+
+@dataclasses.dataclass(frozen=True)
+class CourseTerm:
+    """The course and term whose numbers a notebook shows: they enter every draw (:func:`seed_bytes`).
+
+    ``course`` is the nbgrader course id (``c.CourseDirectory.course_id``) and ``term`` a label the
+    instructor chose (``c.Module6.term``, such as ``"2027-spring"``). Both reach the student's kernel
+    through the released notebook's numbers cell, ``your_numbers(stem, STUDENT_ID, course=..., term=...)``:
+    nothing secret, since parameters are not answers. Both empty (:attr:`empty`) is the context of
+    variant 0, self-study and every release made before course and term entered the draws: those draw
+    exactly the numbers they always did.
+
+    Each value is text of at most :data:`COURSE_TERM_MAX_CHARS` printable characters, without
+    surrounding spaces (nbgrader strips a course id's own): anything else is refused with a
+    :class:`ValueError` naming the field.
+
+    >>> CourseTerm().empty, CourseTerm("ml-101", "2027-spring").empty
+    (True, False)
+    >>> CourseTerm("ml-101", " 2027-spring")
+    Traceback (most recent call last):
+    ...
+    ValueError: term = ' 2027-spring' starts or ends with a space: write the course term label without them
+    """
+
+    course: str = ""
+    term: str = ""
+
+    def __post_init__(self):
+        for field in ("course", "term"):
+            check_course_term_value(getattr(self, field), field)
+
+    @property
+    def empty(self) -> bool:
+        """Whether neither a course nor a term enters the draws (the seed of every release before them)."""
+        return not self.course and not self.term
+
+    def as_dict(self) -> dict:
+        return {"course": self.course, "term": self.term}
+
+
+def check_course_term_value(value, field: str) -> str:
+    """``value`` when it can be the ``field`` ("course" or "term") of a :class:`CourseTerm`, else a
+    :class:`ValueError` saying what is expected."""
+    what = "course id" if field == "course" else "course term label"
+    if not isinstance(value, str):
+        raise ValueError(f"{field} should be a string (the {what}, such as \"ml-101\" or \"2027-spring\"), "
+                         f"not {type(value).__name__}")
+    if len(value) > COURSE_TERM_MAX_CHARS:
+        raise ValueError(f"{field} is {len(value):,} characters long: a {what} has at most "
+                         f"{COURSE_TERM_MAX_CHARS} (nbgrader's course id column)")
+    if not value.isprintable():
+        raise ValueError(f"{field} = {value!r} is not a {what}: use printable characters only (no line breaks, "
+                         "tabs or control characters)")
+    if value != value.strip():
+        raise ValueError(f"{field} = {value!r} starts or ends with a space: write the {what} without them")
+    return value
+
+
+def _course_term(course_term) -> "CourseTerm":
+    if course_term is None:
+        return CourseTerm()
+    if not isinstance(course_term, CourseTerm):
+        raise TypeError(f"course_term should be a CourseTerm (or None), not {type(course_term).__name__}")
+    return course_term
 
 
 # --------------------------------------------------------------------------- drawing parameters
@@ -194,20 +267,40 @@ def varies(stem: str) -> bool:
     return stem in families()
 
 
-def seed_bytes(stem: str, student: str) -> bytes:
-    """What a student's draws for ``stem`` start from (public: parameters are not answers)."""
-    return hashlib.sha256(f"{SCHEME}\0{stem}\0{student}".encode("utf-8")).digest()
+def seed_bytes(stem: str, student: str, course_term: CourseTerm | None = None) -> bytes:
+    """What a student's draws for ``stem`` start from (public: parameters are not answers).
+
+    For the empty :class:`CourseTerm` it is, as it always was, ``SHA-256(SCHEME NUL stem NUL student)``
+    (UTF-8): every release made before course and term entered the draws, variant 0 and self-study keep
+    their numbers bit for bit. Otherwise it is the SHA-256 of the JSON array
+    ``[SCHEME, "course-term", stem, student, course, term]`` (UTF-8). JSON spells each string between its
+    own quotes, with its own escapes, so two different contexts never give the same bytes (a course id
+    ending like a term label cannot pass for one), and no JSON array (it starts with ``[``) equals the
+    old form (it starts with ``SCHEME``). SHA-256 then makes the draws of two contexts independent.
+
+    >>> seed_bytes("05_negative_kl", "ada") == seed_bytes("05_negative_kl", "ada", CourseTerm())
+    True
+    >>> len({seed_bytes("05_negative_kl", "ada", CourseTerm(c, t)) for c in ("a", "b") for t in ("", "x")})
+    4
+    """
+    context = _course_term(course_term)
+    if context.empty:
+        return hashlib.sha256(f"{SCHEME}\0{stem}\0{student}".encode("utf-8")).digest()
+    text = json.dumps([SCHEME, "course-term", stem, student, context.course, context.term], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def parameters(stem: str, student: str | None) -> dict:
-    """The parameters of ``stem`` for ``student`` (variant 0, the course text's, when ``student`` is None or
-    empty, or when the exercise does not vary)."""
+def parameters(stem: str, student: str | None, course_term: CourseTerm | None = None) -> dict:
+    """The parameters of ``stem`` for ``student`` in ``course_term`` (None: the empty context). Variant 0,
+    the course text's, when ``student`` is None or empty (whatever the context), or when the exercise
+    does not vary."""
     family = families().get(stem)
     if family is None:
         return {}
+    context = _course_term(course_term)
     if not student:
         return dict(family.seed)
-    d = Draw(seed_bytes(stem, student))
+    d = Draw(seed_bytes(stem, student, context))
     for _ in range(100):
         # Never the example numbers: their answers are the course notes' worked solution, and the
         # notebook tells a student with an id that their numbers differ.
@@ -386,11 +479,15 @@ def identify(typed: str = "", environ: Mapping | None = None) -> Identity:
 class Numbers(dict):
     """A student's parameters of one exercise (a plain dict of them) that shows itself as a table."""
 
-    def __init__(self, stem: str, identity: Identity, values: Mapping, rows: list):
+    def __init__(self, stem: str, identity: Identity, values: Mapping, rows: list,
+                 course_term: CourseTerm | None = None):
         super().__init__(values)
         self.stem = stem
         self.identity = identity
         self.rows = list(rows)
+        #: The course and term the numbers were drawn in (what the released numbers cell stated), so that a
+        #: check run in this kernel judges with the same numbers (``autograder.checks.run_check``).
+        self.course_term = _course_term(course_term)
 
     @property
     def heading(self) -> str:
@@ -419,8 +516,13 @@ NO_ID = ("No student id is known, so this notebook stops here: the table above s
          "from course.variants import remember_id; remember_id(\"your id\")).")
 
 
-def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numbers:
+def your_numbers(stem: str, typed: str = "", *, course: str = "", term: str = "",
+                 require_id: bool = True) -> Numbers:
     """The cell at the top of a notebook that varies: whose numbers, and the numbers.
+
+    ``course`` and ``term`` are the :class:`CourseTerm` the release wrote into this cell (the course's
+    nbgrader id and the instructor's term label): the same id gets other numbers in another course or
+    term. A source notebook, and a release made before they entered the draws, states neither.
 
     With no id at all (no typed id, no hub, no submission folder) the example numbers are printed and
     :class:`StudentIdError` stops the notebook (``require_id``), so that nobody answers someone else's
@@ -429,15 +531,16 @@ def your_numbers(stem: str, typed: str = "", *, require_id: bool = True) -> Numb
     family = families().get(stem)
     if family is None:
         raise KeyError(f"exercise {stem!r} has no variants; known: {sorted(families())}")
+    context = CourseTerm(course, term)
     identity = identify(typed)
-    values = parameters(stem, identity.student)
-    numbers = Numbers(stem, identity, values, family.rows(values))
+    values = parameters(stem, identity.student, context)
+    numbers = Numbers(stem, identity, values, family.rows(values), context)
     if identity.student is None and require_id and not _examples:
         print(repr(numbers))
         raise StudentIdError(NO_ID)
     return numbers
 
 
-__all__ = ["ID_FILE_ENV", "ID_MAX_CHARS", "NO_ID", "STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers",
+__all__ = ["COURSE_TERM_MAX_CHARS", "CourseTerm", "check_course_term_value", "ID_FILE_ENV", "ID_MAX_CHARS", "NO_ID", "STUDENT_ID_CELL", "STUDENT_ID_GRADE_ID", "Draw", "Family", "Identity", "Numbers",
            "SCHEME", "StudentIdError", "check_id_form", "example_numbers", "families", "family_data", "forget_id", "id_file",
            "identify", "parameters", "remember_id", "remembered_id", "seed_bytes", "varies", "your_numbers"]
