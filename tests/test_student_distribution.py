@@ -148,8 +148,9 @@ def test_only_the_commits_tracked_files_are_published_and_no_link_is_followed(tm
     assert shipped == published  # exactly git's listing of the commit
     texts = "".join(path.read_text(errors="replace") for path in dest.rglob("*") if path.is_file())
     assert "untracked-marker-4711" not in texts and "uncommitted-marker-4712" not in texts
-    assert (dest / "tools" / "student_lab_config.py").read_bytes() == \
-        subprocess.run(["git", "show", f"{head}:tools/student_lab_config.py"], cwd=clone, capture_output=True).stdout
+    assert (dest / "tools" / "student_lab_config.py").read_bytes() == subprocess.run(  # committed, not the edit
+        ["git", "show", f"{head}:{student_distribution.TOOLS_PATH}/student_lab_config.py"], cwd=clone,
+        capture_output=True).stdout
     texts = _texts(dest)
     example = texts.pop(WORKED_EXAMPLE)  # the worked example's own answers, held to the generator's output
     assert example == normalise(render_worked_example())
