@@ -84,7 +84,11 @@ def test_the_dockerfile_builds_on_an_upstream_jupyter_image_with_the_trees_steps
 
 
 def test_the_install_steps_work_in_a_fresh_environment(tree, tmp_path):
-    root, flavour = tree
+    install_as_the_image_does(*tree, tmp_path)
+
+
+def install_as_the_image_does(root: Path, flavour: str, tmp_path: Path) -> Path:
+    """``requirements.txt`` then ``postBuild`` of the tree at ``root`` in a fresh venv, checked; its python."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
     venv = tmp_path / "venv"
     base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
@@ -109,6 +113,7 @@ def test_the_install_steps_work_in_a_fresh_environment(tree, tmp_path):
     assert "nbgrader.server_extensions.formgrader" in server and "validate_assignment" not in " ".join(server)
     bundle = "".join(p.read_text() for p in (venv / "share/jupyter/labextensions/@jupyter/nbgrader/static").glob("*.js"))
     assert "Success! Your notebook passes all the tests." not in bundle  # Validate says what it checked
+    return python
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -34,6 +34,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import sys
 import textwrap
@@ -205,15 +206,20 @@ def _record_hash(body: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
 
 
+#: What a wheel's .dist-info holds as built (PEP 427, PEP 639); the rest of an installed one is the installer's.
+_WHEEL_METADATA = re.compile(r"METADATA|WHEEL|top_level\.txt|entry_points\.txt|licenses/[^/].*|LICENSE[^/]*")
+
+
 def _installed_files(distribution) -> dict:
     """``path in the wheel -> bytes`` of the installed distribution, each checked against its RECORD."""
     dist_info = f"{distribution.metadata['Name'].replace('-', '_')}-{distribution.version}.dist-info"
-    installer_files = {f"{dist_info}/{name}" for name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")}
     files = {}
     for entry in distribution.files or ():
         name = entry.as_posix()
-        if name in installer_files or "__pycache__" in entry.parts or name.endswith(".pyc"):
-            continue
+        if "__pycache__" in entry.parts or name.endswith(".pyc"):
+            continue  # bytecode the installer compiled
+        if name.startswith(dist_info + "/") and not _WHEEL_METADATA.fullmatch(name[len(dist_info) + 1:]):
+            continue  # the installer's own notes (RECORD, INSTALLER, REQUESTED, direct_url.json, uv_cache.json)
         if not (name.startswith(("course/", dist_info + "/"))) or ".." in entry.parts:
             raise DistributionError(f"the installed {STUDENT_DISTRIBUTION} lists {name}, outside its package")
         body = _read_regular(Path(distribution.locate_file(entry)))

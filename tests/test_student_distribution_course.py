@@ -1,0 +1,226 @@
+"""The students' tree of an instructor's own course: ``autograder student-distribution DEST --course-dir DIR``.
+
+The course is a scratch nbgrader course with a course id, term and exchange root of its own, in which
+``nbgrader generate_assignment`` wrote the release folders (one notebook of each assignment, for speed);
+it also holds what must never reach a student: ``source/``, a gradebook, ``submitted/``, ``autograded/``,
+``feedback/`` and the course's secret, each with a marker. The command runs from the two wheels
+installed non-editable in a fresh venv, outside any checkout, as an instructor has them. The tree is then
+scanned (every file, the student wheel's members unpacked) and installed as the image installs it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.authoring import student_distribution as sd
+from autograder.authoring.scratch_course import generate_release, make_course_copy
+from autograder.authoring.worked_example import render as render_worked_example
+from tests.dist_support import fresh_venv, shared_wheels
+from tests.leak_support import WORKED_EXAMPLE, find_leaks, normalise, secrets
+from tests.test_student_distribution import install_as_the_image_does
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheels")]
+
+STEMS = {"module6": "05_negative_kl", "module6_further": "21_sampler_trainer_mismatch"}
+COURSE_ID, TERM, EXCHANGE = "stat-501", "2027-spring", "/srv/stat501/exchange"
+#: Put where the course keeps what students must never get; none may appear in the tree.
+MARKERS = {".module6_variant_secret": "secret-marker-5501", "submitted/alice/module6/05_negative_kl.ipynb":
+           "submitted-marker-5502", "autograded/alice/module6/05_negative_kl.ipynb": "autograded-marker-5503",
+           "feedback/alice/module6/05_negative_kl.html": "feedback-marker-5504",
+           "source/module6/instructor_notes.md": "source-marker-5505"}
+
+
+def _scratch_course(dest: Path, **settings) -> Path:
+    """A course (a copy of the kit's configuration and one source notebook per assignment) with ``settings``."""
+    course = make_course_copy(dest, stems=STEMS.values())
+    lines = [f"c.{name} = {value!r}" for name, value in settings.items()]
+    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write("\n# The instructor's own course (tests/test_student_distribution_course.py)\n"
+                     + "\n".join(lines) + "\n")
+    return course
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    course = _scratch_course(tmp_path_factory.mktemp("course") / "stat501", **{
+        "CourseDirectory.course_id": COURSE_ID, "Module6.term": TERM, "Exchange.root": EXCHANGE})
+    for assignment in STEMS:
+        generate_release(course, assignment)
+    for name, marker in MARKERS.items():
+        (course / name).parent.mkdir(parents=True, exist_ok=True)
+        (course / name).write_text(marker)
+    return course
+
+
+@pytest.fixture(scope="module")
+def instructor(tmp_path_factory):
+    """The instructor's environment: both wheels, non-editable, in a fresh venv; its bin folder."""
+    wheels = shared_wheels(tmp_path_factory)
+    return fresh_venv(tmp_path_factory.mktemp("instructor") / "venv", wheels.student, wheels.instructor).parent
+
+
+def _run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    return subprocess.run([str(bin_dir / "autograder"), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@pytest.fixture(scope="module", params=sd.FLAVOURS)
+def tree(request, course, instructor, tmp_path_factory):
+    dest = tmp_path_factory.mktemp(request.param) / "tree"
+    done = _run(instructor, "student-distribution", str(dest), "--course-dir", str(course),
+                "--flavour", request.param, cwd=dest.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"students' tree ({request.param}) of course '{COURSE_ID}' (term '{TERM}'" in done.stdout
+    return dest, request.param
+
+
+def _texts(tree: Path) -> dict:
+    """``path -> normalised text`` of every file of the tree; the wheel's members as ``course/...`` paths."""
+    texts = {}
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        if path.suffix == ".whl":
+            with zipfile.ZipFile(path) as wheel:
+                texts.update({name: normalise(wheel.read(name).decode("utf-8", "replace")) for name in wheel.namelist()})
+            continue
+        raw = path.read_bytes().decode("utf-8", errors="replace")
+        if path.suffix == ".ipynb":
+            raw += "\n" + "\n".join(cell.source for cell in nbformat.reads(raw, as_version=4).cells)
+        texts[path.relative_to(tree).as_posix()] = normalise(raw)
+    return texts
+
+
+def test_the_tree_holds_the_courses_release_notebooks_and_the_installed_student_wheel(tree, course):
+    root, _ = tree
+    wheel_name = "module6_course-0.2.0-py3-none-any.whl"
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if not p.is_dir())
+    assert files == sorted(["Dockerfile", "README.md", "postBuild", "requirements.txt", f"wheels/{wheel_name}",
+                            *(f"{a}/{stem}.ipynb" for a, stem in STEMS.items()),
+                            *(f"tools/{name}" for name in sd.TOOLS)])
+    for assignment, stem in STEMS.items():  # byte for byte what nbgrader wrote in the course
+        assert (root / assignment / f"{stem}.ipynb").read_bytes() == \
+            (course / "release" / assignment / f"{stem}.ipynb").read_bytes()
+    assert not [p for p in root.rglob("*") if p.is_symlink()]
+    assert f"./wheels/{wheel_name}" in (root / "requirements.txt").read_text().splitlines()
+    with zipfile.ZipFile(root / "wheels" / wheel_name) as repacked:
+        assert repacked.testzip() is None
+        names = repacked.namelist()
+        assert all(n.startswith(("course/", "module6_course-0.2.0.dist-info/")) for n in names), names
+        assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", "INSTALLER", "direct_url.json"))]
+
+
+def test_the_repacked_wheel_is_the_built_wheel_file_for_file(tree, tmp_path_factory):
+    """Every member of the student wheel that was installed is in the tree's wheel with the same bytes."""
+    root, _ = tree
+    built = shared_wheels(tmp_path_factory).student
+    with zipfile.ZipFile(built) as original, zipfile.ZipFile(root / "wheels" / built.name) as repacked:
+        record = "module6_course-0.2.0.dist-info/RECORD"
+        wanted = {n: original.read(n) for n in original.namelist() if n != record}
+        got = {n: repacked.read(n) for n in repacked.namelist() if n != record}
+        assert got == wanted
+        assert sorted(line.split(",")[0] for line in repacked.read(record).decode().splitlines()) == \
+            sorted(repacked.namelist())
+
+
+def test_the_students_config_and_readme_name_the_courses_id_term_and_exchange(tree):
+    root, flavour = tree
+    config = PyFileConfigLoader("student_nbgrader_config.py", path=str(root / "tools")).load_config()
+    assert config.CourseDirectory.course_id == COURSE_ID and config.Exchange.root == EXCHANGE
+    assert config.Validator.validate_all is True  # the kit's Validate settings are kept
+    readme = (root / "README.md").read_text()
+    assert f"of course `{COURSE_ID}`" in readme and f"term `{TERM}`" in readme and f"`{EXCHANGE}`" in readme
+    assert f"({flavour})" in readme and "llm-policy-module6" not in readme
+
+
+def test_nothing_the_tree_ships_holds_an_answer_a_key_a_source_or_the_courses_files(tree, course):
+    root, _ = tree
+    texts = _texts(root)
+    example = texts.pop(WORKED_EXAMPLE)
+    assert example == normalise(render_worked_example())
+    assert find_leaks(secrets(), texts) == []
+    assert find_leaks(secrets(["solutions and hidden tests", "rubrics", "self-study"]), {WORKED_EXAMPLE: example}) == []
+    everything = "\n".join([*texts.values(), example])
+    assert not [marker for marker in MARKERS.values() if marker in everything]
+    assert "BEGIN SOLUTION" not in everything and "BEGIN HIDDEN TESTS" not in everything
+    sources = {p.read_bytes() for p in (course / "source").rglob("*") if p.is_file()}
+    assert not [p for p in root.rglob("*") if p.is_file() and p.read_bytes() in sources]
+    # Nothing of the instructor package but its student-side scripts, which import nothing of it.
+    package = {p.read_bytes(): p for p in (ROOT / "autograder").rglob("*") if p.is_file() and p.stat().st_size > 200}
+    shipped = {p.relative_to(root).as_posix(): package[p.read_bytes()].relative_to(ROOT).as_posix()
+               for p in root.rglob("*") if p.is_file() and p.read_bytes() in package}
+    assert shipped == {f"tools/{name}": f"autograder/authoring/student_tools/{name}" for name in sd.TOOLS
+                       if name != "student_nbgrader_config.py"}  # that one gains the course's lines
+    assert not [name for name, text in texts.items() if name.endswith(".py") and
+                ("import autograder" in text or "from autograder" in text)]
+
+
+def test_the_image_steps_install_the_trees_wheel_and_the_courses_config(tree, tmp_path):
+    root, flavour = tree
+    python = install_as_the_image_does(root, flavour, tmp_path)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(python.parent.parent / "etc" / "jupyter")).load_config()
+    assert config.CourseDirectory.course_id == COURSE_ID and config.Exchange.root == EXCHANGE
+    done = subprocess.run([str(python), "-I", "-c", "from importlib import metadata; import course; "
+                           "d = metadata.distribution('module6-course'); print(d.version, d.read_text('direct_url.json'))"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("0.2.0 "), done.stderr
+    assert "module6_course-0.2.0-py3-none-any.whl" in done.stdout  # installed from the tree's own file
+
+
+# --- Refusals: each names what is wrong and writes nothing (run in-process: they come before the wheel) ---
+
+
+def _refused(dest: Path, course_dir: Path, match: str, **kwargs) -> None:
+    with pytest.raises(sd.DistributionError, match=match):
+        sd.build(dest, course_dir, **kwargs)
+    assert not dest.exists()
+
+
+def test_a_course_that_has_not_generated_the_module_is_refused(tmp_path):
+    course = _scratch_course(tmp_path / "course", **{"CourseDirectory.course_id": COURSE_ID})
+    _refused(tmp_path / "tree", course, r"module6 has not been generated in .*nbgrader generate_assignment module6")
+    _refused(tmp_path / "tree", tmp_path, r"not a course directory")
+
+
+def test_links_fifos_folders_and_source_notebooks_in_release_are_refused_and_named(course, tmp_path):
+    copy = tmp_path / "course"
+    subprocess.run(["cp", "-a", str(course), str(copy)], check=True)
+    release = copy / "release" / "module6"
+    (release / "zz_solution.ipynb").symlink_to(copy / "source" / "module6" / "05_negative_kl.ipynb")
+    os.mkfifo(release / "pipe.ipynb")
+    (release / ".ipynb_checkpoints").mkdir()
+    _refused(tmp_path / "tree", copy, r"\.ipynb_checkpoints \(a folder\), pipe\.ipynb \(a FIFO\), "
+                                      r"zz_solution\.ipynb \(a symbolic link\)")
+    for odd in ("zz_solution.ipynb", "pipe.ipynb"):
+        (release / odd).unlink()
+    (release / ".ipynb_checkpoints").rmdir()
+    (release / "05_negative_kl.ipynb").write_bytes((copy / "source" / "module6" / "05_negative_kl.ipynb").read_bytes())
+    _refused(tmp_path / "tree", copy, r"05_negative_kl.ipynb still holds nbgrader's solution or hidden-test markers")
+
+
+def test_a_hub_tree_needs_a_course_id_and_an_editable_install_is_sent_to_the_git_build(course, tmp_path):
+    copy = tmp_path / "course"
+    subprocess.run(["cp", "-a", str(course), str(copy)], check=True)
+    with open(copy / "nbgrader_config.py", "a") as config:
+        config.write("c.CourseDirectory.course_id = ''\n")
+    _refused(tmp_path / "tree", copy, r"sets no c\.CourseDirectory\.course_id")
+    # This checkout's environment has module6-course editable: the course's tree is built from wheels only.
+    _refused(tmp_path / "tree", course, r"editable mode .*tools/student_distribution\.py")
+
+
+def test_the_command_reports_a_refusal_in_one_line(tmp_path, capsys):
+    from autograder.cli import main
+
+    assert main(["student-distribution", str(tmp_path / "tree"), "--course-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("autograder: error: ") and "not a course directory" in err and err.count("\n") == 1
+    assert not (tmp_path / "tree").exists()
