@@ -164,7 +164,10 @@ def test_nothing_the_tree_ships_holds_an_answer_a_key_a_source_or_the_courses_fi
                 ("import autograder" in text or "from autograder" in text)]
 
 
-def test_the_image_steps_install_the_trees_wheel_and_the_courses_config(tree, tmp_path):
+@pytest.mark.parametrize("tree", ["hub"], indirect=True)  # binder's steps differ in postBuild alone (shared code,
+def test_the_image_steps_install_the_trees_wheel_and_the_courses_config(tree, tmp_path):  # run in both flavours
+    """pip installs the tree's own wheel file (no name is looked up for the student package), then postBuild
+    makes the course's config the environment's: what the Dockerfile's RUN line does."""
     root, flavour = tree
     python = install_as_the_image_does(root, flavour, tmp_path)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(python.parent.parent / "etc" / "jupyter")).load_config()
@@ -224,3 +227,52 @@ def test_the_command_reports_a_refusal_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("autograder: error: ") and "not a course directory" in err and err.count("\n") == 1
     assert not (tmp_path / "tree").exists()
+
+
+# --- The README's section on Zero to JupyterHub: its YAML parses and names what the tree really writes ---
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n### {title}\n")
+    return text[start:text.index("\n## ", start)]
+
+
+def _yaml_blocks(section: str) -> list:
+    import yaml
+
+    blocks = section.split("```yaml\n")[1:]
+    assert blocks, "the section has no YAML block"
+    return [yaml.safe_load(block[:block.index("```")]) for block in blocks]
+
+
+def test_the_readmes_z2jh_yaml_parses_and_mounts_the_exchange_where_the_tree_points_nbgrader(tmp_path):
+    section = _readme_section("Pointing Zero to JupyterHub at it")
+    claim, values = _yaml_blocks(section)
+    assert claim["kind"] == "PersistentVolumeClaim" and claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    single = values["singleuser"]
+    assert isinstance(single["image"]["name"], str) and isinstance(single["image"]["tag"], str)
+    volumes, mounts = single["storage"]["extraVolumes"], single["storage"]["extraVolumeMounts"]
+    assert [v["name"] for v in volumes] == [m["name"] for m in mounts]
+    assert volumes[0]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    # A course that sets no exchange root: the tree's config names nbgrader's default, where the README mounts.
+    course = sd.read_course(_scratch_course(tmp_path / "course", **{"CourseDirectory.course_id": COURSE_ID}))
+    assert mounts[0]["mountPath"] == course.exchange_root == "/usr/local/share/nbgrader/exchange"
+    config = tmp_path / "student_nbgrader_config.py"
+    config.write_text(sd.student_config((sd.TOOLS_DIR / "student_nbgrader_config.py").read_text(), course))
+    assert PyFileConfigLoader(config.name, path=str(tmp_path)).load_config().Exchange.root == mounts[0]["mountPath"]
+    # The files it names are the tree's; the config lands where student_lab_config.py writes it.
+    for name in ("tools/student_nbgrader_config.py", "etc/jupyter/nbgrader_config.py", "postBuild", "wheels/"):
+        assert name in section, name
+    assert 'shutil.copyfile(HERE / "student_nbgrader_config.py", target / "nbgrader_config.py")' in \
+        (sd.TOOLS_DIR / "student_lab_config.py").read_text()
+    for never in ("module6-instructor", "source/", ".module6_variant_secret", "gradebook"):
+        assert never in section.split("Never in a student's pod:")[1], never
+
+
+def test_the_readme_names_every_part_of_a_courses_tree():
+    section = _readme_section("Your own course's tree")
+    for name in ("Dockerfile", "README.md", "postBuild", "requirements.txt", f"`{sd.WHEELS}/module6_course-",
+                 "`tools/`", *(f"`{a}/`" for a in sd.ASSIGNMENTS)):
+        assert name in section, name
+    assert "autograder student-distribution DEST --course-dir COURSE_DIR" in section

@@ -125,6 +125,7 @@ class Course:
     term: str
     exchange_root: str
     releases: dict  # assignment -> Path of its release folder
+    path_includes_course: bool = False  # nbgrader's Exchange setting for students in several courses
 
 
 def read_course(course_dir: str | Path, assignments=ASSIGNMENTS) -> Course:
@@ -146,7 +147,11 @@ def read_course(course_dir: str | Path, assignments=ASSIGNMENTS) -> Course:
     term = config.Module6.get("term", "") if "Module6" in config else ""
     exchange_root = config.Exchange.get("root", Exchange.class_traits()["root"].default_value)
     releases = {name: Path(coursedir.format_path(coursedir.release_directory, ".", name)) for name in assignments}
-    return Course(root, coursedir.course_id, str(term), str(exchange_root), releases)
+    for what, value in (("course id", coursedir.course_id), ("c.Module6.term", term), ("c.Exchange.root", exchange_root)):
+        if not isinstance(value, str) or not value.isprintable():
+            raise DistributionError(f"the course's {what} must be one line of printable text, got {value!r}")
+    return Course(root, coursedir.course_id, term, exchange_root, releases,
+                  bool(config.Exchange.get("path_includes_course", False)))
 
 
 def release_notebooks(course: Course) -> tuple:
@@ -289,7 +294,7 @@ def student_config(base: str, course: Course) -> str:
         # hub mounts, shared, in every student's server.
         c.CourseDirectory.course_id = {course.course_id!r}
         c.Exchange.root = {course.exchange_root!r}
-        """)
+        """) + ("c.Exchange.path_includes_course = True\n" if course.path_includes_course else "")
 
 
 def readme(flavour: str, course: Course, wheel: str, version: str) -> str:
