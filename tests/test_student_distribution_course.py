@@ -204,6 +204,20 @@ def test_links_fifos_folders_and_source_notebooks_in_release_are_refused_and_nam
     (release / ".ipynb_checkpoints").rmdir()
     (release / "05_negative_kl.ipynb").write_bytes((copy / "source" / "module6" / "05_negative_kl.ipynb").read_bytes())
     _refused(tmp_path / "tree", copy, r"05_negative_kl.ipynb still holds nbgrader's solution or hidden-test markers")
+    (release / "05_negative_kl.ipynb").unlink()
+    release.rmdir()
+    release.symlink_to(copy / "source" / "module6")
+    _refused(tmp_path / "tree", copy, r"release/module6 is a symbolic link")
+
+
+def test_one_assignment_can_be_published_alone(course, tmp_path):
+    copy = tmp_path / "course"
+    subprocess.run(["cp", "-a", str(course), str(copy)], check=True)
+    subprocess.run(["rm", "-r", str(copy / "release" / "module6_further")], check=True)
+    _refused(tmp_path / "tree", copy, r"module6_further has not been generated")
+    # With --assignment module6 the release passes; this checkout's editable install is what stops it here.
+    _refused(tmp_path / "tree", copy, r"editable mode", assignments=("module6",))
+    _refused(tmp_path / "tree", copy, r"--assignment must name Module 6's assignments", assignments=("ps1",))
 
 
 def test_a_hub_tree_needs_a_course_id_and_an_editable_install_is_sent_to_the_git_build(course, tmp_path):

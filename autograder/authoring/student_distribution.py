@@ -161,7 +161,12 @@ def release_notebooks(course: Course) -> tuple:
     """
     found, left_out = {}, []
     for assignment, folder in course.releases.items():
-        if folder.is_symlink() or not folder.is_dir() or not any(folder.glob("*.ipynb")):
+        links = [str(part) for part in (folder, *folder.parents) if part.is_relative_to(course.root)
+                 and part != course.root and part.is_symlink()]
+        if links:
+            raise DistributionError(f"{links[-1]} is a symbolic link: the release notebooks are read from the course "
+                                    "directory itself, never through a link (it could point at source/)")
+        if not folder.is_dir() or not any(folder.glob("*.ipynb")):
             raise DistributionError(
                 f"{assignment} has not been generated in {course.root} ({folder} has no release notebooks): run "
                 f"`nbgrader generate_assignment {assignment}` there first (after `autograder add-to-course`)")
