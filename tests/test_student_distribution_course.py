@@ -11,6 +11,7 @@ scanned (every file, the student wheel's members unpacked) and installed as the 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import zipfile
 from pathlib import Path
@@ -139,6 +140,19 @@ def test_the_students_config_and_readme_name_the_courses_id_term_and_exchange(tr
     assert f"of course `{COURSE_ID}`" in readme and f"term `{TERM}`" in readme and f"`{EXCHANGE}`" in readme
     assert f"({flavour})" in readme and "llm-policy-module6" not in readme
 
+
+
+def test_the_numbers_cells_draw_with_the_courses_id_and_term(tree):
+    """Issue 38's draws (h38-draws): the released numbers cell passes the course and term to ``your_numbers``."""
+    from course import variants as student_variants
+
+    if not hasattr(student_variants, "CourseTerm"):
+        pytest.skip("course.variants.CourseTerm is not in this branch yet (issue 38's draw context)")
+    root, _ = tree
+    notebook = nbformat.read(root / "module6" / f"{STEMS['module6']}.ipynb", as_version=4)
+    cell = next(c.source for c in notebook.cells if "your_numbers(" in c.source)
+    assert re.search(rf"""course=["']{re.escape(COURSE_ID)}["']""", cell), cell
+    assert re.search(rf"""term=["']{re.escape(TERM)}["']""", cell), cell
 
 def test_nothing_the_tree_ships_holds_an_answer_a_key_a_source_or_the_courses_files(tree, course):
     root, _ = tree
