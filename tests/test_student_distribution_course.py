@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -130,6 +131,28 @@ def test_the_repacked_wheel_is_the_built_wheel_file_for_file(tree, tmp_path_fact
         assert sorted(line.split(",")[0] for line in repacked.read(record).decode().splitlines()) == \
             sorted(repacked.namelist())
 
+
+
+def test_the_wheel_is_only_what_the_install_recorded_and_a_changed_file_is_refused(tmp_path_factory, tmp_path):
+    """A file added to the installed package (a key saved next to it) is not in the wheel; an installed file
+    changed since the install (RECORD's hash differs) stops the build."""
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--target",
+                    str(target), str(shared_wheels(tmp_path_factory).student)], check=True, capture_output=True)
+    (target / "course" / "answer_key.py").write_text("KEY = 'planted-key-5506'\n")
+    probe = ("import sys, zipfile, io; sys.path.insert(0, sys.argv[1]); sys.path.insert(1, sys.argv[2])\n"
+             "from autograder.authoring import student_distribution as sd\n"
+             "try:\n    name, body = sd.student_wheel()\nexcept sd.DistributionError as error:\n    print('refused:', error)\n"
+             "else:\n    print(name, sorted(zipfile.ZipFile(io.BytesIO(body)).namelist()))\n")
+    run = [sys.executable, "-I", "-c", probe, str(target), str(ROOT)]
+    done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("module6_course-0.2.0-py3-none-any.whl"), done.stderr
+    assert "course/__init__.py" in done.stdout and "answer_key" not in done.stdout
+    with open(target / "course" / "answers.py", "a") as changed:
+        changed.write("# edited after the install\n")
+    done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path)
+    assert done.stdout.startswith("refused: course/answers.py of the installed module6-course is not the file its "
+                                  "wheel installed"), done.stdout + done.stderr
 
 def test_the_students_config_and_readme_name_the_courses_id_term_and_exchange(tree):
     root, flavour = tree
