@@ -187,9 +187,10 @@ def _kind(path: Path) -> str:
             else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device")
 
 
-#: Markers nbgrader's ClearSolutions and ClearHiddenTests remove: a release notebook that still holds
-#: one is a source notebook copied by hand, and would hand out its solutions or hidden tests.
-_SOURCE_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS")
+#: The delimiters nbgrader's ClearSolutions and ClearHiddenTests look for and remove (nbgrader==0.9.6,
+#: ``begin_solution_delimeter`` and ``begin_test_delimeter``, ``nbgrader/preprocessors/clearsolutions.py`` and
+#: ``clearhiddentests.py``): a release notebook that still holds one is a source notebook copied by hand.
+_SOURCE_MARKERS = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS")
 
 
 def _read_regular(path: Path) -> bytes:
