@@ -42,11 +42,11 @@ COST = {
     'tests/browser/test_formgrader_guard_browser.py': 89,  # scaled: 131 -> 118 s alone
     'tests/test_variants_pipeline.py': 82,
     'tests/test_variants_hidden_inputs.py': 80,
-    'tests/test_student_distribution_course.py': 80,  # alone, wheels built: 98 s with both flavours installed
     'tests/test_pipeline.py': 77,
     'tests/test_term.py': 71,  # scaled: 214 -> 119 s alone
     'tests/test_release.py': 67,
     'tests/test_grader_doors_state.py': 66,  # scaled: 90 -> 60 s alone
+    'tests/test_student_distribution_course.py': 62,  # alone, with the run's wheels built in it
     'tests/browser/test_inert_browser.py': 58,
     'tests/test_notebooks_source.py': 58,
     'tests/test_grader_doors_refusals.py': 54,
