@@ -4,9 +4,10 @@
 one student's numbers and the answers expected for them (:mod:`autograder.variant_listing`);
 ``autograder roster`` and ``autograder extension`` keep the class and its deadlines in the gradebook
 (:mod:`autograder.roster`, :mod:`autograder.extension`); ``autograder release``, ``autograder selfstudy`` and
-``autograder demo`` run the authoring and demo tools (each keeps its code in its own module:
-:mod:`autograder.authoring.release`, :mod:`autograder.authoring.selfstudy_build`,
-:mod:`autograder.demo`). Problems the user can fix print one line ``autograder: error: ...`` and exit
+``autograder demo`` run the authoring and demo tools, and ``autograder student-distribution`` builds the
+students' tree of a course (each keeps its code in its own module: :mod:`autograder.authoring.release`,
+:mod:`autograder.authoring.selfstudy_build`, :mod:`autograder.demo`,
+:mod:`autograder.authoring.student_distribution`). Problems the user can fix print one line ``autograder: error: ...`` and exit
 with status 2; see ``autograder grade --help`` for every status.
 """
 
@@ -40,6 +41,8 @@ TOOLS = {
     "release": ("autograder.authoring.release", "regenerate release/ from source/ with nbgrader"),
     "selfstudy": ("autograder.authoring.selfstudy_build", "build the self-study notebooks"),
     "demo": ("autograder.demo.__main__", "grade a simulated class in a scratch course and print the table"),
+    "student-distribution": ("autograder.authoring.student_distribution",
+                             "build the students' tree (hub image, Binder) of a course's release notebooks"),
 }
 
 

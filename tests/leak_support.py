@@ -170,6 +170,19 @@ def find_leaks(secrets, texts) -> list:
     return sorted(leaks)
 
 
+def student_side_leaks(texts: dict) -> list:
+    """:func:`find_leaks` over what a student receives (``path -> normalised text``, holding the student
+    package): every kind of secret everywhere, but in :data:`WORKED_EXAMPLE`, held to its generator's output
+    (its own answers to the example's numbers are published), every kind but the keys' values."""
+    from autograder.authoring.worked_example import render
+
+    texts = dict(texts)
+    example = texts.pop(WORKED_EXAMPLE)
+    assert example == normalise(render()), f"{WORKED_EXAMPLE} is not the worked-example generator's output"
+    return find_leaks(secrets(), texts) + find_leaks(
+        secrets(["solutions and hidden tests", "rubrics", "self-study"]), {WORKED_EXAMPLE: example})
+
+
 #: Significant digits a number must show to count as a derived answer rather than task data.
 _DERIVED = re.compile(r"(?<![\w.])-?\d+\.\d{4,}")
 

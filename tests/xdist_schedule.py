@@ -46,6 +46,7 @@ COST = {
     'tests/test_term.py': 71,  # scaled: 214 -> 119 s alone
     'tests/test_release.py': 67,
     'tests/test_grader_doors_state.py': 66,  # scaled: 90 -> 60 s alone
+    'tests/test_student_distribution_course.py': 62,  # alone, with the run's wheels built in it
     'tests/browser/test_inert_browser.py': 58,
     'tests/test_notebooks_source.py': 58,
     'tests/test_grader_doors_refusals.py': 54,

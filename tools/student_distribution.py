@@ -1,6 +1,10 @@
 """The students' side of the course as a tree of its own: a hub image and a Binder repository that hold no answer.
 
-``python tools/student_distribution.py DEST`` writes, into the empty folder ``DEST``:
+``python tools/student_distribution.py DEST`` writes the kit's own course's tree (course id
+``llm-policy-module6``) from git objects of this repository; an instructor who added the module to a
+course of their own builds theirs with ``autograder student-distribution DEST --course-dir COURSE_DIR``
+(:mod:`autograder.authoring.student_distribution`, whose steps, Dockerfile and scripts this shares).
+It writes, into the empty folder ``DEST``:
 
 * ``course/``: the student package ``module6-course`` (its sources and ``pyproject.toml``);
 * ``module6/``, ``module6_further/``: the release notebooks, as ``nbgrader generate_assignment`` made them;
@@ -10,10 +14,12 @@
   (``student_validate_message.py``);
 * ``Dockerfile``: a single-user image for a JupyterHub, ``FROM`` an upstream Jupyter image, running
   the same two steps;
+* ``tools/``: the student-side scripts, committed in ``autograder/authoring/student_tools/`` (the
+  repository's ``tools/`` links to them) so that the instructor wheel carries them too;
 * ``README.md``: what the tree is and how to publish it.
 
-Nothing else of the repository is copied: not ``source/`` (solutions and hidden tests), not the
-instructor package ``autograder`` (reference, checks, keys, rubrics, worked solutions). What is copied
+Nothing else of the repository is copied: not ``source/`` (solutions and hidden tests), nothing else of
+the instructor package ``autograder`` (reference, checks, keys, rubrics, worked solutions). What is copied
 is what git tracks in one commit (``--commit``, default ``HEAD``), read from git's own listing of that
 commit (``git ls-tree -r``) and its objects (``git cat-file``), never from the working tree: a file
 that is not committed (an untracked note, a key saved next to the package, an edit not yet committed)
@@ -43,45 +49,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.assignment import ASSIGNMENTS  # noqa: E402
+from autograder.authoring import student_distribution as shared  # noqa: E402
 
-#: An upstream image of the Jupyter Docker Stacks, pinned by its Python: what the hub's pods run.
-BASE_IMAGE = "quay.io/jupyter/minimal-notebook:python-3.11"
-#: The student-side tools the tree carries (no answer in any of them).
-TOOLS = ("student_lab_config.py", "student_nbgrader_config.py", "student_validate_message.py")
-FLAVOURS = ("hub", "binder")
-
-
-def requirements() -> str:
-    """The pip requirements of the students' environment (nbgrader pinned as the instructor's is)."""
-    return textwrap.dedent("""\
-        # The students' environment: the student package, JupyterLab and nbgrader's student tools.
-        ./course
-        jupyterlab>=4.2,<5
-        nbgrader==0.9.6
-        """)
-
-
-def post_build(flavour: str) -> str:
-    """The shell steps after the pip install (Binder runs the file; the image runs it too)."""
-    config = "python tools/student_lab_config.py sys_prefix" + (" --keep-assignment-list" if flavour == "hub" else "")
-    return textwrap.dedent("""\
-        #!/bin/sh
-        # After the pip install: nbgrader's instructor tools off, Validate's success message made true.
-        set -e
-        {config}
-        python tools/student_validate_message.py "$(python -c 'import sys; print(sys.prefix)')"
-        """).format(config=config)
-
-
-def dockerfile() -> str:
-    return textwrap.dedent(f"""\
-        # Single-user image for a JupyterHub: the student package and the release notebooks, nothing graded.
-        FROM {BASE_IMAGE}
-        COPY --chown=${{NB_UID}}:${{NB_GID}} . /opt/module6
-        WORKDIR /opt/module6
-        RUN python -m pip install --no-cache-dir -r requirements.txt && sh postBuild
-        WORKDIR /home/${{NB_USER}}
-        """)
+#: What the kit's tree shares with a course's (autograder/authoring/student_distribution.py): the steps,
+#: the Dockerfile, the student-side scripts (committed in that package, linked from tools/).
+BASE_IMAGE, FLAVOURS, TOOLS = shared.BASE_IMAGE, shared.FLAVOURS, shared.TOOLS
+TOOLS_PATH = "autograder/authoring/student_tools"
+requirements, post_build, dockerfile = shared.requirements, shared.post_build, shared.dockerfile
 
 
 def readme(flavour: str, commit: str = "") -> str:
@@ -196,15 +170,17 @@ def build(dest: Path, flavour: str = "hub", *, commit: str = "HEAD", repo: Path 
     The student package, the release notebooks and :data:`TOOLS` come from git's listing of that commit,
     never from the working tree; tracked links and submodules are left out (named in ``left_out``).
     """
-    if flavour not in FLAVOURS:
-        raise SystemExit(f"--flavour must be one of {FLAVOURS}, got {flavour!r}")
     repo = Path(repo)
     dest = Path(dest)
-    if dest.is_symlink() or (dest.exists() and any(dest.iterdir())):
-        raise SystemExit(f"{dest} is not empty: give a new folder")
+    try:
+        shared.check_flavour(flavour)
+        shared.check_new_folder(dest)
+    except shared.DistributionError as error:
+        raise SystemExit(str(error)) from None
     full = resolve(repo, commit)
-    folders = {"course": "course", **{f"release/{assignment}": assignment for assignment in ASSIGNMENTS}}
-    wanted = [*folders, *(f"tools/{name}" for name in TOOLS)]
+    folders = {"course": "course", **{f"release/{assignment}": assignment for assignment in ASSIGNMENTS},
+               TOOLS_PATH: "tools"}
+    wanted = [*list(folders)[:-1], *(f"{TOOLS_PATH}/{name}" for name in TOOLS)]
     chosen, left_out = [], []
     for entry in tracked(repo, full, wanted):
         if not _published(entry):
@@ -218,19 +194,15 @@ def build(dest: Path, flavour: str = "hub", *, commit: str = "HEAD", repo: Path 
         relative = folders[folder] + entry.path[len(folder):] if folder else entry.path
         chosen.append((entry, dest / relative))
     for name in TOOLS:
-        if not any(entry.path == f"tools/{name}" for entry, _ in chosen):
-            raise SystemExit(f"tools/{name} is not a file tracked in commit {full[:12]}: commit it first")
+        if not any(entry.path == f"{TOOLS_PATH}/{name}" for entry, _ in chosen):
+            raise SystemExit(f"{TOOLS_PATH}/{name} is not a file tracked in commit {full[:12]}: commit it first")
     for assignment in ASSIGNMENTS:
         if not any(entry.path.startswith(f"release/{assignment}/") for entry, _ in chosen):
             raise SystemExit(f"release/{assignment} has no tracked files in commit {full[:12]}: run `make release` "
                              "and commit it first")
     dest.mkdir(parents=True, exist_ok=True)
     _write_blobs(repo, chosen)
-    (dest / "requirements.txt").write_text(requirements())
-    (dest / "postBuild").write_text(post_build(flavour))
-    (dest / "postBuild").chmod(0o755)
-    (dest / "Dockerfile").write_text(dockerfile())
-    (dest / "README.md").write_text(readme(flavour, full))
+    shared.write_steps(dest, flavour, readme(flavour, full), "./course")
     return Tree(dest, full, tuple(left_out))
 
 
