@@ -38,7 +38,7 @@ import os
 import socket
 
 from autograder.grading.task import GradingTask
-from autograder.limits import DASK_CONNECT_SECONDS, DASK_STALL_SECONDS
+from autograder.limits import DASK_CONNECT_SECONDS, DASK_STALL_SECONDS, WALL_SECONDS
 
 #: The settings (traits of ``SandboxedGrade``) this door reads, as ``nbgrader_config.py`` names them.
 TRAITS = ("dask_scheduler", "dask_tls_ca_file", "dask_tls_client_cert", "dask_tls_client_key")
@@ -225,7 +225,7 @@ class Cluster:
         future = self._futures.pop(self._key(task), None)
         if future is None:
             raise RemoteFailed(f"{who}: not graded, {self.broken}")
-        wait = 2 * float(task.limits.get("wall_seconds", 0)) + DASK_STALL_SECONDS.value
+        wait = 2 * float(task.limits.get("wall_seconds", WALL_SECONDS.value)) + DASK_STALL_SECONDS.value
         try:
             return future.result(timeout=wait)
         except KilledWorker as error:
