@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -313,53 +312,88 @@ def test_a_worker_never_takes_a_path_or_a_task_without_its_sandbox():
                                     use_bwrap=False))
 
 
+def _sleeping_submission(pod: Path, student: str) -> None:
+    """``student``'s concept notebook, its first answer cell asleep for 40 s (the wall time is 60 s)."""
+    notebook = pod / "submitted" / student / ASSIGNMENT / f"{STEMS[1]}.ipynb"
+    nb = json.loads(notebook.read_text())
+    code = next(cell for cell in nb["cells"] if cell["cell_type"] == "code"
+                and cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    code["source"] = "import time\ntime.sleep(40)\n" + "".join(code["source"])
+    notebook.write_text(json.dumps(nb))
+
+
+def _kill_while_grading(pod: Path, address: str, pki: dict, kill) -> str:
+    """Run the pod server's ``nbgrader autograde`` for cai's sleeping notebook, call ``kill(client)`` once
+    the notebook has been on the worker for a while; the run's output."""
+    run = subprocess.Popen([sys.executable, str(PODLIKE), "--", sys.executable, "-m", "nbgrader", "autograde",
+                            ASSIGNMENT, "--student", "cai", "--notebook", STEMS[1]], cwd=pod, env=_env(), text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with tls.client(address, pki, timeout=30) as client:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if "grade_on_worker" in str(client.processing()):
+                time.sleep(8)  # inside the sleeping notebook
+                break
+            time.sleep(0.5)
+        else:
+            run.kill()
+            pytest.fail("the notebook never reached the worker: " + run.communicate()[0][-2000:])
+        kill(client)
+    output, _ = run.communicate(timeout=600)
+    assert run.returncode != 0, output[-3000:]
+    return output
+
+
+def _nothing_of(pod: Path, student: str, stem: str) -> None:
+    graded = _scores(pod)[student]
+    assert stem not in graded or graded[stem].auto_score is None
+    assert not (pod / "autograded" / student / ASSIGNMENT / f"{stem}.ipynb").exists()
+    assert not (pod / "feedback" / student / ASSIGNMENT / f"{stem}.html").exists()
+    state = pod / "autograded" / student / ASSIGNMENT / ".autograder-state.json"
+    assert stem not in (json.loads(state.read_text()) if state.exists() else {})
+
+
+def test_a_scheduler_that_dies_mid_run_is_a_clear_error_and_nothing_is_half_written(host, course, tmp_path):
+    pki = host["pki"]
+    folder = tmp_path / "dying-scheduler"
+    folder.mkdir()
+    scheduler, address = tls.start_scheduler(folder, pki)
+    worker = tls.start_workers(folder, pki, address, 1, name="orphan")
+    try:
+        tls.wait_for_workers(address, pki, 1)
+        pod = _configured(course, tmp_path / "pod", address, pki)
+        _sleeping_submission(pod, "cai")
+        output = _kill_while_grading(pod, address, pki, lambda client: os.killpg(scheduler.pid, signal.SIGKILL))
+    finally:
+        tls.stop(worker)
+        tls.stop(scheduler)
+    assert f"cai/{STEMS[1]}: not graded, the Dask cluster at {address} stopped answering" in output, output[-3000:]
+    _nothing_of(pod, "cai", STEMS[1])
+
+
 def test_a_worker_that_dies_mid_notebook_is_an_error_for_that_notebook_and_nothing_is_half_written(
         host, course, tmp_path):
     """The scheduler gives up on a task at the first worker death (allowed-failures 0); the worker's nanny
-    starts it again. The notebook it held has no grade, no file and no state entry; the others are graded."""
+    starts it again. The notebook it held has no grade, no file and no state entry."""
     pki = host["pki"]
     folder = tmp_path / "dying-host"
     folder.mkdir()
     env = dict(tls.dask_env(), DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
     scheduler, address = tls.start_scheduler(folder, pki, env=env)
     worker = tls.start_workers(folder, pki, address, 1, name="dying", env=env)
+
+    def kill_workers(client):
+        for pid in client.run(os.getpid).values():
+            os.kill(pid, signal.SIGKILL)
+
     try:
         tls.wait_for_workers(address, pki, 1)
         pod = _configured(course, tmp_path / "pod", address, pki)
-        # cai's notebook keeps its worker busy: the test kills the worker's process while it grades it.
-        notebook = pod / "submitted" / "cai" / ASSIGNMENT / f"{STEMS[1]}.ipynb"
-        nb = json.loads(notebook.read_text())
-        code = next(cell for cell in nb["cells"] if cell["cell_type"] == "code"
-                    and cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
-        code["source"] = "import time\ntime.sleep(40)\n" + "".join(code["source"])
-        notebook.write_text(json.dumps(nb))
-        run = subprocess.Popen([sys.executable, str(PODLIKE), "--", sys.executable, "-m", "nbgrader", "autograde",
-                                ASSIGNMENT, "--student", "cai", "--notebook", STEMS[1]], cwd=pod, env=_env(), text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        with tls.client(address, pki, timeout=30) as client:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                busy = [key for keys in client.processing().values() for key in keys]
-                if busy and "grade_on_worker" in str(busy):
-                    time.sleep(8)  # inside the sleeping notebook
-                    break
-                time.sleep(0.5)
-            else:
-                run.kill()
-                pytest.fail("the notebook never reached the worker: " + run.communicate()[0][-2000:])
-            pids = client.run(os.getpid)
-            for pid in pids.values():
-                os.kill(pid, signal.SIGKILL)
-        output, _ = run.communicate(timeout=600)
+        _sleeping_submission(pod, "cai")
+        output = _kill_while_grading(pod, address, pki, kill_workers)
     finally:
         tls.stop(worker)
         tls.stop(scheduler)
-    assert run.returncode != 0, output[-3000:]
-    assert f"cai/{STEMS[1]}: the grading worker died while grading it" in output
+    assert f"cai/{STEMS[1]}: the grading worker died while grading it" in output, output[-3000:]
     assert "nothing of it was changed" in output
-    graded = _scores(pod)["cai"]
-    assert STEMS[1] not in graded or graded[STEMS[1]].auto_score is None
-    assert not (pod / "autograded" / "cai" / ASSIGNMENT / f"{STEMS[1]}.ipynb").exists()
-    assert not (pod / "feedback" / "cai" / ASSIGNMENT / f"{STEMS[1]}.html").exists()
-    state = pod / "autograded" / "cai" / ASSIGNMENT / ".autograder-state.json"
-    assert STEMS[1] not in (json.loads(state.read_text()) if state.exists() else {})
+    _nothing_of(pod, "cai", STEMS[1])

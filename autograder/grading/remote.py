@@ -228,17 +228,18 @@ class Cluster:
         wait = 2 * float(task.limits.get("wall_seconds", WALL_SECONDS.value)) + DASK_STALL_SECONDS.value
         try:
             return future.result(timeout=wait)
-        except KilledWorker as error:
-            raise RemoteFailed(f"{who}: the grading worker died while grading it, as often as the scheduler retries "
-                               f"({error}); nothing of it was changed: grade it again") from None
-        except Exception as error:  # noqa: BLE001 - classified below
-            if self.client.status not in ("running", "connecting", "newly-created") or isinstance(error, TimeoutError):
-                self.broken = (f"the Dask cluster at {self.settings.scheduler} stopped answering "
-                               f"({type(error).__name__}: {error or f'no result within {wait:g} s'})")
-                self.discard()
-                raise RemoteFailed(f"{who}: not graded, {self.broken}; nothing of it was changed") from None
-            raise RemoteFailed(f"{who}: not graded on the cluster ({type(error).__name__}: {error}); nothing of it "
-                               "was changed") from None
+        except Exception as error:  # noqa: BLE001 - classified below, by what Dask says of the task
+            if isinstance(error, KilledWorker):
+                raise RemoteFailed(f"{who}: the grading worker died while grading it, as often as the scheduler "
+                                   f"retries ({error}); nothing of it was changed: grade it again") from None
+            if future.status == "error":  # raised by grade_on_worker on the worker (one that cannot sandbox)
+                raise RemoteFailed(f"{who}: not graded on the cluster ({type(error).__name__}: {error}); nothing of "
+                                   "it was changed") from None
+            # Still pending after the wait, cancelled, or the connection lost: the cluster, not this notebook.
+            self.broken = (f"the Dask cluster at {self.settings.scheduler} stopped answering "
+                           f"({type(error).__name__}: {error or f'no result within {wait:g} s'})")
+            self.discard()
+            raise RemoteFailed(f"{who}: not graded, {self.broken}; nothing of it was changed") from None
         finally:
             future.release()
 
