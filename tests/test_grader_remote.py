@@ -54,7 +54,8 @@ def _sandbox_works() -> bool:
 
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(sys.platform != "linux", reason="the grading host's sandbox and podlike.py are Linux's")]
+              pytest.mark.skipif(sys.platform != "linux",
+                                 reason="the grading host's sandbox and podlike.py are Linux's")]
 
 
 @pytest.fixture(scope="module")

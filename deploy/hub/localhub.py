@@ -589,9 +589,9 @@ def main(argv=None) -> int:
                         help="also give the instructor a named server `pod` that cannot run the grading sandbox, "
                              "as in a container hub (deploy/hub/podlike.py; README, \"A hub whose pods cannot sandbox\")")
     parser.add_argument("--grading-cluster", action="store_true",
-                        help="with --pod-server: start, as the instructor, the grading cluster of README, \"Grading from "
-                             "a pod\" (TLS certificates in ~/grading-tls, a dask scheduler and a sandboxing worker) "
-                             "and let the pod server's Autograde button grade on it")
+                        help="with --pod-server: start, as the instructor, the grading cluster of README, "
+                             "\"Grading from a pod\" (TLS certificates in ~/grading-tls, a dask scheduler and a "
+                             "sandboxing worker) and let the pod server's Autograde button grade on it")
     parser.add_argument("--install-only", action="store_true",
                         help="build the environments and install the proxy, then exit (.ci/run, before the tests)")
     args = parser.parse_args(argv)
