@@ -101,7 +101,8 @@ FRAME_NODES = Limit("frame_nodes", 1_000_000, "nodes",
 
 # -- nbgrader's door on a Dask cluster (``c.SandboxedGrade.dask_scheduler``, autograder.grading.remote) ----
 DASK_CONNECT_SECONDS = Limit("dask_connect_seconds", 30, "s",
-                             "reaching the Dask scheduler over TLS and finding a worker there, before anything is written")
+                             "reaching the Dask scheduler over TLS, then finding a worker there (nothing is written "
+                             "before)")
 DASK_STALL_SECONDS = Limit("dask_stall_seconds", 120, "s",
                            "waiting for one notebook's result beyond twice its wall time (a cluster that stalls)")
 

@@ -119,15 +119,19 @@ class SandboxedGrade(NbGraderPreprocessor):
                                   "only for trying the grader where bubblewrap cannot run, never for credit"
                       ).tag(config=True)
     # Grading from a server that cannot sandbox (a Kubernetes pod): autograder.grading.remote.
-    dask_scheduler = Unicode(None, allow_none=True,
-                             help="grade on the Dask cluster at this tls:// address (grading hosts that sandbox) "
-                                  "instead of in this server's sandbox; needs the three dask_tls_* files").tag(config=True)
-    dask_tls_ca_file = Unicode(None, allow_none=True, help="the course's CA certificate (PEM) that signed the "
-                                                           "scheduler's and this client's certificates").tag(config=True)
-    dask_tls_client_cert = Unicode(None, allow_none=True, help="this server's client certificate (PEM), signed by "
-                                                               "the course's CA").tag(config=True)
-    dask_tls_client_key = Unicode(None, allow_none=True, help="the key (PEM) of dask_tls_client_cert: the "
-                                                              "instructor's pod alone holds it").tag(config=True)
+    dask_scheduler = Unicode(
+        None, allow_none=True, help="grade on the Dask cluster at this tls:// address (grading hosts that sandbox) "
+                                    "instead of in this server's sandbox; needs the three dask_tls_* files"
+    ).tag(config=True)
+    dask_tls_ca_file = Unicode(
+        None, allow_none=True, help="the course's CA certificate (PEM) that signed the scheduler's and this "
+                                    "client's certificates").tag(config=True)
+    dask_tls_client_cert = Unicode(
+        None, allow_none=True, help="this server's client certificate (PEM), signed by the course's CA"
+    ).tag(config=True)
+    dask_tls_client_key = Unicode(
+        None, allow_none=True, help="the key (PEM) of dask_tls_client_cert: the instructor's pod alone holds it"
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         from autograder.grading.gradebook import SEEN_KEY, write_outputs
