@@ -496,6 +496,7 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     # Forget that the default server graded it (its state entry), so that the pod server's button grades it.
     (course / "autograded" / ann.name / FURTHER / ".autograder-state.json").unlink()
     podpage.wait_for_url(re.compile(re.escape(pod_formgrader)), timeout=SPAWN_MS)
+    podpage.bring_to_front()  # a background tab never ends Bootstrap's fade: the screenshot showed no modal
     podpage.goto(f"{pod_formgrader}/manage_submissions/{FURTHER}")
     podpage.locator("tr", has_text=ann.name).locator(".autograde a").click()
     done = podpage.locator("#success-modal, #error-modal").first
