@@ -101,6 +101,13 @@ REPLY_FIGURE_CHARS = Limit("reply_figure_chars", 3 * _MIB, "characters",
 FRAME_NODES = Limit("frame_nodes", 1_000_000, "nodes",
                     "JSON containers and separators in one reply from the sandbox (a few MB of Python objects)")
 
+# -- nbgrader's door on a Dask cluster (``c.SandboxedGrade.dask_scheduler``, autograder.grading.remote) ----
+DASK_CONNECT_SECONDS = Limit("dask_connect_seconds", 30, "s",
+                             "reaching the Dask scheduler over TLS, then finding a worker there (nothing is written "
+                             "before)")
+DASK_STALL_SECONDS = Limit("dask_stall_seconds", 120, "s",
+                           "waiting for one notebook's result beyond twice its wall time (a cluster that stalls)")
+
 # -- The class report and the similarity pages (autograder.insight), on what students wrote ----------
 REPORT_TOLD_CHARS = Limit("report_told_chars", 400, "characters",
                           "one case's message kept for the class report (the checks' sentences are far shorter)")

@@ -4,6 +4,7 @@
     python benchmarks/bench_throughput.py class     [--students 100] [--jobs 2]   # throughput, coordinator RSS
     python benchmarks/bench_throughput.py nbgrader  [--students 2]                # ratio to plain nbgrader autograde
     python benchmarks/bench_throughput.py dask      [--students 20] [--workers 1,2,4]
+    python benchmarks/bench_throughput.py pod-dask  [--students 10] [--workers 1,2,4]  # nbgrader's door on Dask
     python benchmarks/bench_throughput.py outputs   --students 6 --save DIR       # scores, rows and pages, for a diff
     python benchmarks/bench_throughput.py outputs   --door nbgrader --save DIR    # the same, through nbgrader autograde
 
@@ -491,9 +492,69 @@ def _dump_comments(course: Path, target: Path) -> None:
     target.write_text(json.dumps(sorted(found, key=json.dumps), indent=1, default=str))
 
 
+def nbgrader_both(course: Path, *, pod: bool, env: dict) -> dict:
+    """``nbgrader autograde ASSIGNMENT --force`` for both assignments (in a pod-like process when ``pod``)."""
+    started = time.perf_counter()
+    loads = os.getloadavg()[0]
+    for assignment in ASSIGNMENTS:
+        command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"]
+        if pod:
+            command = [sys.executable, str(ROOT / "deploy" / "hub" / "podlike.py"), "--", *command]
+        proc = subprocess.run(command, cwd=course, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            raise SystemExit(f"nbgrader autograde {assignment} failed ({proc.returncode}):\n{proc.stdout[-4000:]}")
+    return {"seconds": time.perf_counter() - started, "load": (loads + os.getloadavg()[0]) / 2}
+
+
+def pod_dask(args) -> int:
+    """nbgrader's door on a Dask cluster (issue 39): ``nbgrader autograde`` in a pod-like server (no sandbox)
+    with ``c.SandboxedGrade.dask_scheduler``, on a TLS scheduler and 1, 2, 4 sandboxing workers started with
+    the ``dask`` command as the README starts them; against, in the same run, the local process pool
+    (``autograder grade --jobs 2``) and the same door grading locally (``nbgrader autograde``, one notebook
+    at a time in this machine's sandbox)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import dask_tls_support as tls
+
+    with scratch_folder("bench-throughput-", keep=args.keep) as base:
+        env = frozen(base)
+        env.pop("JUPYTER_CONFIG_DIR", None)
+        course = build_course(base, args.students)
+        total = notebooks_in(course)
+        pki = tls.make_pki(base / "tls")
+        pool = grade_both(course, "--jobs", "2", env=env)
+        rates = {"pool": total / pool["seconds"]}
+        print(f"class: {args.students} students x {total // args.students} notebooks = {total} notebooks", flush=True)
+        print(f"  local pool, autograder grade --jobs 2: {rates['pool']:.2f} notebooks/s "
+              f"(mean 1-min load {pool['load']:.1f})", flush=True)
+        local = nbgrader_both(course, pod=False, env=env)
+        rates["local door"] = total / local["seconds"]
+        print(f"  nbgrader autograde, local sandbox: {rates['local door']:.2f} notebooks/s "
+              f"(ratio to the pool {rates['local door'] / rates['pool']:.2f}; load {local['load']:.1f})", flush=True)
+        config = (course / "nbgrader_config.py").read_text()
+        for workers in [int(w) for w in args.workers.split(",")]:
+            host = base / f"host-{workers}"
+            host.mkdir()
+            scheduler, address = tls.start_scheduler(host, pki)
+            started = tls.start_workers(host, pki, address, workers)
+            try:
+                tls.wait_for_workers(address, pki, workers)
+                (course / "nbgrader_config.py").write_text(config + "\n" + tls.config_lines(address, pki))
+                result = nbgrader_both(course, pod=True, env=env)
+            finally:
+                (course / "nbgrader_config.py").write_text(config)
+                tls.stop(started)
+                tls.stop(scheduler)
+            rate = total / result["seconds"]
+            print(f"  pod server's nbgrader autograde on Dask over TLS, {workers} worker(s): {rate:.2f} notebooks/s "
+                  f"(ratio to the pool {rate / rates['pool']:.2f}, to the local door {rate / rates['local door']:.2f}; "
+                  f"load {result['load']:.1f})", flush=True)
+    print(load())
+    return 0
+
+
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("profile", "class", "nbgrader", "dask", "outputs"))
+    parser.add_argument("mode", choices=("profile", "class", "nbgrader", "dask", "pod-dask", "outputs"))
     parser.add_argument("--students", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--workers", default="1,2,4", help="dask: local worker counts")
@@ -503,10 +564,10 @@ def main(argv: list | None = None) -> int:
                         help="outputs: grade with `autograder grade` (default) or `nbgrader autograde`")
     parser.add_argument("--keep", action="store_true", help="keep the scratch course")
     args = parser.parse_args(argv)
-    defaults = {"profile": 10, "class": 100, "nbgrader": 2, "dask": 20, "outputs": 6}
+    defaults = {"profile": 10, "class": 100, "nbgrader": 2, "dask": 20, "pod-dask": 10, "outputs": 6}
     args.students = args.students if args.students is not None else defaults[args.mode]
     return {"profile": profile, "class": whole_class, "nbgrader": versus_nbgrader, "dask": on_dask,
-            "outputs": outputs}[args.mode](args)
+            "pod-dask": pod_dask, "outputs": outputs}[args.mode](args)
 
 
 if __name__ == "__main__":

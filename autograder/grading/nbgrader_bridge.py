@@ -58,7 +58,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
-from traitlets import Bool, Float, Integer
+from traitlets import Bool, Float, Integer, Unicode
 
 from autograder.grading import intake
 from autograder.grading import state as state_file
@@ -118,6 +118,20 @@ class SandboxedGrade(NbGraderPreprocessor):
     no_sandbox = Bool(False, help="grade WITHOUT the bubblewrap sandbox (as `autograder grade --no-sandbox`): "
                                   "only for trying the grader where bubblewrap cannot run, never for credit"
                       ).tag(config=True)
+    # Grading from a server that cannot sandbox (a Kubernetes pod): autograder.grading.remote.
+    dask_scheduler = Unicode(
+        None, allow_none=True, help="grade on the Dask cluster at this tls:// address (grading hosts that sandbox) "
+                                    "instead of in this server's sandbox; needs the three dask_tls_* files"
+    ).tag(config=True)
+    dask_tls_ca_file = Unicode(
+        None, allow_none=True, help="the course's CA certificate (PEM) that signed the scheduler's and this "
+                                    "client's certificates").tag(config=True)
+    dask_tls_client_cert = Unicode(
+        None, allow_none=True, help="this server's client certificate (PEM), signed by the course's CA"
+    ).tag(config=True)
+    dask_tls_client_key = Unicode(
+        None, allow_none=True, help="the key (PEM) of dask_tls_client_cert: the instructor's pod alone holds it"
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         from autograder.grading.gradebook import SEEN_KEY, write_outputs
@@ -137,10 +151,15 @@ class SandboxedGrade(NbGraderPreprocessor):
         task = converter.task(student, assignment, stem)
         if task is None:
             raise RuntimeError(f"notebook {stem!r} is not part of {assignment!r} in the gradebook")
-        if not self.no_sandbox:
-            self._require_sandbox(coursedir, student, assignment)
-        atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
-        result = grade_notebook(task)
+        cluster = converter.cluster
+        if cluster is not None:
+            # A worker of the course's Dask cluster grades it in its sandbox (autograder.grading.remote).
+            result = cluster.result(task)
+        else:
+            if not self.no_sandbox:
+                self._require_sandbox(coursedir, student, assignment)
+            atexit.register(close_sandbox)  # one sandbox per process, reused across notebooks
+            result = grade_notebook(task)
         if result.get("reason") == "sandbox":
             # The sandbox failed on this notebook (twice): the grader's failure, not a grade. As under
             # `autograder grade`, it replaces nothing (autograded notebook, feedback, gradebook, state).
@@ -149,7 +168,8 @@ class SandboxedGrade(NbGraderPreprocessor):
         write_outputs(coursedir, assignment, result)
         if result.get("refusal"):
             self.log.warning(intake.Refusal.from_dict(result["refusal"]).line(student, stem))
-        self.log.info("%s/%s graded in the sandbox (%s)", student, stem, result["reason"])
+        self.log.info("%s/%s graded in the sandbox%s (%s)", student, stem,
+                      "" if cluster is None else " of a grading worker", result["reason"])
         # For SaveStatedGrades (what a person graded last time) and RememberGraded (the state entry).
         previous = state_file.read_state(state_file.state_path(coursedir, student, assignment)).get(stem)
         resources[SEEN_KEY] = previous.get("cells") if isinstance(previous, dict) else None
@@ -263,17 +283,35 @@ class SandboxedAutograde(Autograde):
     present). The gradebook steps are nbgrader's, in nbgrader's order.
     """
 
+    #: The run's :class:`autograder.grading.remote.Cluster` when ``c.SandboxedGrade.dask_scheduler`` is set.
+    cluster = None
+
     def start(self) -> None:
         """Refuse before anything is read, written or removed when the sandbox cannot run (see
-        :func:`refusal_without_sandbox`); then nbgrader's run, with this converter's steps."""
+        :func:`refusal_without_sandbox`), or, with ``c.SandboxedGrade.dask_scheduler``, when the course's
+        Dask cluster cannot grade (:meth:`autograder.grading.remote.Cluster.open`; its workers sandbox, so
+        this server need not); then nbgrader's run, with this converter's steps."""
+        from autograder.grading import remote
+
         settings = SandboxedGrade(config=self.config)
-        if not settings.no_sandbox:
-            message = refusal_without_sandbox(self.coursedir.assignment_id or "ASSIGNMENT")
-            if message:
-                raise SystemExit(message)
+        self.cluster = None
+        try:
+            cluster = remote.Settings.of(settings)
+            if cluster is None and not settings.no_sandbox:
+                message = refusal_without_sandbox(self.coursedir.assignment_id or "ASSIGNMENT")
+                if message:
+                    raise SystemExit(message)
+            # The course's Dask cluster grades instead of this server's sandbox: its workers sandbox.
+            self.cluster = None if cluster is None else remote.Cluster.open(cluster, self.log)
+        except remote.ClusterRefused as refused:
+            raise SystemExit(f"nbgrader autograde: {refused}. Nothing was changed.") from None
         self._plans = {}
         self._made = {}
-        super().start()
+        try:
+            super().start()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
 
     def plan(self, assignment: str) -> Plan:
         """What every notebook of ``assignment`` is graded with in this run (made once): the gradebook's
@@ -332,16 +370,22 @@ class SandboxedAutograde(Autograde):
             info = self.init_single_notebook_resources(notebook_filename)["nbgrader"]
             student, assignment, stem = info["student"], info["assignment"], info["notebook"]
             task = self.task(student, assignment, stem)
-            if task is not None and not self._regrades_everything():
-                entry = state_file.read_state(state_file.state_path(self.coursedir, student, assignment)).get(stem)
-                produced = Path(self._format_dest(assignment, student)) / f"{stem}.ipynb"
-                if state_file.unchanged(entry, task.digest, produced):
-                    with GradebookWriter(self.coursedir, assignment) as writer:
-                        writer.assign_late_penalty(student, stem)
-                    self.log.info("%s/%s: unchanged since it was graded (by autograder grade or nbgrader autograde): "
-                                  "not graded again", student, stem)
-                    return
+            if task is not None and self._unchanged(task):
+                with GradebookWriter(self.coursedir, assignment) as writer:
+                    writer.assign_late_penalty(student, stem)
+                self.log.info("%s/%s: unchanged since it was graded (by autograder grade or nbgrader autograde): "
+                              "not graded again", student, stem)
+                return
         super().convert_single_notebook(notebook_filename)
+
+    def _unchanged(self, task: GradingTask) -> bool:
+        """Whether the state file every door shares says ``task``'s notebook is graded and unchanged since
+        (never under ``nbgrader autograde --force``)."""
+        if self._regrades_everything():
+            return False
+        path = state_file.state_path(self.coursedir, task.student, task.assignment)
+        produced = Path(self._format_dest(task.assignment, task.student)) / f"{task.stem}.ipynb"
+        return state_file.unchanged(state_file.read_state(path).get(task.stem), task.digest, produced)
 
     def convert_notebooks(self) -> None:
         """nbgrader 0.9.6's loop over submissions (``BaseConverter.convert_notebooks``), minus its removals.
@@ -504,6 +548,7 @@ class SandboxedAutograde(Autograde):
                     raise made.setup_error
                 self.__dict__.setdefault("_made", {})[(student_id, assignment_id)] = made
                 timestamp = made.timestamp
+        self._send_to_cluster(made)
         self._log_submission(assignment_id, student_id, timestamp)
 
         # Nothing of the submission folder is copied: the two files `nbgrader release_feedback` needs
@@ -516,6 +561,16 @@ class SandboxedAutograde(Autograde):
             raise NbGraderException(msg)
         for refusal, _ in made.missing.values():
             self.log.warning("No submitted file: %s", refusal.reason.removesuffix(" does not exist"))
+
+    def _send_to_cluster(self, made) -> None:
+        """On a Dask cluster, send the student's notebooks that will be graded now, all at once (the workers
+        grade them in parallel while :class:`SandboxedGrade` takes the results in nbgrader's order)."""
+        cluster = getattr(self, "cluster", None)
+        if cluster is None or made is None:
+            return
+        cluster.discard()  # what an earlier student's failure left unread
+        wanted = {os.path.splitext(os.path.basename(notebook))[0] for notebook in self.notebooks}
+        cluster.submit(task for stem, task in made.tasks.items() if stem in wanted and not self._unchanged(task))
 
     def _check_gradebook(self, assignment_id: str, student_id: str) -> None:
         """nbgrader's own checks before a submission is graded (``Autograde.init_assignment``)."""

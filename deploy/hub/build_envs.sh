@@ -76,7 +76,8 @@ if [ "$(cat "$DEST/instructor/.stamp" 2>/dev/null)" != "$STAMP" ]; then
   rm -rf "$DEST/instructor"
   "$UV" venv --quiet --python "$PYTHON" "$DEST/instructor"
   # From wheels, with bytecode (the grading sandbox is read-only: it could not write any).
-  VIRTUAL_ENV="$DEST/instructor" "$UV" pip install --quiet --compile-bytecode "$REPO/course" "$REPO" "$JUPYTERHUB_SPEC"
+  # [dask]: the pod server grades on a grading cluster (README, "Grading from a pod"; localhub.py --grading-cluster).
+  VIRTUAL_ENV="$DEST/instructor" "$UV" pip install --quiet --compile-bytecode "$REPO/course" "$REPO[dask]" "$JUPYTERHUB_SPEC"
   rm -rf "$REPO/course/build" "$REPO/build/lib" "$REPO"/build/bdist.*  # setuptools' in-tree leftovers
   lab_overrides "$DEST/instructor"
   echo "$STAMP" > "$DEST/instructor/.stamp"

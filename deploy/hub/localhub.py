@@ -17,8 +17,9 @@ again. Ctrl+C stops the hub; ``--remove`` deletes this hub's accounts (only thos
 A second hub on the same machine takes another ``--name``; an account of the same name that another hub
 (or anybody else) made is never touched: the run stops and names its owner.
 ``--pod-server`` also lets the instructor start a named server ``pod`` that cannot run the grading
-sandbox (``podlike.py``), to try the grading-host split of README, "A hub whose pods cannot sandbox".
-Everything it starts listens on 127.0.0.1 only.
+sandbox (``podlike.py``), to try the grading-host split of README, "A hub whose pods cannot sandbox";
+with ``--grading-cluster`` that server grades on a grading cluster started as README, "Grading from a pod"
+says (:func:`start_grading_cluster`). Everything it starts listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -423,6 +424,95 @@ def start_hub(*, layout: Layout, student_env: Path, instructor_env: Path, instru
             time.sleep(0.5)
 
 
+#: The README's certificate block (README, "Grading from a pod", step 1), run as written.
+GRADING_TLS_BLOCK = "<!-- grading-tls:"
+#: Where the instructor's grading cluster keeps its files: in the instructor's home, mode 0700.
+GRADING_FOLDER = "grading-tls"
+
+
+def readme_block(marker: str, language: str = "bash") -> str:
+    """The fenced block of the README that follows ``marker``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index(marker)
+    fence = text.index(f"```{language}", start) + len(f"```{language}")
+    return text[fence:text.index("```", fence)]
+
+
+@dataclasses.dataclass
+class GradingCluster:
+    address: str
+    folder: Path
+    processes: list
+
+    def stop(self) -> None:
+        """Stop the scheduler and the workers (each started in a session of its own)."""
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, 15)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, 9)
+                    process.wait()
+
+
+def start_grading_cluster(instructor: Account, instructor_env: Path, workers: int = 1,
+                          timeout: float = 240) -> GradingCluster:
+    """README, "Grading from a pod", steps 1 to 3 on this machine, as the instructor (the grading host's
+    account here; on a real one, an account that can read nothing of the course):
+
+    1. the README's certificate block, run in ``~/grading-tls`` (mode 0700);
+    2. the README's ``dask scheduler`` and ``dask worker`` lines (TLS, encryption required), on 127.0.0.1
+       and a free port, from the instructor's environment; bubblewrap works here, so the worker sandboxes;
+    3. the four ``c.SandboxedGrade.dask_*`` lines in ``~/grading-tls/cluster.py``, which the hub's
+       instructor configuration loads in the named server alone (the pod server: the default server
+       keeps grading in its own sandbox, so the two can be compared).
+    """
+    folder = instructor.home / GRADING_FOLDER
+    folder.mkdir(mode=0o700, exist_ok=True)
+    uid, gid = pwd.getpwnam(instructor.name).pw_uid, pwd.getpwnam(instructor.name).pw_gid
+    os.chown(folder, uid, gid)
+    folder.chmod(0o700)
+    env = user_env(instructor, instructor_env, folder, folder)
+    env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] = "True"
+    if not (folder / "ca.pem").is_file():
+        run_as(instructor, env, ["bash", "-euo", "pipefail", "-c", readme_block(GRADING_TLS_BLOCK)], folder)
+    address = f"tls://127.0.0.1:{free_port()}"
+    tls = ["--tls-ca-file", "ca.pem", "--tls-cert", "grading-host.pem", "--tls-key", "grading-host-key.pem"]
+    dask = str(instructor_env / "bin" / "dask")
+    runuser = shutil.which("runuser") or "/usr/sbin/runuser"
+    commands = [[dask, "scheduler", "--host", "127.0.0.1", "--protocol", "tls", "--port", address.rsplit(":", 1)[1],
+                 "--no-dashboard", *tls],
+                [dask, "worker", address, "--nworkers", str(workers), "--nthreads", "1", "--memory-limit", "0",
+                 "--no-dashboard", *tls]]
+    processes = []
+    for command, log in zip(commands, ("scheduler.log", "workers.log")):
+        with open(folder / log, "ab") as out:
+            processes.append(subprocess.Popen([runuser, "-u", instructor.name, "--", *command], cwd=folder, env=env,
+                                              stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+    cluster = GradingCluster(address, folder, processes)
+    lines = ("c = get_config()  # noqa: F821\n"
+             f"c.SandboxedGrade.dask_scheduler = {address!r}\n"
+             f"c.SandboxedGrade.dask_tls_ca_file = {str(folder / 'ca.pem')!r}\n"
+             f"c.SandboxedGrade.dask_tls_client_cert = {str(folder / 'instructor.pem')!r}\n"
+             f"c.SandboxedGrade.dask_tls_client_key = {str(folder / 'instructor-key.pem')!r}\n")
+    wait = ("from distributed import Client, Security\n"
+            "security = Security(tls_ca_file='ca.pem', tls_client_cert='instructor.pem',\n"
+            "                    tls_client_key='instructor-key.pem', require_encryption=True)\n"
+            f"with Client({address!r}, security=security, timeout={timeout}, set_as_default=False) as client:\n"
+            f"    client.wait_for_workers({workers}, timeout={timeout})\n")
+    try:
+        run_as(instructor, env, [str(instructor_env / "bin" / "python"), "-c", wait], folder, timeout=2 * timeout + 30)
+        (folder / "cluster.py").write_text(lines)
+        os.chown(folder / "cluster.py", uid, gid)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
 @dataclasses.dataclass
 class Deployment:
     hub: HubId
@@ -498,6 +588,10 @@ def main(argv=None) -> int:
     parser.add_argument("--pod-server", action="store_true",
                         help="also give the instructor a named server `pod` that cannot run the grading sandbox, "
                              "as in a container hub (deploy/hub/podlike.py; README, \"A hub whose pods cannot sandbox\")")
+    parser.add_argument("--grading-cluster", action="store_true",
+                        help="with --pod-server: start, as the instructor, the grading cluster of README, "
+                             "\"Grading from a pod\" (TLS certificates in ~/grading-tls, a dask scheduler and a "
+                             "sandboxing worker) and let the pod server's Autograde button grade on it")
     parser.add_argument("--install-only", action="store_true",
                         help="build the environments and install the proxy, then exit (.ci/run, before the tests)")
     args = parser.parse_args(argv)
@@ -518,6 +612,10 @@ def main(argv=None) -> int:
     if mode & 0o007:
         print(f"make hub: closed this checkout ({REPO}) to other accounts: mode {mode:o} -> {mode & ~0o007:o} "
               f"(it holds every solution and key)")
+    if args.grading_cluster and not args.pod_server:
+        print("make hub: --grading-cluster needs --pod-server (the server that cannot sandbox)", file=sys.stderr)
+        return 2
+    cluster = start_grading_cluster(deployment.instructor, deployment.instructor_env) if args.grading_cluster else None
     running = start_hub(layout=deployment.layout, student_env=deployment.student_env,
                         instructor_env=deployment.instructor_env, instructor=hub.instructor, students=hub.students,
                         port=args.port, pod_server="pod" if args.pod_server else "")
@@ -528,6 +626,9 @@ def main(argv=None) -> int:
     if args.pod_server:
         print(f"  formgrader without a sandbox (start it at {running.url}/hub/spawn/{hub.instructor}/pod): "
               f"{running.url}/user/{hub.instructor}/pod/formgrader")
+    if cluster is not None:
+        print(f"  grading cluster (the pod server's Autograde button grades there): {cluster.address}, "
+              f"files and logs in {cluster.folder}")
     print("Ctrl+C stops the hub; running make hub again resumes it with new passwords.")
     # Ctrl+C, or a SIGTERM (a service manager, `kill`), stops the hub and every user's server. SIGINT
     # is set explicitly: a shell that starts this in the background would have it ignored.
@@ -539,6 +640,8 @@ def main(argv=None) -> int:
         pass
     finally:
         running.stop()
+        if cluster is not None:
+            cluster.stop()
     return 0
 
 

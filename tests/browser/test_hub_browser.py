@@ -24,13 +24,16 @@ The instructor:
   LMS exports), with formgrader's Autograde button and a written answer graded by hand between collect and
   ``autograder grade``, which must neither regrade what the button graded nor ask for that manual grade
   again. Formgrader's grading view, names hidden, names no student.
-- ``module6_further`` as on a container hub whose pods cannot sandbox (README, "A hub whose pods cannot
-  sandbox"): the same block's ``nbgrader collect`` and ``autograder grade`` lines, typed in the default
-  server's terminal, are the grading host. The instructor's named server ``pod`` runs under
-  ``deploy/hub/podlike.py``'s seccomp filter: its Autograde button refuses, naming the grading host route,
-  and changes nothing (the autograded notebook and every gradebook row as the grading host left them).
-  Formgrader in the ``pod`` server shows those grades; the written answer is graded by hand there and
-  feedback is generated and released with its buttons; the student fetches it and opens it.
+- ``module6_further`` as on a container hub whose pods cannot sandbox: the same block's ``nbgrader
+  collect`` and ``autograder grade`` lines, typed in the default server's terminal, grade it in that
+  server's sandbox. The instructor's named server ``pod`` runs under ``deploy/hub/podlike.py``'s seccomp
+  filter, with a grading cluster started as README, "Grading from a pod" says (``localhub.start_grading_cluster``:
+  the README's certificate block, a TLS ``dask scheduler`` and a sandboxing ``dask worker`` as the
+  instructor, the four ``c.SandboxedGrade.dask_*`` lines for the pod server alone): with the default
+  server's state of that notebook forgotten, the pod server's Autograde button grades it on the cluster
+  and leaves the same grades, rows, autograded files and feedback page as the default server. Formgrader
+  in the ``pod`` server then takes the written answer by hand and generates and releases feedback with its
+  buttons; the student fetches it and opens it.
 
 Needs root (useradd, PAM, servers started as other users), /usr/bin/chromium, npm's
 configurable-http-proxy and the hub environments (``python deploy/hub/localhub.py --install-only``,
@@ -136,18 +139,21 @@ def hub_term():
     (scratch / "home").mkdir(mode=0o755)
     hub_id = localhub.check_hub(f"t{os.urandom(2).hex()}", scratch / "hub")
     checkout_mode = stat.S_IMODE(os.stat(REPO).st_mode)
-    hub = None
+    hub = cluster = None
     try:
         started = time.monotonic()
         deployment = localhub.deploy(hub_id, homes=scratch / "home", stems=[STEM, FURTHER_STEM],
                                      assignments=(ASSIGNMENT, FURTHER))
+        cluster = localhub.start_grading_cluster(deployment.instructor, deployment.instructor_env)
         hub = localhub.start_hub(layout=deployment.layout, student_env=deployment.student_env,
                                  instructor_env=deployment.instructor_env, instructor=hub_id.instructor,
                                  students=hub_id.students, pod_server=POD)
-        yield {"localhub": localhub, "hub": hub, "deployment": deployment, "started": started}
+        yield {"localhub": localhub, "hub": hub, "deployment": deployment, "started": started, "cluster": cluster}
     finally:
         if hub is not None:
             hub.stop()
+        if cluster is not None:
+            cluster.stop()
         localhub.remove(hub_id)
         os.chmod(REPO, checkout_mode)  # what make hub closed for the hub's students
         shutil.rmtree(scratch, ignore_errors=True)
@@ -480,27 +486,36 @@ def test_hub_term_through_the_browser(hub_term, browser, screenshot_dir):
     assert any((course / "reports").glob("*")), "autograder report wrote nothing"
     timings["the README's block in the terminal"] = time.monotonic() - began
 
-    # --- module6_further, as on a hub whose pods cannot sandbox: the block above collected and graded it in
-    # the default server's terminal (a grading host: README, "A hub whose pods cannot sandbox").
+    # --- module6_further, as on a hub whose pods cannot sandbox: the block above collected it and graded it in
+    # the default server's terminal (its own sandbox). The pod server grades it again on the grading cluster.
+    feedback_page = course / "feedback" / ann.name / FURTHER / f"{FURTHER_STEM}.html"
     assert (course / "autograded" / ann.name / FURTHER / f"{FURTHER_STEM}.ipynb").is_file()
-    by_host = _state_of(course, ann.name, FURTHER)
-    # The ``pod`` server's Autograde button refuses, names the grading host route, and changes nothing.
+    by_default = _state_of(course, ann.name, FURTHER)
+    page_by_default = feedback_page.read_bytes()
+    _, grades_by_default = _grades(ipage.request, formgrader, FURTHER, FURTHER_STEM, ann.name)
+    # Forget that the default server graded it (its state entry), so that the pod server's button grades it.
+    (course / "autograded" / ann.name / FURTHER / ".autograder-state.json").unlink()
     podpage.wait_for_url(re.compile(re.escape(pod_formgrader)), timeout=SPAWN_MS)
+    podpage.bring_to_front()  # a background tab never ends Bootstrap's fade: the screenshot showed no modal
     podpage.goto(f"{pod_formgrader}/manage_submissions/{FURTHER}")
     podpage.locator("tr", has_text=ann.name).locator(".autograde a").click()
-    refusal = podpage.locator("#error-modal")
-    refusal.wait_for()
-    said = refusal.inner_text()
-    assert "the grading sandbox cannot run" in said and "namespace" in said, said[-2000:]
-    assert "grade on a grading host where bubblewrap works" in said, said[-2000:]
-    assert f"`nbgrader collect {FURTHER}` then `autograder grade {FURTHER}`" in said, said[-2000:]
-    refusal.locator(".panel-danger pre").evaluate(
-        "pre => { pre.style.whiteSpace = 'pre-wrap'; pre.scrollTop = pre.scrollHeight; }")
-    podpage.screenshot(path=str(screenshot_dir / "hub-pod-refuses.png"))
-    refusal.locator("button").last.click()
-    refusal.wait_for(state="detached")
-    assert _state_of(course, ann.name, FURTHER) == by_host, "the refusing button changed graded work"
-    timings["grading host, pod refuses"] = time.monotonic() - began
+    done = podpage.locator("#success-modal, #error-modal").first
+    done.wait_for(timeout=SPAWN_MS)
+    said = done.inner_text()
+    assert done.get_attribute("id") == "success-modal", said[-3000:]
+    # The button's log says where it was graded: on the course's cluster, by a worker's sandbox.
+    assert "Grading on the Dask cluster at tls://127.0.0.1:" in said, said[-3000:]
+    assert f"{ann.name}/{FURTHER_STEM} graded in the sandbox of a grading worker" in said, said[-3000:]
+    podpage.locator("#success-modal.in").wait_for()  # Bootstrap's fade has begun; it lasts 300 ms
+    podpage.wait_for_timeout(500)
+    done.locator("pre").first.evaluate("pre => { pre.style.whiteSpace = 'pre-wrap'; pre.scrollTop = pre.scrollHeight; }")
+    podpage.screenshot(path=str(screenshot_dir / "hub-pod-cluster-autograde.png"))
+    done.locator("button").last.click()
+    done.wait_for(state="detached")
+    assert _state_of(course, ann.name, FURTHER) == by_default, "the cluster graded otherwise than the default server"
+    assert feedback_page.read_bytes() == page_by_default
+    assert _grades(podpage.request, pod_formgrader, FURTHER, FURTHER_STEM, ann.name)[1] == grades_by_default
+    timings["pod server grades on the cluster"] = time.monotonic() - began
 
     # Formgrader in the pod server shows those grades; the written answer is graded by hand there.
     podpage.goto(f"{pod_formgrader}/manage_submissions/{FURTHER}")

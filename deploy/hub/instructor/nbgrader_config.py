@@ -14,3 +14,9 @@ c.Exchange.root = os.environ["MODULE6_EXCHANGE"]
 ROSTER = os.path.join(os.environ["MODULE6_COURSE_DIR"], "roster.csv")
 if os.path.isfile(ROSTER):
     c.LmsExport.roster = ROSTER
+# The pod server (a named server: localhub.py --pod-server) grades on the grading cluster when
+# localhub.py --grading-cluster started one (README, "Grading from a pod", step 3's four lines, written
+# there); the default server keeps grading in its own sandbox.
+CLUSTER = os.path.join(os.path.expanduser("~"), "grading-tls", "cluster.py")
+if os.environ.get("JUPYTERHUB_SERVER_NAME") and os.path.isfile(CLUSTER):
+    load_subconfig(CLUSTER)  # noqa: F821
