@@ -16,8 +16,6 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions  # noqa: E402
-
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
 from autograder.grading import nbgrader_bridge  # noqa: E402
 from autograder.kernel_manager import PrivateSocketKernelManager  # noqa: E402
@@ -81,14 +79,9 @@ c.Validator.validate_all = True
 # a note and a ``pass`` before the release checksums are computed (grading restores the full cell).
 # The cell where a laptop student types their id is released as written, not as a stub (TypedIdCell).
 # Released notebooks carry the kernel's language_info, so JupyterLab does not open them as modified.
-from autograder.authoring.release_preprocessors import KernelLanguageInfo, QuietReleasedTests, TypedIdCell  # noqa: E402
-from nbgrader.converters import GenerateAssignment  # noqa: E402
+from autograder.authoring.release_preprocessors import release_steps  # noqa: E402
 
-_release_steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
-_release_steps.insert(_release_steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
-_release_steps.insert(_release_steps.index(ClearSolutions) + 1, TypedIdCell)
-_release_steps.append(KernelLanguageInfo)
-c.GenerateAssignment.preprocessors = _release_steps
+c.GenerateAssignment.preprocessors = release_steps()
 
 # Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
 # before the grades are attached and the page is rendered. ReadableFeedback then turns formulas into

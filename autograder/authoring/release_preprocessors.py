@@ -83,4 +83,21 @@ class KernelLanguageInfo(NbGraderPreprocessor):
         return nb, resources
 
 
-__all__ = ["NOTE", "KernelLanguageInfo", "QuietReleasedTests", "kernel_language_info"]
+def release_steps() -> list:
+    """``GenerateAssignment.preprocessors`` of a course with the kit: nbgrader's defaults plus the kit's steps.
+
+    :class:`QuietReleasedTests` right after nbgrader's ``ClearHiddenTests`` (before the release checksums
+    are computed), :class:`TypedIdCell` right after ``ClearSolutions``, :class:`KernelLanguageInfo` last.
+    Every kit step does nothing to a notebook of an assignment that is not the kit's.
+    """
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+
+    steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
+    steps.insert(steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
+    steps.insert(steps.index(ClearSolutions) + 1, TypedIdCell)
+    steps.append(KernelLanguageInfo)
+    return steps
+
+
+__all__ = ["NOTE", "KernelLanguageInfo", "QuietReleasedTests", "TypedIdCell", "kernel_language_info", "release_steps"]
