@@ -51,7 +51,8 @@ def released_notebook(stem: str):
     from autograder.authoring.release_preprocessors import TypedIdCell
 
     notebook, _ = ClearSolutions().preprocess(copy.deepcopy(source_notebook(stem)), {})
-    notebook, _ = TypedIdCell().preprocess(notebook, {})  # as the course's release does
+    # As the course's release does (the kit's steps act on the kit's assignments only).
+    notebook, _ = TypedIdCell().preprocess(notebook, {"nbgrader": {"assignment": assignment_of(stem, ROOT)}})
     return notebook
 
 

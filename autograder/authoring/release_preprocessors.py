@@ -28,10 +28,46 @@ import json
 import nbformat
 
 from nbgrader import utils
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 
 #: What a released hidden-test cell says below its docstring.
 NOTE = "# The hidden tests of this part run when your notebook is graded; here this cell does nothing."
+
+#: A released solution region of a kit notebook becomes this stub; the message says what to do with it (the
+#: checks recognise NotImplementedError as "not attempted yet").
+CODE_STUB = ("# YOUR CODE HERE\n"
+             'raise NotImplementedError("Replace this line with your code, then run the check cell below.")')
+#: A released written answer of a kit notebook.
+TEXT_STUB = "YOUR ANSWER HERE: replace this line with your answer (a few sentences)."
+
+
+def is_kit_notebook(resources) -> bool:
+    """Whether the notebook being released belongs to one of the kit's assignments (``ASSIGNMENTS``).
+
+    In someone else's course every kit step leaves the other assignments' notebooks as nbgrader makes them.
+    """
+    from autograder.assignment import ASSIGNMENTS
+
+    return (resources or {}).get("nbgrader", {}).get("assignment") in ASSIGNMENTS
+
+
+class KitClearSolutions(ClearSolutions):
+    """nbgrader's ``ClearSolutions``, with the kit's stubs for the kit's notebooks only.
+
+    The course's own ``c.ClearSolutions`` settings (its ``code_stub`` and ``text_stub``) apply to its other
+    assignments, whose releases stay as nbgrader makes them.
+    """
+
+    def preprocess(self, nb, resources):
+        if not is_kit_notebook(resources):
+            return super().preprocess(nb, resources)
+        saved = self.code_stub, self.text_stub, self.enforce_metadata
+        self.code_stub = {**saved[0], "python": CODE_STUB}
+        self.text_stub, self.enforce_metadata = TEXT_STUB, True
+        try:
+            return super().preprocess(nb, resources)
+        finally:
+            self.code_stub, self.text_stub, self.enforce_metadata = saved
 
 
 def _only_a_docstring(source: str) -> bool:
@@ -50,6 +86,9 @@ class TypedIdCell(NbGraderPreprocessor):
     nbgrader's ``ClearSolutions`` replaces a solution cell without markers by its code stub; placed
     right after it, this puts the cell's one text (:data:`course.variants.STUDENT_ID_CELL`) back."""
 
+    def preprocess(self, nb, resources):
+        return super().preprocess(nb, resources) if is_kit_notebook(resources) else (nb, resources)
+
     def preprocess_cell(self, cell, resources, index):
         from course.variants import STUDENT_ID_CELL, STUDENT_ID_GRADE_ID
         meta = cell.metadata.get("nbgrader") or {}
@@ -60,6 +99,9 @@ class TypedIdCell(NbGraderPreprocessor):
 
 class QuietReleasedTests(NbGraderPreprocessor):
     """Make a released test cell that holds only its docstring print nothing when it runs."""
+
+    def preprocess(self, nb, resources):
+        return super().preprocess(nb, resources) if is_kit_notebook(resources) else (nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code" and utils.is_grade(cell) and _only_a_docstring(cell.source):
@@ -78,7 +120,7 @@ class KernelLanguageInfo(NbGraderPreprocessor):
     """Store the kernel's ``language_info`` in the notebook, so JupyterLab has nothing to change on open."""
 
     def preprocess(self, nb, resources):
-        if nb.metadata.get("kernelspec", {}).get("language", "python") == "python":
+        if is_kit_notebook(resources) and nb.metadata.get("kernelspec", {}).get("language", "python") == "python":
             nb.metadata["language_info"] = nbformat.from_dict(kernel_language_info())
         return nb, resources
 
@@ -100,4 +142,11 @@ def release_steps() -> list:
     return steps
 
 
-__all__ = ["NOTE", "KernelLanguageInfo", "QuietReleasedTests", "TypedIdCell", "kernel_language_info", "release_steps"]
+def kit_release_steps() -> list:
+    """:func:`release_steps` with nbgrader's ``ClearSolutions`` replaced by :class:`KitClearSolutions` (the kit's
+    stubs for the kit's notebooks only): what :func:`autograder.course_setup.use_module6` sets."""
+    return [KitClearSolutions if step is ClearSolutions else step for step in release_steps()]
+
+
+__all__ = ["CODE_STUB", "NOTE", "TEXT_STUB", "KitClearSolutions", "KernelLanguageInfo", "is_kit_notebook",
+           "kit_release_steps", "QuietReleasedTests", "TypedIdCell", "kernel_language_info", "release_steps"]

@@ -161,27 +161,61 @@ class FeedbackExporter(HTMLExporter):
         return f"{TEMPLATE_NAME}.html.j2"  # extends nbgrader's feedback/index.html.j2
 
 
+from nbgrader.converters.generate_feedback import GenerateFeedback as _NbgraderGenerateFeedback  # noqa: E402
+
+
+class Module6Feedback(_NbgraderGenerateFeedback):
+    """``nbgrader generate_feedback`` for the kit's assignments: the kit's steps and exporter (``c.Module6Feedback``)."""
+
+
+class ScopedGenerateFeedback(_NbgraderGenerateFeedback):
+    """The converter behind nbgrader's ``GenerateFeedback`` name (command, formgrader's button, release_feedback).
+
+    Each assignment of the run goes to :class:`Module6Feedback` when ``c.Module6Scope.assignments`` covers it,
+    and to nbgrader's own ``GenerateFeedback.start`` (the course's ``c.GenerateFeedback`` settings) when it
+    does not (:func:`autograder.scope.dispatch`).
+    """
+
+    def start(self) -> None:
+        from autograder.scope import dispatch
+
+        dispatch(self, self.coursedir.autograded_directory, Module6Feedback, _NbgraderGenerateFeedback.start)
+
+
 def configure(c) -> None:
-    """Make ``nbgrader generate_feedback`` (command and formgrader's button) write the kit's readable page, in config ``c``."""
+    """Make ``nbgrader generate_feedback`` (command and formgrader's button) write the kit's readable page, in config ``c``.
+
+    For the assignments of ``c.Module6Scope.assignments`` (every one unless set; see :mod:`autograder.scope`):
+    their feedback is made by :class:`Module6Feedback`, configured under its own name, and released only
+    after it is made again (:class:`~autograder.feedback.release.CurrentReleaseFeedback`); other assignments
+    keep nbgrader's ``GenerateFeedback`` and release. Course-wide, because they protect the instructor's
+    session whatever the assignment: formgrader's grading view (``c.HTMLExporter.preprocessors``: written
+    answers inert, pages bounded) and formgrader's own pages (:mod:`autograder.feedback.formgrader_guard`).
+    """
     import nbgrader
+    import nbgrader.apps.api
+    import nbgrader.apps.generatefeedbackapp
+    import nbgrader.converters
 
     from autograder.feedback.redaction import RedactHiddenTests
     from autograder.feedback.release import CurrentReleaseFeedback
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
-    c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
+    c.Module6Feedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
     # formgrader's grading view renders with HTMLExporter(config=...) from this config; FeedbackExporter is
     # an HTMLExporter and reads the same section: both run the second layer first.
     c.HTMLExporter.preprocessors = [InertWrittenAnswers, BoundGradingView]
     # The feedback page keeps only the first: its budget is applied by ReadableFeedback, after the hidden
     # tests are redacted and late outputs withheld (this section outranks HTMLExporter's, as below).
     c.FeedbackExporter.preprocessors = [InertWrittenAnswers]
-    c.GenerateFeedback.exporter_class = FeedbackExporter
+    c.Module6Feedback.exporter_class = FeedbackExporter
     # Feedback is derived data: every run writes each page again from autograded/ and the gradebook
     # (nbgrader would skip a student whose feedback folder exists, keeping a page older than a manual
     # grade, a comment or a regrade), and release_feedback generates it again before releasing.
-    c.GenerateFeedback.force = True
+    c.Module6Feedback.force = True
+    for module in (nbgrader.apps.generatefeedbackapp, nbgrader.apps.api, nbgrader.converters):
+        module.GenerateFeedback = ScopedGenerateFeedback
     c.ExchangeFactory.release_feedback = CurrentReleaseFeedback
     # Both settings name this class, never HTMLExporter (see FeedbackExporter); nbgrader's feedback
     # template folder comes second, for the index.html.j2 the kit's template extends.
@@ -291,5 +325,5 @@ def _escape(text: str) -> str:
 
 
 __all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "InertWrittenAnswers", "PLAIN_KEY",
-           "ReadableFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
+           "Module6Feedback", "ReadableFeedback", "ScopedGenerateFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
            "math_to_mathml"]

@@ -20,17 +20,28 @@ class CurrentReleaseFeedback(ExchangeReleaseFeedback):
     """nbgrader's release of feedback, after generating every page again from the gradebook."""
 
     def copy_files(self):
-        from nbgrader.converters import GenerateFeedback
+        """Generate the kit's assignments of this run again (:class:`~autograder.feedback.nbgrader_pages.Module6Feedback`,
+        always ``force``), then release as nbgrader does. An assignment that is not the kit's is released
+        as nbgrader releases it, nothing generated (:mod:`autograder.scope`)."""
         from nbgrader.converters.base import NbGraderException
+        from nbgrader.utils import temp_attrs
 
-        self.log.info("Generating the feedback again before releasing it (current scores and comments)")
-        converter = GenerateFeedback(coursedir=self.coursedir, parent=self)
-        converter.force = True
-        try:
-            converter.start()
-        except NbGraderException:
-            # nbgrader has logged which notebooks failed; their folders were emptied, so no stale page goes out.
-            self.log.error("Some feedback could not be generated; only the pages generated now are released")
+        from autograder.feedback.nbgrader_pages import Module6Feedback
+        from autograder.scope import Module6Scope, matching_assignments
+
+        scope = Module6Scope(parent=self)
+        kit = [name for name in matching_assignments(self.coursedir, self.coursedir.autograded_directory)
+               if scope.covers(name)]
+        for name in kit:
+            self.log.info("Generating the feedback of %s again before releasing it (current scores and comments)", name)
+            with temp_attrs(self.coursedir, assignment_id=name):
+                converter = Module6Feedback(coursedir=self.coursedir, parent=self)
+                converter.force = True
+                try:
+                    converter.start()
+                except NbGraderException:
+                    # nbgrader has logged which notebooks failed; their folders were emptied, so no stale page goes out.
+                    self.log.error("Some feedback could not be generated; only the pages generated now are released")
         super().copy_files()
 
 
