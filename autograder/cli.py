@@ -40,6 +40,8 @@ TOOLS = {
     "release": ("autograder.authoring.release", "regenerate release/ from source/ with nbgrader"),
     "selfstudy": ("autograder.authoring.selfstudy_build", "build the self-study notebooks"),
     "demo": ("autograder.demo.__main__", "grade a simulated class in a scratch course and print the table"),
+    "add-to-course": ("autograder.authoring.add_to_course",
+                      "add module6 and module6_further to an nbgrader course you already run"),
 }
 
 
