@@ -15,7 +15,7 @@ Per assignment (the kit's get the kit, the others nbgrader's own behaviour, in t
   (:func:`~autograder.authoring.release_preprocessors.kit_release_steps`);
 * ``nbgrader generate_feedback`` / ``release_feedback`` (and formgrader's button): the kit's readable,
   redacted page, made again before release, for the kit's assignments; nbgrader's page and release for
-  the others (:class:`~autograder.feedback.nbgrader_pages.ScopedGenerateFeedback`).
+  the others (:class:`~autograder.feedback.converters.ScopedGenerateFeedback`).
 
 Course-wide, on purpose: they protect the hub and the instructor's session, whatever the assignment:
 

@@ -29,7 +29,7 @@ PROBE = textwrap.dedent("""
     from nbgrader.converters import GenerateAssignment
     from nbgrader.preprocessors import ClearSolutions, Execute
     from nbgrader.validator import Validator
-    from autograder.feedback.nbgrader_pages import Module6Feedback
+    from autograder.feedback.converters import Module6Feedback
     from autograder.grading.nbgrader_bridge import SandboxedAutograde
 
     app = NbGraderApp(raise_config_file_errors=True)
@@ -106,7 +106,7 @@ def test_values_are_in_effect(where, tmp_path):
     assert got["autograde"] == [bridge + "SandboxedGrade", "autograder.grading.gradebook.SaveStatedGrades",
                                 "nbgrader.preprocessors.latesubmissions.AssignLatePenalties", bridge + "RememberGraded"]
     assert got["autograde_exporter"] == bridge + "SubmissionExporter"
-    assert got["names"] == [bridge + "ScopedAutograde", "autograder.feedback.nbgrader_pages.ScopedGenerateFeedback"]
+    assert got["names"] == [bridge + "ScopedAutograde", "autograder.feedback.converters.ScopedGenerateFeedback"]
 
 
 def test_ignore_keeps_instructor_material_out(tmp_path):
@@ -187,7 +187,7 @@ TEMPLATES_PROBE = textwrap.dedent("""
     resources = {"assignment_id": "module6", "notebook_id": "01", "submission_id": "x", "index": 0, "total": 1,
                  "base_url": "", "student": "ada", "last_name": None, "first_name": None, "notebook_path": "x"}
     html, _ = grading_view.from_notebook_node(nb, resources=resources)
-    from autograder.feedback.nbgrader_pages import Module6Feedback
+    from autograder.feedback.converters import Module6Feedback
     feedback = Module6Feedback(coursedir=app.coursedir, parent=app)  # what nbgrader's name runs for module6
     exporter = feedback.exporter_class(parent=feedback, config=feedback.config)
     print(json.dumps({"view_template": grading_view.template_name, "view_file": grading_view.template_file,

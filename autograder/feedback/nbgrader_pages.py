@@ -161,32 +161,11 @@ class FeedbackExporter(HTMLExporter):
         return f"{TEMPLATE_NAME}.html.j2"  # extends nbgrader's feedback/index.html.j2
 
 
-from nbgrader.converters.generate_feedback import GenerateFeedback as _NbgraderGenerateFeedback  # noqa: E402
-
-
-class Module6Feedback(_NbgraderGenerateFeedback):
-    """``nbgrader generate_feedback`` for the kit's assignments: the kit's steps and exporter (``c.Module6Feedback``)."""
-
-
-class ScopedGenerateFeedback(_NbgraderGenerateFeedback):
-    """The converter behind nbgrader's ``GenerateFeedback`` name (command, formgrader's button, release_feedback).
-
-    Each assignment of the run goes to :class:`Module6Feedback` when ``c.Module6Scope.assignments`` covers it,
-    and to nbgrader's own ``GenerateFeedback.start`` (the course's ``c.GenerateFeedback`` settings) when it
-    does not (:func:`autograder.scope.dispatch`).
-    """
-
-    def start(self) -> None:
-        from autograder.scope import dispatch
-
-        dispatch(self, self.coursedir.autograded_directory, Module6Feedback, _NbgraderGenerateFeedback.start)
-
-
 def configure(c) -> None:
     """Make ``nbgrader generate_feedback`` (command and formgrader's button) write the kit's readable page, in config ``c``.
 
     For the assignments of ``c.Module6Scope.assignments`` (every one unless set; see :mod:`autograder.scope`):
-    their feedback is made by :class:`Module6Feedback`, configured under its own name, and released only
+    their feedback is made by :class:`~autograder.feedback.converters.Module6Feedback`, configured under its own name, and released only
     after it is made again (:class:`~autograder.feedback.release.CurrentReleaseFeedback`); other assignments
     keep nbgrader's ``GenerateFeedback`` and release. Course-wide, because they protect the instructor's
     session whatever the assignment: formgrader's grading view (``c.HTMLExporter.preprocessors``: written
@@ -197,6 +176,7 @@ def configure(c) -> None:
     import nbgrader.apps.generatefeedbackapp
     import nbgrader.converters
 
+    from autograder.feedback.converters import ScopedGenerateFeedback
     from autograder.feedback.redaction import RedactHiddenTests
     from autograder.feedback.release import CurrentReleaseFeedback
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -325,5 +305,5 @@ def _escape(text: str) -> str:
 
 
 __all__ = ["BoundGradingView", "CSS", "FeedbackExporter", "InertWrittenAnswers", "PLAIN_KEY",
-           "Module6Feedback", "ReadableFeedback", "ScopedGenerateFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
+           "ReadableFeedback", "TEMPLATE_DIR", "TEMPLATE_NAME", "bound_page", "configure",
            "math_to_mathml"]

@@ -20,13 +20,13 @@ class CurrentReleaseFeedback(ExchangeReleaseFeedback):
     """nbgrader's release of feedback, after generating every page again from the gradebook."""
 
     def copy_files(self):
-        """Generate the kit's assignments of this run again (:class:`~autograder.feedback.nbgrader_pages.Module6Feedback`,
+        """Generate the kit's assignments of this run again (:class:`~autograder.feedback.converters.Module6Feedback`,
         always ``force``), then release as nbgrader does. An assignment that is not the kit's is released
         as nbgrader releases it, nothing generated (:mod:`autograder.scope`)."""
         from nbgrader.converters.base import NbGraderException
         from nbgrader.utils import temp_attrs
 
-        from autograder.feedback.nbgrader_pages import Module6Feedback
+        from autograder.feedback.converters import Module6Feedback
         from autograder.scope import Module6Scope, matching_assignments
 
         scope = Module6Scope(parent=self)
