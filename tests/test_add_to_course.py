@@ -13,6 +13,9 @@ installed NON-editable (tests/dist_support.py; nothing of this checkout is impor
 3. ``nbgrader autograde ps1 --force`` again, and ``nbgrader export``: both assignments, every student, ps1's
    grades as before;
 4. the kit's commands in the course: ``autograder grade module6``, ``report``, ``similarity``, ``variants``.
+
+The gradebook is SQLite here and PostgreSQL in tests/test_add_to_course_postgres.py (the same tests, a module
+of its own so that the two terms run on two workers at once).
 """
 
 from __future__ import annotations
@@ -152,21 +155,29 @@ def _module6_work(course: Course):
     return write
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def term(request, venv, tmp_path_factory):
+def term_of(kind: str, venv: Path, tmp_path_factory):
+    """The whole term in a course whose gradebook is ``kind`` (a generator for a module fixture)."""
     started = time.perf_counter()
-    db_url, drop = _database(request.param)
+    db_url, drop = _database(kind)
     users = Users()
     exchange = Path(tempfile.mkdtemp(prefix="stat490-exchange-"))
     exchange.chmod(0o777)
     try:
-        yield _run_term(tmp_path_factory.mktemp(f"stat490-{request.param}"), venv, exchange, users, db_url)
+        result = _run_term(tmp_path_factory.mktemp(f"stat490-{kind}"), venv, exchange, users, db_url)
+        print("\n" + "\n".join(f"  {' '.join(args)}: {seconds} s" for args, seconds, _ in result["course"].log))
+        yield result
     finally:
         users.remove()
         shutil.rmtree(exchange, ignore_errors=True)
         drop()
-        TIMES[request.param] = time.perf_counter() - started
-        print(f"\ntest_add_to_course[{request.param}]: {TIMES[request.param]:.0f} s (venv {TIMES.get('venv', 0):.0f} s)")
+        TIMES[kind] = time.perf_counter() - started
+        print(f"\ntest_add_to_course[{kind}]: {TIMES[kind]:.0f} s (venv {TIMES.get('venv', 0):.0f} s)")
+
+
+@pytest.fixture(scope="module")
+def term(venv, tmp_path_factory):
+    """SQLite here; tests/test_add_to_course_postgres.py runs the same tests on PostgreSQL (on another worker)."""
+    yield from term_of("sqlite", venv, tmp_path_factory)
 
 
 def _run_term(base: Path, python: Path, exchange: Path, users: Users, db_url: str | None) -> dict:
@@ -202,7 +213,8 @@ def _run_term(base: Path, python: Path, exchange: Path, users: Users, db_url: st
 
     # The kit's own commands, in the same course.
     kit = {name: course.run("-m", "autograder", *args, check=False) for name, args in {
-        "grade": ("grade", "module6", "--no-progress", "--jobs", "2", "--force"),
+        # Without --force: what nbgrader's door graded is not graded again (the state both doors share).
+        "grade": ("grade", "module6", "--no-progress", "--jobs", "2"),
         "report": ("report", "module6"),
         "similarity": ("similarity", "module6"),
         "variants": ("variants", "module6", "--student", ids["ann"]),
