@@ -206,3 +206,22 @@ def test_the_command_line_names_what_is_wrong(course, tmp_path, capsys):
     assert "added Module 6 kit" in capsys.readouterr().out
     assert main(["add-to-course", str(course)]) == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+def test_jupyter_s_checkpoints_in_a_kit_folder_are_not_the_instructor_s_files(course, kit):
+    add_to_course(course, kit=kit)
+    (course / "source" / "module6" / ".ipynb_checkpoints").mkdir()
+    before = state(course)
+    assert add_to_course(course, kit=kit).written == () and state(course) == before
+
+
+@pytest.mark.parametrize("name", ["nbgrader_config.py", "source/ps1/ps1.ipynb", "source/module6/../../x.ipynb",
+                                  "/etc/hostname"])
+def test_a_manifest_naming_a_file_the_kit_never_installs_is_refused(course, kit, name):
+    """An upgrade removes the files the manifest names that the new kit lacks: only the kit's own may be named."""
+    add_to_course(course, kit=kit)
+    path = course / adding.MANIFEST
+    record = json.loads(path.read_text())
+    record["files"][name] = "0" * 64
+    path.write_text(json.dumps(record))
+    _refused(course, "not the manifest the kit writes", kit=newer(kit), upgrade=True)

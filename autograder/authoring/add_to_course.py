@@ -51,6 +51,11 @@ MANIFEST = f"{KIT_FOLDER}/manifest.json"
 BEGIN = "# >>> Module 6 kit"
 END = "# <<< Module 6 kit"
 HEADER = f"{BEGIN} (managed by `autograder add-to-course`: change it with --term and --upgrade, not by hand)"
+#: The only paths a manifest may name (anything else is not the manifest the kit writes: never read or removed).
+KIT_PATH = re.compile(r"(?:source/(?:%s)/[A-Za-z0-9][A-Za-z0-9_.-]*\.ipynb|%s/rubrics/[A-Za-z0-9][A-Za-z0-9_.-]*\.md)"
+                      % ("|".join(map(re.escape, ASSIGNMENTS)), KIT_FOLDER))
+#: What Jupyter and Python leave in a folder of notebooks (nbgrader's own default ignore list): not a file of the course's.
+DEBRIS = (".ipynb_checkpoints", "__pycache__")
 #: A term label: what an instructor types (``2026-fall``, ``Spring 2027``), at most 64 characters.
 TERM = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9])?")
 
@@ -178,7 +183,8 @@ def _read_manifest(root: Path) -> dict | None:
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         files = record["files"]
-        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        if not isinstance(files, dict) or not all(isinstance(k, str) and KIT_PATH.fullmatch(k) and isinstance(v, str)
+                                                  for k, v in files.items()):
             raise ValueError("files")
         return {"version": str(record["version"]), "files": dict(files)}
     except (ValueError, KeyError, TypeError):
@@ -196,6 +202,8 @@ def _installed_files(root: Path, manifest: dict | None) -> dict:
         if not path.is_dir():
             continue
         for entry in sorted(path.iterdir()):
+            if entry.name in DEBRIS and entry.is_dir() and not entry.is_symlink():
+                continue
             name = f"{folder}/{entry.name}"
             if name not in recorded:
                 owner = "is not the kit's (no manifest)" if manifest is None else "was not installed by the kit"
