@@ -4,11 +4,13 @@ nbgrader 0.9.6 releases whatever HTML lies in ``feedback/<student>/<assignment>/
 generated before a manual grade, a comment or a regrade went out as it was, and a page written by
 ``autograder grade`` (which has no ``timestamp.txt`` beside it) made the command crash with
 ``FileNotFoundError``. :class:`CurrentReleaseFeedback` (``c.ExchangeFactory.release_feedback``, set by
-:func:`autograder.feedback.nbgrader_pages.configure`) first runs nbgrader's own ``GenerateFeedback``
-for the same assignment and students, with ``force`` (each student's feedback folder is emptied and
-written again from ``autograded/`` and the gradebook), then releases: what a student fetches holds the
-scores and comments of the moment of release, whichever commands ran before and in what order.
-A notebook whose page cannot be generated is not released (its old page was removed with the folder).
+:func:`autograder.feedback.nbgrader_pages.configure`) first makes the pages of the kit's assignments of the
+run again (:class:`~autograder.feedback.converters.Module6Feedback`, for the same students, with ``force``:
+each student's feedback folder is emptied and written again from ``autograded/`` and the gradebook), then
+releases: what a student fetches holds the scores and comments of the moment of release, whichever commands
+ran before and in what order. A notebook whose page cannot be generated is not released (its old page was
+removed with the folder). An assignment that is not the kit's (``c.Module6Scope.assignments``) is released
+as nbgrader releases it.
 """
 
 from __future__ import annotations
