@@ -12,7 +12,7 @@ Per assignment (the kit's get the kit, the others nbgrader's own behaviour, in t
   (:class:`~autograder.grading.nbgrader_bridge.SandboxedAutograde`) for the kit's assignments, nbgrader's
   in-kernel ``Autograde`` for the others (:class:`~autograder.grading.nbgrader_bridge.ScopedAutograde`);
 * ``nbgrader generate_assignment``: the kit's release steps and stubs act on the kit's notebooks only
-  (:func:`~autograder.authoring.release_preprocessors.kit_release_steps`);
+  (:func:`~autograder.authoring.release_preprocessors.release_steps`);
 * ``nbgrader generate_feedback`` / ``release_feedback`` (and formgrader's button): the kit's readable,
   redacted page, made again before release, for the kit's assignments; nbgrader's page and release for
   the others (:class:`~autograder.feedback.converters.ScopedGenerateFeedback`).
@@ -33,13 +33,13 @@ from __future__ import annotations
 def use_module6(c) -> None:
     """Turn the Module 6 kit on in nbgrader config ``c`` for its assignments only (module docstring)."""
     from autograder.assignment import ASSIGNMENTS
-    from autograder.authoring.release_preprocessors import kit_release_steps
+    from autograder.authoring.release_preprocessors import release_steps
     from autograder.feedback import nbgrader_pages
     from autograder.grading import nbgrader_bridge
 
     c.Module6Scope.assignments = list(ASSIGNMENTS)
     nbgrader_bridge.install(c)
-    c.GenerateAssignment.preprocessors = kit_release_steps()
+    c.GenerateAssignment.preprocessors = release_steps()
     nbgrader_pages.configure(c)
 
 

@@ -129,7 +129,8 @@ def release_steps() -> list:
     """``GenerateAssignment.preprocessors`` of a course with the kit: nbgrader's defaults plus the kit's steps.
 
     :class:`QuietReleasedTests` right after nbgrader's ``ClearHiddenTests`` (before the release checksums
-    are computed), :class:`TypedIdCell` right after ``ClearSolutions``, :class:`KernelLanguageInfo` last.
+    are computed), :class:`TypedIdCell` right after ``ClearSolutions``, :class:`KernelLanguageInfo` last, and
+    nbgrader's ``ClearSolutions`` as :class:`KitClearSolutions` (the kit's stubs for the kit's notebooks).
     Every kit step does nothing to a notebook of an assignment that is not the kit's.
     """
     from nbgrader.converters import GenerateAssignment
@@ -139,14 +140,9 @@ def release_steps() -> list:
     steps.insert(steps.index(ClearHiddenTests) + 1, QuietReleasedTests)
     steps.insert(steps.index(ClearSolutions) + 1, TypedIdCell)
     steps.append(KernelLanguageInfo)
-    return steps
-
-
-def kit_release_steps() -> list:
-    """:func:`release_steps` with nbgrader's ``ClearSolutions`` replaced by :class:`KitClearSolutions` (the kit's
-    stubs for the kit's notebooks only): what :func:`autograder.course_setup.use_module6` sets."""
-    return [KitClearSolutions if step is ClearSolutions else step for step in release_steps()]
+    # The kit's stubs for the kit's notebooks; the course's own c.ClearSolutions for its other assignments.
+    return [KitClearSolutions if step is ClearSolutions else step for step in steps]
 
 
 __all__ = ["CODE_STUB", "NOTE", "TEXT_STUB", "KitClearSolutions", "KernelLanguageInfo", "is_kit_notebook",
-           "kit_release_steps", "QuietReleasedTests", "TypedIdCell", "kernel_language_info", "release_steps"]
+           "QuietReleasedTests", "TypedIdCell", "kernel_language_info", "release_steps"]
