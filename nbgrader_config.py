@@ -17,7 +17,6 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from autograder.assignment import ASSIGNMENT, COURSE_ID  # noqa: E402,F401
-from autograder.grading import nbgrader_bridge  # noqa: E402
 from autograder.kernel_manager import PrivateSocketKernelManager  # noqa: E402
 
 c.CourseDirectory.course_id = COURSE_ID
@@ -37,27 +36,13 @@ c.CourseDirectory.ignore = [
     "*.orig", "*.rej", "*.bak", "*~", ".DS_Store", ".git*",
 ]
 
-# A released solution region becomes this stub; the message says what to do with it (the checks
-# recognise NotImplementedError as "not attempted yet").
-c.ClearSolutions.code_stub = {
-    "python": "# YOUR CODE HERE\n"
-              'raise NotImplementedError("Replace this line with your code, then run the check cell below.")',
-}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE: replace this line with your answer (a few sentences)."
-c.ClearSolutions.enforce_metadata = True
-
 # The assignment is created in the gradebook by ``nbgrader generate_assignment module6``;
 # students are created the first time they are autograded.
 c.GenerateAssignment.create_assignment = True
 c.Autograde.create_student = True
 
-# `nbgrader autograde` and formgrader's Autograde button grade with the sandboxed grader, exactly as
-# `autograder grade` does (same scores, gradebook rows, autograded notebooks and feedback pages):
-# student code never runs in a kernel of the grading user. See autograder/grading/nbgrader_bridge.py.
-nbgrader_bridge.install(c)
-
-# Kernel execution (validate, and autograde if the line above is ever removed). A hidden test cell runs several student calls, each bounded
-# at 10 s by the checks, so a cell gets a minute; a runaway cell is interrupted and scored as an error.
+# Kernel execution (validate; the kit's assignments are never autograded in a kernel, see use_module6 below).
+# A hidden test cell runs several student calls, each bounded at 10 s by the checks, so a cell gets a minute; a runaway cell is interrupted and scored as an error.
 c.Execute.timeout = 60
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
@@ -75,25 +60,17 @@ c.ExecutePreprocessor.kernel_manager_class = PrivateSocketKernelManager
 # of `make lab` rewords the sentence (tools/student_validate_message.py).
 c.Validator.validate_all = True
 
-# The release steps (autograder/authoring/release_preprocessors.py, each a no-op for another course's
-# assignment): a released hidden test cell gets a note and a ``pass`` (it is its docstring alone, which a
-# run would echo like a result); the cell where a laptop student types their id is released as written,
-# not as a stub; the course id and c.Module6.term below enter the released numbers cell and its metadata
-# (before the checksums are computed and the gradebook stores the cells), where grading reads them; and
-# released notebooks carry the kernel's language_info, so JupyterLab does not open them as modified.
-from autograder.authoring.release_preprocessors import release_steps  # noqa: E402
-
-c.GenerateAssignment.preprocessors = release_steps()
-
-# The term's label enters every student's numbers with the course id. The kit's own course has none;
-# a course running the module sets its term here before release and never changes it after.
+# The term's label enters every student's numbers with the course id (the release records both; the
+# grader reads them from there). The kit's own course has none; a course running the module sets its term
+# before release and never changes it after.
 c.Module6.term = ""
 
-# Feedback HTML must never show hidden test code: it is cut out of test cells and their tracebacks
-# before the grades are attached and the page is rendered. ReadableFeedback then turns formulas into
-# MathML and the grader's verdicts into readable blocks, and the module6_feedback template (nbgrader's
-# own with headings in order) loads nothing from the network. The template belongs to the feedback
-# exporter alone (``c.FeedbackExporter``): formgrader's grading view keeps nbgrader's own renderer.
-from autograder.feedback import nbgrader_pages  # noqa: E402
+# The kit, on for its assignments (module6, module6_further) exactly as in any other instructor's course
+# (the block `autograder add-to-course` writes calls the same function): nbgrader's `autograde` and
+# formgrader's Autograde button grade in the sandbox (student code never runs in a kernel of the grading
+# user; see autograder/grading/nbgrader_bridge.py), released notebooks get the kit's stubs, quiet hidden-test
+# cells, the typed-id cell and the kernel's language_info, and feedback pages never show hidden test code
+# (autograder/feedback/nbgrader_pages.py). What stays course-wide and why: autograder/course_setup.py.
+from autograder.course_setup import use_module6  # noqa: E402
 
-nbgrader_pages.configure(c)
+use_module6(c)

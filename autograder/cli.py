@@ -43,6 +43,8 @@ TOOLS = {
     "demo": ("autograder.demo.__main__", "grade a simulated class in a scratch course and print the table"),
     "student-distribution": ("autograder.authoring.student_distribution",
                              "build the students' tree (hub image, Binder) of a course's release notebooks"),
+    "add-to-course": ("autograder.authoring.add_to_course",
+                      "add module6 and module6_further to an nbgrader course you already run"),
 }
 
 

@@ -39,6 +39,21 @@ def wheels(tmp_path_factory):
     return shared_wheels(tmp_path_factory)
 
 
+def committed_source_notebooks() -> dict:
+    """``assignment/name.ipynb -> bytes`` of the source notebooks git tracks (the tree's, outside a git checkout)."""
+    import subprocess
+
+    from autograder.assignment import ASSIGNMENTS, REPO_ROOT
+
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *(f"source/{a}" for a in ASSIGNMENTS)], cwd=REPO_ROOT,
+                            capture_output=True, text=True)
+    if listed.returncode == 0 and listed.stdout:
+        paths = [REPO_ROOT / name for name in listed.stdout.split("\0") if name.endswith(".ipynb")]
+    else:
+        paths = [path for a in ASSIGNMENTS for path in (REPO_ROOT / "source" / a).glob("*.ipynb")]
+    return {path.relative_to(REPO_ROOT / "source").as_posix(): path.read_bytes() for path in paths}
+
+
 @pytest.fixture(scope="module")
 def student(tmp_path_factory, wheels):
     """(python, scratch dir) of a fresh venv holding only ``module6-course`` and its dependencies."""
@@ -68,6 +83,17 @@ def test_the_instructor_wheel_holds_every_exercise_folder(wheels):
     with zipfile.ZipFile(wheels.instructor) as archive:
         metadata = archive.read(next(n for n in names if n.endswith("/METADATA"))).decode()
     assert "Requires-Dist: module6-course==" in metadata
+
+
+def test_the_instructor_wheel_holds_exactly_the_committed_source_notebooks(wheels):
+    """`autograder add-to-course` installs the module from the wheel alone: setup.py maps source/ into it."""
+    prefix = "autograder/kit_source/"
+    with zipfile.ZipFile(wheels.instructor) as archive:
+        packaged = {name[len(prefix):]: archive.read(name) for name in archive.namelist() if name.startswith(prefix)}
+    committed = committed_source_notebooks()
+    assert len(committed) >= 30
+    assert sorted(packaged) == sorted(committed)
+    assert packaged == committed
 
 
 def test_the_installed_families_draw_from_their_data_files(student, wheels):

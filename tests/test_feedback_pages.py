@@ -170,10 +170,11 @@ def test_nbgrader_config_renders_feedback_with_the_offline_template():
     from autograder.feedback.redaction import RedactHiddenTests
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
-    chain = list(config.GenerateFeedback.preprocessors)
+    # The kit's feedback converter (nbgrader's GenerateFeedback name runs it for the kit's assignments).
+    chain = list(config.Module6Feedback.preprocessors)
     assert chain.index(RedactHiddenTests) < chain.index(ReadableFeedback)  # redact first, then render
     # The template is the feedback exporter's own: formgrader's grading view renders with HTMLExporter.
-    assert config.GenerateFeedback.exporter_class is FeedbackExporter
+    assert config.Module6Feedback.exporter_class is FeedbackExporter
     assert "template_name" not in config.HTMLExporter and "template_file" not in config.HTMLExporter
     assert config.FeedbackExporter.template_name == TEMPLATE_NAME
     assert str(TEMPLATE_DIR) in config.FeedbackExporter.extra_template_basedirs

@@ -62,6 +62,7 @@ FLOORS = {
     "autograder.variant_listing": 6,
     "autograder.roster": 6,
     "autograder.kernel_manager": 6,
+    "autograder.course_setup": 6,
 }
 
 def _module_name(path: Path) -> str:

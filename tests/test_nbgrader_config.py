@@ -24,21 +24,36 @@ from autograder.authoring.scratch_course import COURSE_ID, REPO_ROOT
 PROBE = textwrap.dedent("""
     import json
     from nbgrader.apps.nbgraderapp import NbGraderApp
-    from nbgrader.converters import Autograde, GenerateFeedback
+    import nbformat
+    import nbgrader.converters
+    from nbgrader.converters import GenerateAssignment
     from nbgrader.preprocessors import ClearSolutions, Execute
     from nbgrader.validator import Validator
+    from autograder.feedback.converters import Module6Feedback
+    from autograder.grading.nbgrader_bridge import SandboxedAutograde
 
     app = NbGraderApp(raise_config_file_errors=True)
     app.initialize([])
     cd = app.coursedir
-    stub = ClearSolutions(parent=app)
+    # The stubs of a kit notebook, as the release step that clears solutions writes them.
+    (stub_step,) = [p for p in GenerateAssignment(coursedir=cd, parent=app).preprocessors
+                    if issubclass(p, ClearSolutions)]
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}})
+    meta = {"grade": False, "solution": True, "locked": False, "schema_version": 3}
+    nb.cells = [nbformat.v4.new_code_cell("### BEGIN SOLUTION\\nx = 1\\n### END SOLUTION", id="a",
+                                          metadata={"nbgrader": dict(meta, grade_id="a")}),
+                nbformat.v4.new_markdown_cell("An answer", id="b",
+                                              metadata={"nbgrader": dict(meta, grade_id="b", grade=True, points=1)})]
+    nb, _ = stub_step(parent=app).preprocess(nb, {"nbgrader": {"assignment": "module6", "notebook": "x"}})
     execute = Execute(parent=app)
-    feedback = GenerateFeedback(coursedir=cd, parent=app)
-    autograde = Autograde(coursedir=cd, parent=app)
+    # nbgrader's names run the kit's converters for the kit's assignments (tests/test_course_setup.py: the others).
+    feedback = Module6Feedback(coursedir=cd, parent=app)
+    autograde = SandboxedAutograde(coursedir=cd, parent=app)
     name = lambda p: p.__module__ + "." + p.__name__
     print(json.dumps({
         "course_id": cd.course_id, "root": cd.root, "ignore": list(cd.ignore),
-        "code_stub": stub.code_stub, "text_stub": stub.text_stub,
+        "code_stub": {"python": nb.cells[0].source}, "text_stub": nb.cells[1].source,
+        "names": [name(nbgrader.converters.Autograde), name(nbgrader.converters.GenerateFeedback)],
         "timeout": execute.timeout, "startup_timeout": execute.startup_timeout,
         "interrupt_on_timeout": execute.interrupt_on_timeout,
         "validate_all": Validator(parent=app).validate_all,
@@ -91,6 +106,7 @@ def test_values_are_in_effect(where, tmp_path):
     assert got["autograde"] == [bridge + "SandboxedGrade", "autograder.grading.gradebook.SaveStatedGrades",
                                 "nbgrader.preprocessors.latesubmissions.AssignLatePenalties", bridge + "RememberGraded"]
     assert got["autograde_exporter"] == bridge + "SubmissionExporter"
+    assert got["names"] == [bridge + "ScopedAutograde", "autograder.feedback.converters.ScopedGenerateFeedback"]
 
 
 def test_ignore_keeps_instructor_material_out(tmp_path):
@@ -171,7 +187,8 @@ TEMPLATES_PROBE = textwrap.dedent("""
     resources = {"assignment_id": "module6", "notebook_id": "01", "submission_id": "x", "index": 0, "total": 1,
                  "base_url": "", "student": "ada", "last_name": None, "first_name": None, "notebook_path": "x"}
     html, _ = grading_view.from_notebook_node(nb, resources=resources)
-    feedback = GenerateFeedback(coursedir=app.coursedir, parent=app)
+    from autograder.feedback.converters import Module6Feedback
+    feedback = Module6Feedback(coursedir=app.coursedir, parent=app)  # what nbgrader's name runs for module6
     exporter = feedback.exporter_class(parent=feedback, config=feedback.config)
     print(json.dumps({"view_template": grading_view.template_name, "view_file": grading_view.template_file,
                       "view_ok": "An answer" in html,

@@ -36,6 +36,11 @@ COST = {
     # Skipped in that run (its environments were stale): 423 s in a 4-worker run on the same machine,
     # where every module took 1.8x its 2-worker time.
     'tests/browser/test_hub_browser.py': 230,
+    # Measured alone (2026-12-06, an idle worker; wheels built by the module that needs them first).
+    'tests/test_add_to_course.py': 185,
+    'tests/test_add_to_course_postgres.py': 185,
+    'tests/test_course_setup.py': 65,
+    'tests/test_add_to_course_units.py': 35,
     'tests/browser/test_widgets_browser.py': 203,
     'tests/test_readme_term.py': 152,  # scaled: 219 -> 105 s alone
     'tests/test_sandbox_wheel_install.py': 152,

@@ -44,7 +44,7 @@ import nbformat
 
 from nbgrader import utils
 from nbgrader.converters.base import NbGraderException
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 
 from autograder.assignment import ASSIGNMENTS
 
@@ -221,6 +221,33 @@ class CourseTermCell(KitStep):
         return nb, resources
 
 
+#: A released solution region of a kit notebook becomes this stub; the message says what to do with it (the
+#: checks recognise NotImplementedError as "not attempted yet").
+CODE_STUB = ("# YOUR CODE HERE\n"
+             'raise NotImplementedError("Replace this line with your code, then run the check cell below.")')
+#: A released written answer of a kit notebook.
+TEXT_STUB = "YOUR ANSWER HERE: replace this line with your answer (a few sentences)."
+
+
+class KitClearSolutions(ClearSolutions):
+    """nbgrader's ``ClearSolutions``, with the kit's stubs for the kit's notebooks only.
+
+    The course's own ``c.ClearSolutions`` settings (its ``code_stub`` and ``text_stub``) apply to its other
+    assignments, whose releases stay as nbgrader makes them.
+    """
+
+    def preprocess(self, nb, resources):
+        if not kit_notebook(resources):
+            return super().preprocess(nb, resources)
+        saved = self.code_stub, self.text_stub, self.enforce_metadata
+        self.code_stub = {**saved[0], "python": CODE_STUB}
+        self.text_stub, self.enforce_metadata = TEXT_STUB, True
+        try:
+            return super().preprocess(nb, resources)
+        finally:
+            self.code_stub, self.text_stub, self.enforce_metadata = saved
+
+
 def release_steps() -> list:
     """``GenerateAssignment.preprocessors`` for a course with the kit: nbgrader 0.9.6's default list
     (``nbgrader.converters.GenerateAssignment.preprocessors``) with the kit's steps in their places.
@@ -242,8 +269,9 @@ def release_steps() -> list:
     steps.insert(steps.index(TypedIdCell) + 1, CourseTermCell)
     assert steps.index(CourseTermCell) < steps.index(ComputeChecksums) < steps.index(SaveCells), steps
     steps.append(KernelLanguageInfo)
-    return steps
+    # The kit's stubs for the kit's notebooks; the course's own c.ClearSolutions for its other assignments.
+    return [KitClearSolutions if step is ClearSolutions else step for step in steps]
 
 
-__all__ = ["NOTE", "CourseTermCell", "KernelLanguageInfo", "KitStep", "QuietReleasedTests", "TypedIdCell",
+__all__ = ["CODE_STUB", "TEXT_STUB", "KitClearSolutions", "NOTE", "CourseTermCell", "KernelLanguageInfo", "KitStep", "QuietReleasedTests", "TypedIdCell",
            "kernel_language_info", "kit_notebook", "refusal_text", "release_steps"]

@@ -162,26 +162,40 @@ class FeedbackExporter(HTMLExporter):
 
 
 def configure(c) -> None:
-    """Make ``nbgrader generate_feedback`` (command and formgrader's button) write the kit's readable page, in config ``c``."""
-    import nbgrader
+    """Make ``nbgrader generate_feedback`` (command and formgrader's button) write the kit's readable page, in config ``c``.
 
+    For the assignments of ``c.Module6Scope.assignments`` (every one unless set; see :mod:`autograder.scope`):
+    their feedback is made by :class:`~autograder.feedback.converters.Module6Feedback`, configured under its own name, and released only
+    after it is made again (:class:`~autograder.feedback.release.CurrentReleaseFeedback`); other assignments
+    keep nbgrader's ``GenerateFeedback`` and release. Course-wide, because they protect the instructor's
+    session whatever the assignment: formgrader's grading view (``c.HTMLExporter.preprocessors``: written
+    answers inert, pages bounded) and formgrader's own pages (:mod:`autograder.feedback.formgrader_guard`).
+    """
+    import nbgrader
+    import nbgrader.apps.api
+    import nbgrader.apps.generatefeedbackapp
+    import nbgrader.converters
+
+    from autograder.feedback.converters import ScopedGenerateFeedback
     from autograder.feedback.redaction import RedactHiddenTests
     from autograder.feedback.release import CurrentReleaseFeedback
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
-    c.GenerateFeedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
+    c.Module6Feedback.preprocessors = [RedactHiddenTests, GetGrades, ReadableFeedback, CSSHTMLHeaderPreprocessor]
     # formgrader's grading view renders with HTMLExporter(config=...) from this config; FeedbackExporter is
     # an HTMLExporter and reads the same section: both run the second layer first.
     c.HTMLExporter.preprocessors = [InertWrittenAnswers, BoundGradingView]
     # The feedback page keeps only the first: its budget is applied by ReadableFeedback, after the hidden
     # tests are redacted and late outputs withheld (this section outranks HTMLExporter's, as below).
     c.FeedbackExporter.preprocessors = [InertWrittenAnswers]
-    c.GenerateFeedback.exporter_class = FeedbackExporter
+    c.Module6Feedback.exporter_class = FeedbackExporter
     # Feedback is derived data: every run writes each page again from autograded/ and the gradebook
     # (nbgrader would skip a student whose feedback folder exists, keeping a page older than a manual
     # grade, a comment or a regrade), and release_feedback generates it again before releasing.
-    c.GenerateFeedback.force = True
+    c.Module6Feedback.force = True
+    for module in (nbgrader.apps.generatefeedbackapp, nbgrader.apps.api, nbgrader.converters):
+        module.GenerateFeedback = ScopedGenerateFeedback
     c.ExchangeFactory.release_feedback = CurrentReleaseFeedback
     # Both settings name this class, never HTMLExporter (see FeedbackExporter); nbgrader's feedback
     # template folder comes second, for the index.html.j2 the kit's template extends.

@@ -22,6 +22,7 @@ from autograder.grading.gradebook import (
     GradebookWriter, assignment_sources, course_directory, submitted_root, submitted_students, write_outputs,
 )
 from autograder.grading import intake
+from autograder.grading.errors import GradingError
 from autograder.grading import state as state_file
 from autograder.grading.task import GradingTask, make_plan, student_tasks
 from autograder.grading.timestamps import TIMESTAMP_FILE, carry_submission_files
@@ -109,6 +110,21 @@ def _configured_limits(coursedir, options: Options) -> tuple:
             options.memory_mb if options.memory_mb is not None else configured.memory_mb)
 
 
+def _require_kit_assignment(coursedir, assignment: str) -> None:
+    """Refuse an assignment the course keeps for nbgrader (``c.Module6Scope.assignments`` does not cover it).
+
+    In another instructor's course (:func:`autograder.course_setup.use_module6`) ``ps1`` is graded by
+    nbgrader in a kernel, with its own tests: the sandboxed grader knows only the kit's notebooks.
+    """
+    from autograder.scope import Module6Scope
+
+    scope = Module6Scope(config=coursedir.config)
+    if not scope.covers(assignment):
+        raise GradingError(f"{assignment!r} is not a Module 6 assignment in this course (the kit grades "
+                           f"{', '.join(scope.assignments)}): grade it with nbgrader's own "
+                           f"`nbgrader autograde {assignment}`")
+
+
 def run(options: Options) -> int:
     """Grade a batch; return the process exit status (:data:`EXIT_OK` or :data:`EXIT_UNGRADED`)."""
     if options.use_bwrap is not False:
@@ -135,6 +151,7 @@ class _Batch:
         self.options = options
         self.coursedir = course_directory(options.course_dir, options.nbgrader_args)
         self.assignment = options.assignment
+        _require_kit_assignment(self.coursedir, self.assignment)
         specs = assignment_sources(self.coursedir, self.assignment)
         self.students = submitted_students(self.coursedir, self.assignment, options.students)
         timeout, memory_mb = _configured_limits(self.coursedir, options)

@@ -55,7 +55,9 @@ from pathlib import Path
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.converters import Autograde, NbGraderException
+# The defining module's class: nbgrader.converters.Autograde is the name install() points at ScopedAutograde.
+from nbgrader.converters.autograde import Autograde
+from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, Unicode
@@ -632,23 +634,47 @@ def _tolerant_timestamp(self, dest_path: str):
     return timestamp.value
 
 
+class ScopedAutograde(Autograde):
+    """The converter behind nbgrader's ``Autograde`` name: the kit's assignments in the sandbox, the others in a kernel.
+
+    ``nbgrader autograde ps1``, formgrader's Autograde button on ``ps1`` and ``nbgrader autograde "*"`` all
+    build this class; :func:`autograder.scope.dispatch` hands each assignment of the run to
+    :class:`SandboxedAutograde` when ``c.Module6Scope.assignments`` covers it and to nbgrader's own
+    ``Autograde.start`` (with the course's ``c.Autograde`` settings, e.g. ``Execute``) when it does not.
+    """
+
+    def start(self) -> None:
+        from autograder.scope import dispatch
+
+        dispatch(self, self.coursedir.submitted_directory, SandboxedAutograde, Autograde.start,
+                 carried=("force", "create_student"))
+
+
 def install(c) -> None:
     """Point nbgrader's Autograde (command line and formgrader) at the sandboxed grader, in config ``c``.
 
     ``nbgrader autograde`` (``nbgrader/apps/autogradeapp.py``) and ``NbGraderAPI.autograde``
     (``nbgrader/apps/api.py``, behind formgrader's button) build the converter named ``Autograde`` in
-    their own modules: both names are pointed at :class:`SandboxedAutograde` (it reads the same
-    ``c.Autograde`` settings: traitlets applies a class's config to its subclasses).
+    their own modules: both names are pointed at :class:`ScopedAutograde`, which grades the assignments of
+    ``c.Module6Scope.assignments`` (every assignment unless set: :func:`autograder.course_setup.use_module6`
+    sets the kit's) with :class:`SandboxedAutograde`, configured under its own name (``c.SandboxedAutograde``,
+    which outranks the course's ``c.Autograde``), and every other assignment with nbgrader's own converter.
+
+    Course-wide, for every assignment: the exchange's collect and release (:mod:`autograder.grading.exchange`,
+    the hub's protection against a student submitting as a classmate or choosing their time) and the reading
+    of submission times that goes with it (the exchange's receipt; an unreadable ``timestamp.txt`` is a
+    warning, where nbgrader 0.9.6 crashed).
     """
     import nbgrader.apps.api
     import nbgrader.apps.autogradeapp
     import nbgrader.converters
 
-    c.Autograde.sanitize_preprocessors = [DropSubmission]
-    c.Autograde.autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties, RememberGraded]
-    c.Autograde.exporter_class = SubmissionExporter
+    c.SandboxedAutograde.sanitize_preprocessors = [DropSubmission]
+    c.SandboxedAutograde.autograde_preprocessors = [SandboxedGrade, SaveStatedGrades, AssignLatePenalties,
+                                                    RememberGraded]
+    c.SandboxedAutograde.exporter_class = SubmissionExporter
     for module in (nbgrader.apps.autogradeapp, nbgrader.apps.api, nbgrader.converters):
-        module.Autograde = SandboxedAutograde
+        module.Autograde = ScopedAutograde
     CourseDirectory.get_existing_timestamp = _tolerant_timestamp
     from autograder.grading import exchange
     exchange.install(c)
