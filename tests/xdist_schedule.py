@@ -39,6 +39,7 @@ COST = {
     # Measured alone (2026-12-06, an idle worker; wheels built by the module that needs them first).
     'tests/test_add_to_course.py': 185,
     'tests/test_add_to_course_postgres.py': 185,
+    'tests/test_readme_course.py': 185,
     'tests/test_course_setup.py': 65,
     'tests/test_add_to_course_units.py': 35,
     'tests/browser/test_widgets_browser.py': 203,

@@ -56,8 +56,6 @@ KIT_PATH = re.compile(r"(?:source/(?:%s)/[A-Za-z0-9][A-Za-z0-9_.-]*\.ipynb|%s/ru
                       % ("|".join(map(re.escape, ASSIGNMENTS)), KIT_FOLDER))
 #: What Jupyter and Python leave in a folder of notebooks (nbgrader's own default ignore list): not a file of the course's.
 DEBRIS = (".ipynb_checkpoints", "__pycache__")
-#: A term label: what an instructor types (``2026-fall``, ``Spring 2027``), at most 64 characters.
-TERM = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9])?")
 
 
 class Refused(Exception):
@@ -121,11 +119,18 @@ def block(term: str) -> str:
 
 
 def check_term(term: str) -> str:
-    """``term`` as given, or ``ValueError`` naming ``--term`` and the form expected ("" is no term)."""
-    if term == "" or TERM.fullmatch(term):
-        return term
-    raise ValueError(f"--term must be a label of letters, digits, spaces, '.', '_' or '-' (at most 64, starting "
-                     f"and ending with a letter or digit), e.g. 2026-fall; got {term!r}")
+    """``term`` as given, or ``ValueError`` naming ``--term`` and the form expected ("" is no term).
+
+    The one rule of a term label is the student package's (:func:`course.variants.check_course_term_value`,
+    which ``c.Module6.term`` and the released numbers cell apply too): what this command writes, nbgrader
+    then accepts, and the other way round.
+    """
+    from course.variants import check_course_term_value
+
+    try:
+        return check_course_term_value(term, "term")
+    except ValueError as error:
+        raise ValueError(f"--term: {error} (for example --term 2026-fall)") from None
 
 
 def _config_block(text: str) -> tuple:
