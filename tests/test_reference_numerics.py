@@ -220,6 +220,21 @@ def test_exact_kl_with_large_logits_matches_mpmath():
     assert max(relative_errors(result, truths)) <= KL_REL
 
 
+def test_exact_kl_at_the_edge_of_float64_is_finite_and_matches_mpmath():
+    """Logits spanning almost the whole float64 range: the exact KL is just below 1.8e308, and a plain sum of
+    its three large terms rounded past the limit into inf (hypothesis found it); the last two rows stay
+    ordinary, so the fallback must touch only the row that overflowed."""
+    top = np.finfo(np.float64).max
+    p_logits = np.array([[0.0, 0.0, 0.0, -33.0, -37.0], [0.0, 0.0, 0.0, -33.0, -37.0],
+                         [0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 0.0, 0.0, 0.0, 0.0]])
+    q_logits = np.array([[0.0, 0.0, 0.0, 0.0, 1.79769313e308], [0.0, 0.0, 0.0, 0.0, top],
+                         [4.0, 3.0, 2.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 5.0]])
+    result = exact_kl_from_logits(p_logits, q_logits)
+    assert np.all(np.isfinite(result))
+    truths = [mp_kl_from_logits(p_logits[i], q_logits[i]) for i in range(4)]
+    assert max(relative_errors(result, truths)) <= KL_REL
+
+
 def mp_kl_divergence(p_row, q_row):
     total = mpmath.mpf(0)
     for a, b in zip(p_row, q_row):
