@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import os
 import pwd
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -35,6 +34,7 @@ import pytest
 
 import plain_course
 from autograder.demo.simulate import Profile, submission
+from pg_support import fresh_database
 from tests.dist_support import fresh_venv, shared_wheels
 from test_term import Users, _need_root, _student_env, student_python
 
@@ -62,26 +62,7 @@ def _database(kind: str):
     """(db_url, cleanup) of a fresh gradebook database of ``kind``."""
     if kind == "sqlite":
         return None, lambda: None
-    url = os.environ.get("MODULE6_PG_URL")
-    if not url:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("MODULE6_PG_URL is not set: CI must provide a PostgreSQL server")
-        pytest.skip("MODULE6_PG_URL is not set (no PostgreSQL server)")
-    import psycopg2
-    from sqlalchemy.engine import make_url
-
-    server = make_url(url)
-    name = "module6_course_" + secrets.token_hex(4)
-    admin = psycopg2.connect(host=server.host, port=server.port or 5432, user=server.username,
-                             password=server.password, dbname=server.database or "postgres")
-    admin.autocommit = True
-    admin.cursor().execute(f"CREATE DATABASE {name}")
-
-    def drop():
-        admin.cursor().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.close()
-
-    return server.set(drivername="postgresql+psycopg2", database=name).render_as_string(hide_password=False), drop
+    return fresh_database("module6_course")
 
 
 class Course:
@@ -155,6 +136,17 @@ def _module6_work(course: Course):
     return write
 
 
+def ps1_graded_by_nbgrader(course: Course, students: dict, student_py: str) -> dict:
+    """The course before Module 6: ps1 released, done, submitted, collected and graded by nbgrader in a
+    kernel; its export then (``(assignment, student) -> row``)."""
+    course.nbgrader("generate_assignment", "ps1")
+    course.nbgrader("release_assignment", "ps1")
+    _hand_in(course, students, student_py, "ps1", _ps1_work(course))
+    course.nbgrader("collect", "ps1")
+    course.nbgrader("autograde", "ps1")
+    return course.export("before.csv")
+
+
 def term_of(kind: str, venv: Path, tmp_path_factory):
     """The whole term in a course whose gradebook is ``kind`` (a generator for a module fixture)."""
     started = time.perf_counter()
@@ -187,13 +179,7 @@ def _run_term(base: Path, python: Path, exchange: Path, users: Users, db_url: st
     student_py = student_python(*students["ann"])
     ids = {role: user for role, (user, _) in students.items()}
 
-    # The course before Module 6: ps1 released, done, submitted, collected and graded by nbgrader in a kernel.
-    course.nbgrader("generate_assignment", "ps1")
-    course.nbgrader("release_assignment", "ps1")
-    _hand_in(course, students, student_py, "ps1", _ps1_work(course))
-    course.nbgrader("collect", "ps1")
-    course.nbgrader("autograde", "ps1")
-    before = course.export("before.csv")
+    before = ps1_graded_by_nbgrader(course, students, student_py)
     config_before = (course.root / "nbgrader_config.py").read_text()
 
     # Module 6, added from the installed wheel.

@@ -8,12 +8,11 @@ locally and FAILS in CI (``CI=true``).
 from __future__ import annotations
 
 import json
-import os
-import secrets
 
 import pytest
 
 from hostile import toy
+from pg_support import fresh_database
 from autograder.grading.batch import Options, run
 
 pytestmark = pytest.mark.postgres
@@ -21,26 +20,11 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture
 def database():
-    url = os.environ.get("MODULE6_PG_URL")
-    if not url:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("MODULE6_PG_URL is not set: CI must provide a PostgreSQL server")
-        pytest.skip("MODULE6_PG_URL is not set (no PostgreSQL server)")
-    import psycopg2
-    from sqlalchemy.engine import make_url
-
-    server = make_url(url)
-    name = "module6_grader_" + secrets.token_hex(4)
-    admin = psycopg2.connect(host=server.host, port=server.port or 5432, user=server.username,
-                             password=server.password, dbname=server.database or "postgres")
-    admin.autocommit = True
-    admin.cursor().execute(f"CREATE DATABASE {name}")
+    url, drop = fresh_database("module6_grader")
     try:
-        # SQLAlchemy 2.1 defaults postgresql:// to psycopg 3; the venv has psycopg2.
-        yield server.set(drivername="postgresql+psycopg2", database=name).render_as_string(hide_password=False)
+        yield url
     finally:
-        admin.cursor().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.close()
+        drop()
 
 
 def test_grades_land_in_postgres(database, tmp_path):

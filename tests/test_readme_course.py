@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 import plain_course
-from test_add_to_course import Course, _hand_in, _module6_work, _ps1_work, PROFILES, STEMS
+from test_add_to_course import PROFILES, STEMS, Course, _hand_in, _module6_work, ps1_graded_by_nbgrader
 from test_term import Users, _need_root, student_python
 from tests.dist_support import fresh_venv, shared_wheels
 
@@ -104,13 +104,7 @@ def term(tmp_path_factory):
                         python, exchange)
         students = {role: users.add(role) for role in PROFILES}
         student_py = student_python(*students["ann"])
-        # The course before Module 6 (nbgrader alone): ps1 released, done, collected, graded in a kernel.
-        course.nbgrader("generate_assignment", "ps1")
-        course.nbgrader("release_assignment", "ps1")
-        _hand_in(course, students, student_py, "ps1", _ps1_work(course))
-        course.nbgrader("collect", "ps1")
-        course.nbgrader("autograde", "ps1")
-        before = course.export("before.csv")
+        before = ps1_graded_by_nbgrader(course, students, student_py)
 
         terminal = Terminal(home, python)
         outputs = {}
