@@ -116,8 +116,12 @@ def course(tmp_path_factory):
     feedback = _run(course, "-m", "nbgrader", "generate_feedback", "*")
     refused = _run(course, "-m", "autograder", "grade", "ps1", "--no-progress")
     button = _run(course, "-c", API, "ps1", "ann")
+    # formgrader's button on a kit assignment, in this course of another id: bob resubmits (the button
+    # regrades what changed) with a wrong answer, graded in the sandbox: 2 of 3 points.
+    toy.submit(course, "bob", {**toy.honest_answers(), "answer_value": "ANSWER = 41\n"})
+    kit_button = _run(course, "-c", API, "toy", "bob")
     return {"course": course, "graded": graded, "scores": _scores(course), "feedback": feedback,
-            "refused": refused, "button": button}
+            "refused": refused, "button": button, "kit_button": kit_button, "after_button": _scores(course)}
 
 
 def test_the_kit_s_release_steps_and_stubs_touch_only_the_kit_s_notebooks(course):
@@ -166,6 +170,16 @@ def test_formgrader_s_button_on_ps1_is_nbgrader_s_own(course):
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["success"], result
     assert "graded in the sandbox" not in result["log"]
+
+
+def test_formgrader_s_button_on_a_kit_assignment_grades_in_the_sandbox(course):
+    proc = course["kit_button"]
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["success"], result
+    assert f"bob/{toy.STEM} graded in the sandbox" in result["log"]
+    assert course["after_button"][("toy", "bob")] == 2.0
+    assert course["after_button"][("ps1", "bob")] == plain_course.ANSWERS["bob"][1]
 
 
 def test_feedback_is_the_kit_s_page_for_the_kit_and_nbgrader_s_for_ps1(course):
