@@ -167,14 +167,17 @@ def _released(root: Path, config, assignment: str) -> list:
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default.exchange import Exchange
 
+    from autograder.course_settings import release_folder
+
     reasons = []
     coursedir = CourseDirectory(config=config)
+    coursedir.root = str(root)
     outbound = Path(Exchange(config=config).root) / coursedir.course_id / "outbound" / assignment
     if outbound.is_dir():
         reasons.append(f"nbgrader's exchange has {outbound}")
-    release = root / "release" / assignment
+    release = release_folder(coursedir, assignment)
     if release.is_dir() and any(release.glob("*.ipynb")):
-        reasons.append(f"{release.relative_to(root)} holds the students' notebooks")
+        reasons.append(f"{release.relative_to(root) if release.is_relative_to(root) else release} holds the students' notebooks")
     submitted = root / "submitted"
     if submitted.is_dir() and any((student / assignment).is_dir() for student in submitted.iterdir()):
         reasons.append(f"students handed it in (submitted/*/{assignment})")

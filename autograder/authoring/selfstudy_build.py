@@ -36,6 +36,7 @@ import nbformat
 from autograder.exercises import solution_path
 from autograder.assignment import ASSIGNMENT, ASSIGNMENTS, REPO_ROOT, release_dir
 from autograder.course_settings import METADATA_KEY as COURSE_TERM_KEY
+from autograder.course_settings import NUMBERS_CELL as _NUMBERS_CELL
 
 ROOT = REPO_ROOT
 RELEASE = release_dir()
@@ -71,7 +72,6 @@ def _without_validate(markdown: str) -> str:
 
 #: The release's identity cells (``tools/nbbuild.identity_cells``), by cell id.
 _STUDENT_ID_CELL = "student-id"
-_NUMBERS_CELL = "your-numbers"
 
 NUMBERS_NOTE = """\
 **Your numbers in self-study.** This notebook starts on the example numbers (variant 0), the ones the

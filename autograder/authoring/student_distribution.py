@@ -132,7 +132,9 @@ def read_course(course_dir: str | Path, assignments=ASSIGNMENTS) -> Course:
     """The course at ``course_dir``, with nbgrader's whole configuration chain applied (as its commands do)."""
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default.exchange import Exchange
+    from traitlets import TraitError
 
+    from autograder.course_settings import configured_course_term, release_folder
     from autograder.grading.errors import GradingError
     from autograder.grading.gradebook import load_config
     from autograder.grading.preflight import check_course_root
@@ -144,9 +146,12 @@ def read_course(course_dir: str | Path, assignments=ASSIGNMENTS) -> Course:
         raise DistributionError(str(error)) from None
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)
-    term = config.Module6.get("term", "") if "Module6" in config else ""
+    try:
+        term = configured_course_term(coursedir, config).term
+    except (ValueError, TraitError) as error:  # a bad course id; a bad c.Module6.term (the trait's check)
+        raise DistributionError(f"the course's {error}") from None
     exchange_root = config.Exchange.get("root", Exchange.class_traits()["root"].default_value)
-    releases = {name: Path(coursedir.format_path(coursedir.release_directory, ".", name)) for name in assignments}
+    releases = {name: release_folder(coursedir, name) for name in assignments}
     for what, value in (("course id", coursedir.course_id), ("c.Module6.term", term), ("c.Exchange.root", exchange_root)):
         if not isinstance(value, str) or not value.isprintable():
             raise DistributionError(f"the course's {what} must be one line of printable text, got {value!r}")

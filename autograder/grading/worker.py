@@ -32,7 +32,7 @@ from autograder.results import METADATA_KEY, GroupVerdict, Status, misconception
 from autograder.grading.submission import (
     Extraction, extract, group_of, kind_of, plan_steps, read_notebook, test_docstring, utf8,
 )
-from autograder.course_settings import NUMBERS_CELL as NUMBERS_CELL_ID
+from autograder.course_settings import NUMBERS_CELL
 from autograder.course_settings import is_numbers_cell, released_numbers_source
 from course.variants import STUDENT_ID_GRADE_ID, CourseTerm
 
@@ -94,8 +94,6 @@ def _types_own_id(source: str, student: str) -> bool:
     return only_an_id(source) and typed_id(source) == student
 
 
-#: The locked cell that shows whose numbers a notebook holds (tools/nbbuild.py ``identity_cells``).
-NUMBERS_CELL = NUMBERS_CELL_ID
 
 
 def _unnamed(outputs: list, student: str) -> None:
